@@ -1,0 +1,31 @@
+# Two commands set everything up on a fresh machine (Python 3.10+ with venv):
+#   make demo   creates .venv, installs simhash-cli, runs `simhash dedupe sample_corpus/`
+#   make test   the same install with the dev tools, then mypy and the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test typecheck unit clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/simhash dedupe sample_corpus/
+
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
+
+# pytest exits 5 when it collects no test: that is our failure, never a pass.
+unit: $(STAMP)
+	@$(BIN)/python -m pytest; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$status
+
+test: typecheck unit
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,93 @@
+"""simhash-cli: near-duplicate detection with SimHash fingerprints.
+
+The core operations of the reference page, under the same names::
+
+    >>> from simhash_cli import fingerprint, hamming, estimate_cosine, candidates
+    >>> a = fingerprint({"the": 2, "cat": 1}, bits=32, seed=12345)
+    >>> b = fingerprint({"the": 2, "cat": 1, "sat": 1}, bits=32, seed=12345)
+    >>> hamming(a, a), round(estimate_cosine(a, a, 32), 3)
+    (0, 1.0)
+
+For a corpus, :func:`vectorize` builds the sparse weight matrix and :func:`fingerprint_matrix`
+fingerprints every row in one vectorized pass, bit-identical to :func:`fingerprint`.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .blocking import candidate_probability, candidates
+from .cluster import cluster_labels, clusters
+from .errors import (
+    ExitCode,
+    InputError,
+    ParameterError,
+    PathNotFoundError,
+    SettingsMismatchError,
+    SimhashError,
+)
+from .fingerprint import (
+    estimate_cosine,
+    feature_signs,
+    fingerprint,
+    fingerprint_matrix,
+    fnv1a,
+    from_hex,
+    hamming,
+    hamming_rows,
+    to_hex,
+    to_int,
+)
+from .pipeline import (
+    Corpus,
+    DedupeConfig,
+    DedupeResult,
+    compare,
+    corpus_from_fingerprints,
+    corpus_from_paths,
+    corpus_from_vectors,
+    dedupe,
+)
+from .tokenizer import TokenizerConfig, tokenize
+from .vectorize import Weighting, from_mappings, vectorize
+from .verify import Verify, cosine_pairs, score_pairs
+
+__all__ = [
+    "Corpus",
+    "DedupeConfig",
+    "DedupeResult",
+    "ExitCode",
+    "InputError",
+    "ParameterError",
+    "PathNotFoundError",
+    "SettingsMismatchError",
+    "SimhashError",
+    "TokenizerConfig",
+    "Verify",
+    "Weighting",
+    "__version__",
+    "candidate_probability",
+    "candidates",
+    "cluster_labels",
+    "clusters",
+    "compare",
+    "corpus_from_fingerprints",
+    "corpus_from_paths",
+    "corpus_from_vectors",
+    "cosine_pairs",
+    "dedupe",
+    "estimate_cosine",
+    "feature_signs",
+    "fingerprint",
+    "fingerprint_matrix",
+    "fnv1a",
+    "from_hex",
+    "from_mappings",
+    "hamming",
+    "hamming_rows",
+    "score_pairs",
+    "to_hex",
+    "to_int",
+    "tokenize",
+    "vectorize",
+]

@@ -1,0 +1,5 @@
+"""``python -m simhash_cli``: the same as the ``simhash`` command."""
+
+from .cli import main
+
+main(prog_name="simhash")

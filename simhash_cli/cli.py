@@ -1,0 +1,436 @@
+"""The ``simhash`` command line: parse options, call the library, hand results to output.
+
+The only module that imports click.  Errors are turned into exit codes in one place,
+:meth:`_Group.invoke`: a :class:`~simhash_cli.errors.SimhashError` becomes one ``Error: ...``
+line and its exit code; ``--traceback`` shows the real exception instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from . import __version__, pipeline
+from .blocking import DEFAULT_BLOCKS
+from .corpus import STDIN
+from .errors import ExitCode, SimhashError
+from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
+from .output import (
+    Format,
+    Messages,
+    default_format,
+    emit_comparison,
+    emit_dedupe,
+    emit_fingerprints,
+)
+from .tokenizer import MAX_NGRAM, TokenizerConfig
+from .vectorize import Weighting
+from .verify import Verify
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Failure(click.ClickException):
+    """A library error, shown as one ``Error: ...`` line with its own exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SimhashError as exc:
+            if ctx.params.get("traceback"):
+                raise
+            raise _Failure(str(exc), exc.exit_code) from None
+        except KeyboardInterrupt:
+            if ctx.params.get("traceback"):
+                raise
+            raise _Failure("interrupted", ExitCode.INTERRUPTED) from None
+        except BrokenPipeError:
+            # The reader went away (``| head``): stop quietly, and keep Python's own flush at
+            # exit from failing again on the closed pipe.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(ExitCode.BROKEN_PIPE)
+
+
+# ---------------------------------------------------------------------------- shared options
+
+
+def _check_bits(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None:
+        try:
+            validate_bits(value)
+        except SimhashError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
+def settings_options(command: F) -> F:
+    """``--bits`` and ``--seed``, spelled the same for every command."""
+    command = click.option(
+        "--seed",
+        type=click.IntRange(0, 2**32 - 1),
+        default=None,
+        help=f"Hash seed, 0 to 2^32-1 [default: {DEFAULT_SEED}].",
+    )(command)
+    command = click.option(
+        "--bits",
+        type=int,
+        default=None,
+        callback=_check_bits,
+        help=f"Fingerprint width, a multiple of 8 from 8 to {MAX_BITS} [default: {DEFAULT_BITS}].",
+    )(command)
+    return command
+
+
+def tokenizer_options(command: F) -> F:
+    """How text becomes a weighted vector: ``--ngram``, ``--char-ngrams``, ``--weighting``."""
+    command = click.option(
+        "--weighting",
+        type=click.Choice([w.value for w in Weighting]),
+        default=Weighting.TF.value,
+        show_default=True,
+        help="Feature weight: term count, 1, 1+ln(count), or count x idf over these documents.",
+    )(command)
+    command = click.option(
+        "--char-ngrams",
+        type=click.IntRange(1, MAX_NGRAM),
+        default=None,
+        metavar="N",
+        help="Use character N-grams instead of words.",
+    )(command)
+    command = click.option(
+        "--ngram",
+        type=click.IntRange(1, MAX_NGRAM),
+        default=1,
+        show_default=True,
+        metavar="N",
+        help="Word shingles of N words (1 = single words).",
+    )(command)
+    return command
+
+
+def format_option(command: F) -> F:
+    """``-f/--format``: table on a terminal, jsonl when piped."""
+    return click.option(
+        "-f",
+        "--format",
+        "fmt",
+        type=click.Choice([f.value for f in Format]),
+        default=None,
+        help="Output format [default: table on a terminal, jsonl when piped].",
+    )(command)
+
+
+def quiet_option(command: F) -> F:
+    """``-q/--quiet``: no warnings, progress or summary on stderr (errors still shown)."""
+    return click.option(
+        "-q", "--quiet", is_flag=True, help="No warnings, progress or summary on stderr."
+    )(command)
+
+
+def vectors_option(command: F) -> F:
+    """``--vectors FILE|-``: JSON Lines of given weighted vectors instead of text files."""
+    return click.option(
+        "--vectors",
+        metavar="FILE|-",
+        default=None,
+        help='JSON Lines of {"id": ..., "features": {feature: weight}}, used exactly as given.',
+    )(command)
+
+
+def _format(fmt: str | None) -> Format:
+    return Format(fmt) if fmt else default_format(sys.stdout)
+
+
+def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
+    if char_ngrams is not None and ngram != 1:
+        raise click.UsageError("--ngram and --char-ngrams cannot be used together")
+    return TokenizerConfig(ngram=ngram, char_ngrams=char_ngrams)
+
+
+def _load(
+    messages: Messages,
+    paths: tuple[str, ...],
+    vectors: str | None,
+    *,
+    bits: int,
+    seed: int,
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+) -> pipeline.Corpus:
+    if vectors is not None:
+        if paths:
+            raise click.UsageError("give PATHs or --vectors, not both")
+        if weighting is not Weighting.TF or tokenizer != TokenizerConfig():
+            raise click.UsageError(
+                "--vectors are fingerprinted exactly as given; "
+                "--ngram, --char-ngrams and --weighting apply to text"
+            )
+        return pipeline.corpus_from_vectors(
+            vectors, bits=bits, seed=seed, on_event=messages.event
+        )
+    if not paths:
+        raise click.UsageError("no input: give PATH... (- for standard input) or --vectors FILE")
+    with messages.progress("reading") as hooks:
+        return pipeline.corpus_from_paths(
+            paths,
+            bits=bits,
+            seed=seed,
+            tokenizer=tokenizer,
+            weighting=weighting,
+            on_event=messages.event,
+            on_listed=hooks.on_listed,
+            on_read=hooks.on_read,
+        )
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+@click.group(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, prog_name="simhash")
+@click.option("--traceback", is_flag=True, help="Show the full Python traceback on errors.")
+def main(traceback: bool) -> None:
+    """Find near-duplicate documents with SimHash fingerprints.
+
+    Documents become weighted term vectors, vectors become b-bit fingerprints whose Hamming
+    distance estimates their angle (cosine ~ cos(pi * hamming / b)), and fingerprints that agree
+    on a whole block become candidates, verified before they are reported.
+
+    \b
+    Examples:
+      simhash dedupe sample_corpus/
+      simhash compare --bits 32 a.txt b.txt
+      simhash fingerprint docs/ > fps.jsonl && simhash dedupe --fingerprints fps.jsonl
+    """
+
+
+@main.command("fingerprint")
+@click.argument("paths", nargs=-1, metavar="[PATH|-]...")
+@vectors_option
+@settings_options
+@tokenizer_options
+@format_option
+@quiet_option
+def fingerprint_command(
+    paths: tuple[str, ...],
+    vectors: str | None,
+    bits: int | None,
+    seed: int | None,
+    ngram: int,
+    char_ngrams: int | None,
+    weighting: str,
+    fmt: str | None,
+    quiet: bool,
+) -> None:
+    """Print one fingerprint record per document.
+
+    PATHs are files, directories (read recursively, in sorted order) or - for standard input.
+    Each record carries the settings it was made with, so that fingerprints made differently
+    are never compared by mistake.
+
+    \b
+    Examples:
+      simhash fingerprint sample_corpus/
+      echo '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}' | simhash fingerprint --vectors -
+    """
+    messages = Messages(sys.stderr, quiet=quiet)
+    docs = _load(
+        messages,
+        paths,
+        vectors,
+        bits=bits or DEFAULT_BITS,
+        seed=DEFAULT_SEED if seed is None else seed,
+        tokenizer=_tokenizer(ngram, char_ngrams),
+        weighting=Weighting(weighting),
+    )
+    emit_fingerprints(docs, _format(fmt), sys.stdout)
+    messages.corpus_summary(docs, "fingerprinted")
+
+
+@main.command("compare")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@settings_options
+@tokenizer_options
+@format_option
+@quiet_option
+def compare_command(
+    a: str,
+    b: str,
+    bits: int | None,
+    seed: int | None,
+    ngram: int,
+    char_ngrams: int | None,
+    weighting: str,
+    fmt: str | None,
+    quiet: bool,
+) -> None:
+    """Compare two documents: Hamming distance, estimated and true cosine.
+
+    In a terminal it shows both fingerprints bit by bit, agreeing bits highlighted.
+
+    \b
+    Example:
+      simhash compare --bits 32 sample_corpus/licence-mit.txt sample_corpus/licence-mit-acme.txt
+    """
+    messages = Messages(sys.stderr, quiet=quiet)
+    docs = _load(
+        messages,
+        (a, b),
+        None,
+        bits=bits or DEFAULT_BITS,
+        seed=DEFAULT_SEED if seed is None else seed,
+        tokenizer=_tokenizer(ngram, char_ngrams),
+        weighting=Weighting(weighting),
+    )
+    emit_comparison(pipeline.compare(docs), _format(fmt), sys.stdout)
+
+
+@main.command("dedupe")
+@click.argument("paths", nargs=-1, metavar="[PATH|-]...")
+@vectors_option
+@click.option(
+    "--fingerprints",
+    metavar="FILE|-",
+    default=None,
+    help="Dedupe the JSON Lines output of 'simhash fingerprint' (estimated cosine only).",
+)
+@settings_options
+@tokenizer_options
+@click.option(
+    "--blocks",
+    type=click.IntRange(1, MAX_BITS),
+    default=DEFAULT_BLOCKS,
+    show_default=True,
+    help="Equal blocks per fingerprint; a shared block makes a candidate. "
+    "1 strict, 4 balanced, 8 loose; any divisor of --bits.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(-1.0, 1.0),
+    default=0.9,
+    show_default=True,
+    help="Keep pairs whose cosine is at least this.",
+)
+@click.option(
+    "--verify",
+    "verify_mode",
+    type=click.Choice([v.value for v in Verify]),
+    default=None,
+    help="exact: true cosine of the vectors; estimate: cos(pi*hamming/bits) "
+    "[default: exact; estimate with --fingerprints].",
+)
+@click.option(
+    "--audit",
+    is_flag=True,
+    help="Also compute every pair's true cosine and report the blocks' recall and false "
+    f"candidates (up to {pipeline.AUDIT_MAX_DOCS:,} documents).",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any pair is flagged (for CI pipelines).",
+)
+@format_option
+@quiet_option
+def dedupe_command(
+    paths: tuple[str, ...],
+    vectors: str | None,
+    fingerprints: str | None,
+    bits: int | None,
+    seed: int | None,
+    ngram: int,
+    char_ngrams: int | None,
+    weighting: str,
+    blocks: int,
+    threshold: float,
+    verify_mode: str | None,
+    audit: bool,
+    check: bool,
+    fmt: str | None,
+    quiet: bool,
+) -> None:
+    """Find near-duplicate pairs and group them into clusters.
+
+    Fingerprints are cut into --blocks blocks; documents sharing a block are candidates, each
+    candidate is verified against --threshold, and pairs that pass are grouped into clusters
+    (connected components). The summary on stderr gives the expected recall of the scheme.
+
+    \b
+    Examples:
+      simhash dedupe sample_corpus/
+      simhash dedupe --blocks 8 --threshold 0.8 -f json crawl/ | jq '.summary'
+      simhash fingerprint crawl/ > fps.jsonl; simhash dedupe --fingerprints fps.jsonl
+    """
+    messages = Messages(sys.stderr, quiet=quiet)
+    if fingerprints is not None:
+        docs = _load_fingerprints(fingerprints, paths, vectors, bits, seed, ngram, char_ngrams,
+                                  weighting)
+        verify = Verify(verify_mode or Verify.ESTIMATE.value)
+    else:
+        docs = _load(
+            messages,
+            paths,
+            vectors,
+            bits=bits or DEFAULT_BITS,
+            seed=DEFAULT_SEED if seed is None else seed,
+            tokenizer=_tokenizer(ngram, char_ngrams),
+            weighting=Weighting(weighting),
+        )
+        verify = Verify(verify_mode or Verify.EXACT.value)
+    result = pipeline.dedupe(
+        docs,
+        pipeline.DedupeConfig(blocks=blocks, threshold=threshold, verify=verify, audit=audit),
+    )
+    emit_dedupe(result, _format(fmt), sys.stdout)
+    messages.dedupe_summary(result)
+    if check and len(result.pairs):
+        sys.stdout.flush()
+        click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+
+
+def _load_fingerprints(
+    source: str,
+    paths: tuple[str, ...],
+    vectors: str | None,
+    bits: int | None,
+    seed: int | None,
+    ngram: int,
+    char_ngrams: int | None,
+    weighting: str,
+) -> pipeline.Corpus:
+    if paths or vectors is not None:
+        raise click.UsageError("give PATHs, --vectors or --fingerprints, only one of them")
+    docs = pipeline.corpus_from_fingerprints(source)
+    # Settings are read from the records; options that say otherwise are a mistake, not a wish.
+    asked = {
+        "--bits": (bits, docs.settings.bits),
+        "--seed": (seed, docs.settings.seed),
+    }
+    for option, (given, stored) in asked.items():
+        if given is not None and given != stored:
+            raise click.UsageError(f"{option} {given} does not match the fingerprints' {stored}")
+    if ngram != 1 or char_ngrams is not None or weighting != Weighting.TF.value:
+        raise click.UsageError(
+            "--ngram, --char-ngrams and --weighting do not apply to --fingerprints "
+            "(the records say how they were made)"
+        )
+    return docs
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

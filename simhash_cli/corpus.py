@@ -1,0 +1,337 @@
+"""Where documents come from: paths, directories, stdin, and JSON Lines of vectors or fingerprints.
+
+The encoding and skip policy lives here, and only here:
+
+* Text is UTF-8 unless a byte-order mark says UTF-8, UTF-16 or UTF-32.  Bytes that do not
+  decode are replaced (U+FFFD) and reported once per file.
+* A file with a NUL byte in its first 8 KiB (and no BOM) is not text: skipped.
+* Unreadable files, and files inside directories that are not regular files (FIFOs, sockets,
+  devices, which could block forever), are skipped.  A FIFO named explicitly, like
+  ``<(curl ...)``, is read.
+* The same file reached twice (a path given twice, a root inside another, a hard link) is read
+  once, so it can never be reported as its own duplicate.
+
+Every skip and warning goes to the caller's ``on_event`` callback; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .errors import InputError, PathNotFoundError, SimhashError
+from .fingerprint import from_hex, validate_bits, validate_seed
+
+__all__ = [
+    "STDIN",
+    "Document",
+    "Event",
+    "FingerprintRecord",
+    "Skipped",
+    "VectorRecord",
+    "Warned",
+    "check_paths_exist",
+    "decode_text",
+    "list_files",
+    "read_documents",
+    "read_fingerprints",
+    "read_vectors",
+]
+
+STDIN = "-"
+SNIFF_BYTES = 8192
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    # UTF-32 first: its little-endian BOM starts with UTF-16's.
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One text document: ``id`` is its path as the user would write it (``-`` for stdin)."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A document left out of the run, and why (``binary``, ``empty``, ``unreadable: ...``)."""
+
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Warned:
+    """A document that was used, with something the user should know about it."""
+
+    id: str
+    message: str
+
+
+Event = Skipped | Warned
+OnEvent = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    """One ``--vectors`` line: a document id and its weighted features, in the given order."""
+
+    id: str
+    features: dict[str, float]
+
+
+@dataclass(frozen=True)
+class FingerprintRecord:
+    """One record of ``simhash fingerprint`` output, read back for ``dedupe --fingerprints``."""
+
+    id: str
+    fingerprint: int
+    bits: int
+    seed: int
+    tokenizer: str
+    weighting: str
+    features: int
+
+
+def check_paths_exist(paths: Sequence[str]) -> None:
+    """Raise PathNotFoundError for the first path that does not exist, before any work."""
+    if sum(path == STDIN for path in paths) > 1:
+        raise PathNotFoundError("'-' (standard input) can be given only once")
+    for path in paths:
+        if path != STDIN and not os.path.lexists(path):
+            raise PathNotFoundError(f"no such file or directory: {path}")
+
+
+def list_files(paths: Sequence[str], on_event: OnEvent) -> list[str]:
+    """Expand directories recursively (sorted, symlinked directories not followed).
+
+    Args:
+        paths: files, directories and ``-``, as the user gave them.
+        on_event: receives a Skipped for each file listed twice or not a regular file.
+
+    Returns:
+        The files to read, in a deterministic order, each named as the user would write it.
+    """
+    check_paths_exist(paths)
+    seen: dict[tuple[int, int], str] = {}
+    files: list[str] = []
+
+    def add(path: str, explicit: bool) -> None:
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            on_event(Skipped(path, f"unreadable: {_reason(exc)}"))
+            return
+        if not explicit and not stat.S_ISREG(info.st_mode):
+            on_event(Skipped(path, "not a regular file"))
+            return
+        key = (info.st_dev, info.st_ino)
+        if stat.S_ISREG(info.st_mode) and key in seen:
+            on_event(Skipped(path, f"same file as {seen[key]}"))
+            return
+        seen[key] = path
+        files.append(path)
+
+    for path in paths:
+        if path != STDIN and os.path.isdir(path):
+            for file in _walk(path, on_event):
+                add(file, explicit=False)
+        elif path == STDIN:
+            files.append(path)
+        else:
+            add(path, explicit=True)
+    return files
+
+
+def _walk(root: str, on_event: OnEvent) -> Iterator[str]:
+    def failed(exc: OSError) -> None:
+        on_event(Skipped(exc.filename or root, f"unreadable directory: {_reason(exc)}"))
+
+    for directory, subdirs, names in os.walk(root, onerror=failed):
+        subdirs.sort()
+        for name in sorted(names):
+            yield os.path.join(directory, name)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def decode_text(data: bytes) -> tuple[str, bool] | None:
+    """Bytes -> (text, replaced) by the encoding policy, or None when the bytes are not text.
+
+    ``replaced`` is True when some bytes did not decode and became U+FFFD.
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            body = data[len(bom) :]
+            return _decode(body, encoding)
+    if b"\x00" in data[:SNIFF_BYTES]:
+        return None
+    return _decode(data, "utf-8")
+
+
+def _decode(data: bytes, encoding: str) -> tuple[str, bool]:
+    try:
+        return data.decode(encoding), False
+    except UnicodeDecodeError:
+        return data.decode(encoding, errors="replace"), True
+
+
+def _read_bytes(path: str) -> bytes:
+    if path == STDIN:
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def read_documents(
+    files: Sequence[str], on_event: OnEvent, *, on_read: Callable[[], None] | None = None
+) -> Iterator[Document]:
+    """Read and decode each file of :func:`list_files`; skip what is not text.
+
+    Args:
+        files: paths (and ``-``) to read, in order.
+        on_event: receives Skipped (binary, unreadable) and Warned (bytes replaced) events.
+        on_read: called once per file, read or skipped (for progress).
+
+    Yields:
+        One Document per readable text file, in the order of ``files``.
+    """
+    for path in files:
+        try:
+            data = _read_bytes(path)
+        except OSError as exc:
+            on_event(Skipped(path, f"unreadable: {_reason(exc)}"))
+        else:
+            decoded = decode_text(data)
+            if decoded is None:
+                on_event(Skipped(path, "binary (NUL bytes, no byte-order mark)"))
+            else:
+                text, replaced = decoded
+                if replaced:
+                    on_event(Warned(path, "bytes that are not valid text were replaced"))
+                yield Document(path, text)
+        if on_read is not None:
+            on_read()
+
+
+def _open_text(source: str) -> IO[str]:
+    if source == STDIN:
+        return open(sys.stdin.fileno(), encoding="utf-8-sig", errors="strict", closefd=False)
+    try:
+        return open(source, encoding="utf-8-sig", errors="strict")
+    except FileNotFoundError:
+        raise PathNotFoundError(f"no such file or directory: {source}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {source}: {_reason(exc)}") from None
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number (weights must be finite)")
+
+
+def _json_lines(source: str) -> Iterator[tuple[str, int, Any]]:
+    """(where, line number, parsed value) for each non-blank line; errors name file:line."""
+    name = "<stdin>" if source == STDIN else source
+    with _open_text(source) as handle:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line, parse_constant=_reject_constant)
+                except (ValueError, RecursionError) as exc:
+                    raise InputError(f"{name}:{lineno}: invalid JSON: {exc}") from None
+                yield name, lineno, value
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name}:{lineno + 1}: not UTF-8 ({exc.reason})") from None
+
+
+def _record_id(where: str, lineno: int, value: Any) -> str:
+    if "id" not in value:
+        return f"{where}:{lineno}"
+    raw = value["id"]
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise InputError(f"{where}:{lineno}: \"id\" must be a string or an integer")
+    return str(raw)
+
+
+def _weight(where: str, lineno: int, key: str, raw: Any) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise InputError(f"{where}:{lineno}: weight of {key!r} must be a number, not {raw!r}")
+    try:
+        weight = float(raw)
+    except OverflowError:
+        weight = float("inf")
+    if weight != weight or weight in (float("inf"), float("-inf")):
+        shown = raw if isinstance(raw, float) else f"{str(raw)[:20]}..."
+        raise InputError(f"{where}:{lineno}: weight of {key!r} is not finite: {shown}")
+    return weight
+
+
+def read_vectors(source: str) -> Iterator[VectorRecord]:
+    """Read ``--vectors`` JSON Lines: ``{"id": ..., "features": {feature: weight}}`` per line.
+
+    A UTF-8 BOM, CRLF line ends and blank lines are accepted.  A missing ``id`` becomes
+    ``FILE:LINE``.  NaN, Infinity and numbers too large for float64 are refused by name (NaN
+    would silently make every slot 0).
+
+    Raises:
+        InputError: a malformed line, naming file and line; nothing is yielded past it.
+    """
+    for where, lineno, value in _json_lines(source):
+        if not isinstance(value, dict) or not isinstance(value.get("features"), dict):
+            raise InputError(
+                f'{where}:{lineno}: expected {{"id": ..., "features": {{feature: weight}}}}'
+            )
+        features = {
+            key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()
+        }
+        yield VectorRecord(_record_id(where, lineno, value), features)
+
+
+_FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
+
+
+def read_fingerprints(source: str) -> Iterator[FingerprintRecord]:
+    """Read the JSON Lines that ``simhash fingerprint`` writes (``-f jsonl``).
+
+    Raises:
+        InputError: a malformed record, naming file and line.
+    """
+    for where, lineno, value in _json_lines(source):
+        if not isinstance(value, dict) or any(key not in value for key in _FINGERPRINT_KEYS):
+            raise InputError(
+                f"{where}:{lineno}: not a fingerprint record (expected the keys id, "
+                + ", ".join(_FINGERPRINT_KEYS)
+                + " as written by 'simhash fingerprint -f jsonl')"
+            )
+        try:
+            bits = validate_bits(value["bits"])
+            seed = validate_seed(value["seed"])
+            fingerprint = from_hex(str(value["fingerprint"]), bits)
+        except SimhashError as exc:
+            raise InputError(f"{where}:{lineno}: {exc}") from None
+        yield FingerprintRecord(
+            id=_record_id(where, lineno, value),
+            fingerprint=fingerprint,
+            bits=bits,
+            seed=seed,
+            tokenizer=str(value["tokenizer"]),
+            weighting=str(value["weighting"]),
+            features=int(value.get("features", 0)),
+        )

@@ -1,0 +1,416 @@
+"""Weighted feature vectors -> SimHash fingerprints, bit-identical to the reference implementation.
+
+The reference (``../shared/spec/simhash-reference-page.txt``) hashes ``feature + ':' + seed``
+with 32-bit FNV-1a over UTF-16 code units, seeds xorshift32 (13/17/5) with that hash, and takes
+the generator's output words least-significant bit first as the feature's b sign bits.  Each
+feature adds its weight to the slots whose bit is 1 and subtracts it from the others; slot ``i``
+of the fingerprint is 1 exactly when its float64 sum is ``> 0``, so a tie (or an empty vector)
+gives 0.
+
+Fingerprints of a corpus travel as ``NDArray[uint64]`` of shape ``(n_docs, n_words)`` with
+``n_words = ceil(bits / 64)``: word ``k`` holds slots ``64k .. 64k + 63``, slot ``i`` at bit
+``i % 64``.  As one Python ``int``, slot ``i`` is bit ``i`` (the reference's BigInt).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from .errors import InputError, ParameterError
+
+__all__ = [
+    "DEFAULT_BITS",
+    "DEFAULT_SEED",
+    "MAX_BITS",
+    "as_fingerprint_array",
+    "estimate_cosine",
+    "feature_hashes",
+    "feature_signs",
+    "fingerprint",
+    "fingerprint_matrix",
+    "fnv1a",
+    "from_hex",
+    "from_int",
+    "hamming",
+    "hamming_rows",
+    "n_words",
+    "reference_order",
+    "to_hex",
+    "to_int",
+    "validate_bits",
+    "validate_seed",
+]
+
+DEFAULT_BITS = 64
+DEFAULT_SEED = 12345
+MAX_BITS = 4096
+
+_FNV_OFFSET = 0x811C9DC5
+_FNV_PRIME = 0x01000193
+_MASK32 = 0xFFFFFFFF
+# Below this many features still being hashed, finishing them one by one in Python is cheaper
+# than one numpy call per code unit (a single 1 MB token would otherwise cost 1M numpy calls).
+_SCALAR_TAIL = 4
+# JavaScript's Object.entries lists "array index" keys (canonical decimal integers below
+# 2**32 - 1) first, in ascending numeric order, and every other key after them in insertion
+# order.  Float sums depend on order, so bit-identity with the reference needs the same order.
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
+_MAX_ARRAY_INDEX = 2**32 - 2
+
+
+def validate_bits(bits: int) -> int:
+    """Return ``bits`` if it is a multiple of 8 from 8 to 4096, else raise ParameterError."""
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
+        raise ParameterError(f"bits must be an integer, not {type(bits).__name__}")
+    if not (8 <= bits <= MAX_BITS and bits % 8 == 0):
+        raise ParameterError(f"bits must be a multiple of 8 from 8 to {MAX_BITS}, not {bits}")
+    return int(bits)
+
+
+def validate_seed(seed: int) -> int:
+    """Return ``seed`` if it is an integer from 0 to 2**32 - 1, else raise ParameterError."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ParameterError(f"seed must be an integer, not {type(seed).__name__}")
+    if not 0 <= seed <= _MASK32:
+        raise ParameterError(f"seed must be an integer from 0 to {_MASK32}, not {seed}")
+    return int(seed)
+
+
+def n_words(bits: int) -> int:
+    """Number of uint64 words that hold a ``bits``-bit fingerprint."""
+    return (bits + 63) // 64
+
+
+def reference_order(keys: Sequence[str]) -> list[int]:
+    """Positions of ``keys`` in the order JavaScript's ``Object.entries`` would list them.
+
+    Integer-like keys ("0", "17", not "017" or "-1") come first in numeric order, then the
+    rest in their given order.  With integer weights the order never matters; with float
+    weights it decides how the sums round, and so the bits of near-zero slots.
+    """
+    indexed: list[tuple[int, int]] = []
+    rest: list[int] = []
+    for position, key in enumerate(keys):
+        if _ARRAY_INDEX.fullmatch(key) and int(key) <= _MAX_ARRAY_INDEX:
+            indexed.append((int(key), position))
+        else:
+            rest.append(position)
+    if not indexed:
+        return rest
+    indexed.sort()
+    return [position for _, position in indexed] + rest
+
+
+def fnv1a(text: str) -> int:
+    """32-bit FNV-1a of ``text``'s UTF-16 code units, as the reference's ``fnv1a``."""
+    h = _FNV_OFFSET
+    for unit in _utf16_units(text).tolist():
+        h = ((h ^ unit) * _FNV_PRIME) & _MASK32
+    return h
+
+
+def _utf16_units(text: str) -> NDArray[np.uint16]:
+    # surrogatepass: a lone surrogate (valid in a JS string and in JSON) is its own code unit.
+    return np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype="<u2")
+
+
+def feature_hashes(features: Sequence[str], *, seed: int = DEFAULT_SEED) -> NDArray[np.uint32]:
+    """FNV-1a of ``feature + ':' + seed`` for every feature, vectorized over features.
+
+    Args:
+        features: n feature strings.
+        seed: the global seed, written in decimal after the colon.
+
+    Returns:
+        uint32 array of shape (n,).
+    """
+    seed = validate_seed(seed)
+    n = len(features)
+    h = np.full(n, _FNV_OFFSET, dtype=np.uint32)
+    if n == 0:
+        return h
+    lengths = np.fromiter(map(len, features), dtype=np.int64, count=n)
+    joined = "".join(features)
+    units = _utf16_units(joined)
+    if units.size != int(lengths.sum()):
+        # Characters outside the BMP are two UTF-16 units: measure each feature in units.
+        lengths = np.fromiter(
+            (len(f.encode("utf-16-le", "surrogatepass")) // 2 for f in features),
+            dtype=np.int64,
+            count=n,
+        )
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+
+    # Longest first, so that the features still being hashed at position p are a prefix.
+    order = np.argsort(-lengths, kind="stable")
+    sorted_lengths = lengths[order]
+    sorted_starts = starts[order]
+    sorted_h = h[order]
+    prime = np.uint32(_FNV_PRIME)
+    max_len = int(sorted_lengths[0])
+    # active[p] = how many features are longer than p.
+    active_counts = np.searchsorted(-sorted_lengths, -np.arange(max_len), side="left")
+    for p in range(max_len):
+        active = int(active_counts[p])
+        if active <= _SCALAR_TAIL:
+            _finish_scalar(sorted_h, sorted_starts, sorted_lengths, units, p, active)
+            break
+        sorted_h[:active] ^= units[sorted_starts[:active] + p]
+        sorted_h[:active] *= prime
+    h[order] = sorted_h
+
+    for unit in _utf16_units(f":{seed}").tolist():
+        h ^= np.uint32(unit)
+        h *= prime
+    return h
+
+
+def _finish_scalar(
+    h: NDArray[np.uint32],
+    starts: NDArray[np.int64],
+    lengths: NDArray[np.int64],
+    units: NDArray[np.uint16],
+    position: int,
+    active: int,
+) -> None:
+    for k in range(active):
+        value = int(h[k])
+        start, stop = int(starts[k]) + position, int(starts[k] + lengths[k])
+        for unit in units[start:stop].tolist():
+            value = ((value ^ unit) * _FNV_PRIME) & _MASK32
+        h[k] = value
+
+
+def _xorshift_words(hashes: NDArray[np.uint32], count: int) -> NDArray[np.uint32]:
+    """The first ``count`` outputs of xorshift32 seeded with each hash (0 becomes 1)."""
+    state = hashes.astype(np.uint32, copy=True)
+    state[state == 0] = 1
+    words = np.empty((state.size, count), dtype="<u4")
+    for k in range(count):
+        state ^= state << np.uint32(13)
+        state ^= state >> np.uint32(17)
+        state ^= state << np.uint32(5)
+        words[:, k] = state
+    return words
+
+
+def _sign_bits(hashes: NDArray[np.uint32], bits: int) -> NDArray[np.uint8]:
+    """Feature bits of shape (n, bits): bit i is bit i % 32 of xorshift output i // 32."""
+    words = _xorshift_words(hashes, (bits + 31) // 32)
+    unpacked = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")
+    return unpacked[:, :bits]
+
+
+def feature_signs(
+    features: Sequence[str], *, bits: int = DEFAULT_BITS, seed: int = DEFAULT_SEED
+) -> NDArray[np.float64]:
+    """The reference's ``featureBits`` as +1.0 / -1.0, one row per feature.
+
+    Args:
+        features: n feature strings.
+        bits: fingerprint width b.
+        seed: global seed.
+
+    Returns:
+        float64 array of shape (n, bits); entry (f, i) is +1 where feature f's bit i is 1.
+    """
+    bits = validate_bits(bits)
+    return _signs_from_hashes(feature_hashes(features, seed=seed), bits)
+
+
+def _signs_from_hashes(hashes: NDArray[np.uint32], bits: int) -> NDArray[np.float64]:
+    signs = _sign_bits(hashes, bits).astype(np.float64)
+    signs *= 2.0
+    signs -= 1.0
+    return signs
+
+
+def _pack(positive: NDArray[np.bool_]) -> NDArray[np.uint64]:
+    """Pack (n, bits) booleans into (n, n_words) uint64, slot i at bit i % 64 of word i // 64."""
+    n, bits = positive.shape
+    packed = np.packbits(positive, axis=1, bitorder="little")
+    padded = np.zeros((n, n_words(bits) * 8), dtype=np.uint8)
+    padded[:, : packed.shape[1]] = packed
+    return padded.view("<u8").astype(np.uint64)
+
+
+def fingerprint(
+    features: Mapping[str, float], *, bits: int = DEFAULT_BITS, seed: int = DEFAULT_SEED
+) -> int:
+    """SimHash fingerprint of one weighted feature vector, as the reference's ``fingerprint``.
+
+    Weights are summed in float64 in the order JavaScript would iterate the same object
+    (see :func:`reference_order`), so even sums that land next to zero agree bit for bit.
+
+    Args:
+        features: feature -> finite weight (zero and negative weights are allowed).
+        bits: fingerprint width, a multiple of 8 from 8 to 4096.
+        seed: global seed, 0 to 2**32 - 1.
+
+    Returns:
+        The fingerprint as a non-negative int whose bit i is slot i (0 for an empty mapping).
+
+    Raises:
+        ParameterError: bits or seed out of range.
+        InputError: a weight that is not a finite number.
+    """
+    bits = validate_bits(bits)
+    seed = validate_seed(seed)
+    keys = list(features)
+    if not keys:
+        return 0
+    order = reference_order(keys)
+    names = [keys[i] for i in order]
+    weights = _finite_weights([features[name] for name in names])
+    contributions = feature_signs(names, bits=bits, seed=seed)
+    contributions *= weights[:, None]
+    # cumsum accumulates strictly left to right, like the reference's loop (a plain sum
+    # would use pairwise summation and could round a near-zero slot differently).
+    totals = np.cumsum(contributions, axis=0)[-1]
+    return to_int(_pack((totals > 0)[None, :])[0])
+
+
+def _finite_weights(values: Sequence[float]) -> NDArray[np.float64]:
+    try:
+        weights = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"weights must be finite numbers ({exc})") from None
+    if weights.ndim != 1:
+        raise InputError("weights must be numbers, not sequences")
+    if not np.all(np.isfinite(weights)):
+        bad = values[int(np.flatnonzero(~np.isfinite(weights))[0])]
+        raise InputError(f"weights must be finite numbers, got {bad!r}")
+    return weights
+
+
+def fingerprint_matrix(
+    weights: sp.csr_array | sp.csr_matrix,
+    features: Sequence[str],
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    batch_rows: int = 8192,
+) -> NDArray[np.uint64]:
+    """Fingerprints of every row of a sparse weight matrix: ``sign(W @ S)``, in row batches.
+
+    Each distinct feature is hashed once; a batch multiplies only by the sign rows of the
+    features it uses, so memory is bounded by the batch, not by the vocabulary.  Within a row,
+    entries are summed in their stored order (scipy's CSR product accumulates left to right),
+    which is what makes float weights agree bit for bit with :func:`fingerprint`.
+
+    Args:
+        weights: CSR (n_docs, n_features) float64 weights; entries in each row in the order the
+            reference would iterate them.
+        features: the n_features column names.
+        bits: fingerprint width.
+        seed: global seed.
+        batch_rows: documents per batch.
+
+    Returns:
+        uint64 array of shape (n_docs, ceil(bits / 64)).
+
+    Raises:
+        InputError: a non-finite weight, or a column count that does not match ``features``.
+    """
+    bits = validate_bits(bits)
+    seed = validate_seed(seed)
+    csr = sp.csr_array(weights)
+    if csr.shape[1] != len(features):
+        raise InputError(f"{csr.shape[1]} weight columns but {len(features)} feature names")
+    data = np.asarray(csr.data, dtype=np.float64)
+    if not np.all(np.isfinite(data)):
+        raise InputError("weights must be finite numbers")
+    hashes = feature_hashes(features, seed=seed)
+    n_docs = csr.shape[0]
+    out = np.zeros((n_docs, n_words(bits)), dtype=np.uint64)
+    indptr = csr.indptr.astype(np.int64)
+    for lo in range(0, n_docs, batch_rows):
+        hi = min(lo + batch_rows, n_docs)
+        start, stop = int(indptr[lo]), int(indptr[hi])
+        used, local = np.unique(csr.indices[start:stop], return_inverse=True)
+        # Built from raw arrays (never column-sliced) so that each row keeps its entry order.
+        batch = sp.csr_array(
+            (data[start:stop], local.astype(np.int64), indptr[lo : hi + 1] - start),
+            shape=(hi - lo, used.size),
+        )
+        totals = batch @ _signs_from_hashes(hashes[used], bits)
+        out[lo:hi] = _pack(np.asarray(totals) > 0)
+    return out
+
+
+def to_int(row: NDArray[np.uint64]) -> int:
+    """One fingerprint row of uint64 words -> int (slot i = bit i)."""
+    return int.from_bytes(np.asarray(row, dtype="<u8").tobytes(), "little")
+
+
+def from_int(value: int, bits: int) -> NDArray[np.uint64]:
+    """int fingerprint -> row of ceil(bits / 64) uint64 words (inverse of :func:`to_int`)."""
+    if value < 0 or value >> bits:
+        raise InputError(f"fingerprint {value:#x} does not fit in {bits} bits")
+    raw = value.to_bytes(n_words(bits) * 8, "little")
+    return np.frombuffer(raw, dtype="<u8").astype(np.uint64)
+
+
+def to_hex(value: int, bits: int) -> str:
+    """Fingerprint as lower-case hex, zero-padded to bits / 4 digits."""
+    return format(value, f"0{bits // 4}x")
+
+
+def from_hex(text: str, bits: int) -> int:
+    """Parse a fingerprint written by :func:`to_hex` (exactly bits / 4 hex digits)."""
+    digits = text[2:] if text[:2].lower() == "0x" else text
+    if len(digits) != bits // 4 or not re.fullmatch(r"[0-9a-fA-F]+", digits):
+        raise InputError(f"fingerprint {text!r} is not {bits // 4} hex digits ({bits} bits)")
+    return int(digits, 16)
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of slots in which two int fingerprints differ."""
+    return (a ^ b).bit_count()
+
+
+def hamming_rows(a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """Row-wise Hamming distance of two (n, n_words) uint64 arrays -> int64 (n,)."""
+    counts = np.bitwise_count(np.bitwise_xor(a, b))
+    return counts.sum(axis=-1, dtype=np.int64)
+
+
+def estimate_cosine(a: int, b: int, bits: int) -> float:
+    """The reference's ``estimateCosine``: cos(pi * hamming(a, b) / bits)."""
+    bits = validate_bits(bits)
+    return math.cos(math.pi * hamming(a, b) / bits)
+
+
+def as_fingerprint_array(
+    fingerprints: Sequence[int] | NDArray[np.uint64], bits: int
+) -> NDArray[np.uint64]:
+    """Fingerprints as ints, a (n,) uint64 array (bits <= 64) or (n, n_words) -> (n, n_words).
+
+    Raises:
+        ParameterError: bits out of range, or an array whose shape does not fit ``bits``.
+        InputError: an int fingerprint wider than ``bits``.
+    """
+    bits = validate_bits(bits)
+    words = n_words(bits)
+    if isinstance(fingerprints, np.ndarray):
+        array = np.asarray(fingerprints, dtype=np.uint64)
+        if array.ndim == 1 and words == 1:
+            array = array[:, None]
+        if array.ndim != 2 or array.shape[1] != words:
+            raise ParameterError(
+                f"fingerprints of shape {fingerprints.shape} do not hold {bits}-bit values"
+            )
+        if bits % 64 and np.any(array[:, -1] >> np.uint64(bits % 64)):
+            raise InputError(f"a fingerprint does not fit in {bits} bits")
+        return array
+    out = np.zeros((len(fingerprints), words), dtype=np.uint64)
+    for row, value in enumerate(fingerprints):
+        out[row] = from_int(int(value), bits)
+    return out

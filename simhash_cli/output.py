@@ -1,0 +1,442 @@
+"""Results -> records -> table | json | jsonl | csv on stdout; messages and progress on stderr.
+
+The only module that knows about Rich tables.  Records are plain dicts with the documented,
+stable snake_case keys; fingerprints travel as hex strings (JSON numbers lose precision past
+2**53) and a value that was not computed is ``null`` (an empty CSV cell).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from typing import IO, Any
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from .corpus import Event, Skipped
+from .fingerprint import to_hex, to_int
+from .pipeline import Comparison, Corpus, DedupeResult, Settings
+
+__all__ = [
+    "Format",
+    "Messages",
+    "cluster_records",
+    "comparison_record",
+    "dedupe_document",
+    "default_format",
+    "emit_comparison",
+    "emit_dedupe",
+    "emit_fingerprints",
+    "fingerprint_records",
+    "pair_records",
+]
+
+Record = dict[str, Any]
+
+
+class Format(str, Enum):
+    """Output formats of every command."""
+
+    TABLE = "table"
+    JSON = "json"
+    JSONL = "jsonl"
+    CSV = "csv"
+
+
+def default_format(stream: IO[str]) -> Format:
+    """Table for a person at a terminal, JSON Lines for a pipe or a file."""
+    return Format.TABLE if stream.isatty() else Format.JSONL
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _settings_record(settings: Settings) -> Record:
+    return {
+        "bits": settings.bits,
+        "seed": settings.seed,
+        "tokenizer": settings.tokenizer,
+        "weighting": settings.weighting,
+    }
+
+
+# ---------------------------------------------------------------------------- records
+
+
+def fingerprint_records(docs: Corpus) -> list[Record]:
+    """One record per document: id, fingerprint, bits, seed, features, tokenizer, weighting."""
+    settings = _settings_record(docs.settings)
+    bits = docs.settings.bits
+    return [
+        {
+            "id": doc_id,
+            "fingerprint": to_hex(to_int(row), bits),
+            "features": int(count),
+            **settings,
+        }
+        for doc_id, row, count in zip(docs.ids, docs.fingerprints, docs.n_features.tolist())
+    ]
+
+
+def comparison_record(comparison: Comparison) -> Record:
+    """``simhash compare`` as one record."""
+    bits = comparison.settings.bits
+    return {
+        "a": comparison.a,
+        "b": comparison.b,
+        "fingerprint_a": to_hex(comparison.fingerprint_a, bits),
+        "fingerprint_b": to_hex(comparison.fingerprint_b, bits),
+        "hamming": comparison.hamming,
+        "estimated_cosine": comparison.estimated_cosine,
+        "cosine": comparison.cosine,
+        **_settings_record(comparison.settings),
+    }
+
+
+def _cluster_of(result: DedupeResult) -> dict[int, int]:
+    return {int(doc): number for number, members in enumerate(result.clusters) for doc in members}
+
+
+def pair_records(result: DedupeResult) -> list[Record]:
+    """Flagged pairs: a, b, hamming, estimated_cosine, cosine (null if not computed), cluster."""
+    ids = result.corpus.ids
+    cluster_of = _cluster_of(result)
+    pairs = result.pairs
+    return [
+        {
+            "a": ids[i],
+            "b": ids[j],
+            "hamming": hamming,
+            "estimated_cosine": estimate,
+            "cosine": _number(cosine),
+            "cluster": cluster_of[i],
+        }
+        for (i, j), hamming, estimate, cosine in zip(
+            pairs.pairs.tolist(),
+            pairs.hamming.tolist(),
+            pairs.estimated_cosine.tolist(),
+            pairs.cosine.tolist(),
+        )
+    ]
+
+
+def cluster_records(result: DedupeResult) -> list[Record]:
+    """Clusters: cluster number, size and member ids (in input order)."""
+    ids = result.corpus.ids
+    return [
+        {"cluster": number, "size": int(members.size), "members": [ids[m] for m in members]}
+        for number, members in enumerate(result.clusters)
+    ]
+
+
+def _skip_counts(skipped: Sequence[Skipped]) -> dict[str, int]:
+    return dict(Counter(skip.reason.split(" (")[0].split(":")[0] for skip in skipped))
+
+
+def summary_record(result: DedupeResult) -> Record:
+    """The numbers behind a dedupe run."""
+    docs, config = result.corpus, result.config
+    audit = result.audit
+    return {
+        "documents": len(docs),
+        "skipped": len(docs.skipped),
+        "skipped_by_reason": _skip_counts(docs.skipped),
+        "candidates": result.candidates,
+        "pairs": len(result.pairs),
+        "clusters": len(result.clusters),
+        "documents_in_clusters": sum(int(members.size) for members in result.clusters),
+        **_settings_record(docs.settings),
+        "blocks": config.blocks,
+        "threshold": config.threshold,
+        "verify": config.verify.value,
+        "expected_recall": result.expected_recall,
+        "suggested_blocks": result.suggested_blocks,
+        "audit": None
+        if audit is None
+        else {
+            "similar_pairs": audit.similar_pairs,
+            "found": audit.found,
+            "recall": audit.recall,
+            "false_candidates": audit.false_candidates,
+            "missed": [
+                {
+                    "a": docs.ids[i],
+                    "b": docs.ids[j],
+                    "hamming": hamming,
+                    "cosine": _number(cosine),
+                }
+                for (i, j), hamming, cosine in zip(
+                    audit.missed.pairs.tolist(),
+                    audit.missed.hamming.tolist(),
+                    audit.missed.cosine.tolist(),
+                )
+            ],
+        },
+    }
+
+
+def dedupe_document(result: DedupeResult) -> Record:
+    """``dedupe -f json``: one object with pairs, clusters and summary."""
+    return {
+        "pairs": pair_records(result),
+        "clusters": cluster_records(result),
+        "summary": summary_record(result),
+    }
+
+
+# ---------------------------------------------------------------------------- writers
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def _write_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
+    """json / jsonl / csv writer shared by every command."""
+    if fmt is Format.JSON:
+        out.write(json.dumps(list(records), ensure_ascii=False, allow_nan=False, indent=2))
+        out.write("\n")
+    elif fmt is Format.JSONL:
+        for record in records:
+            out.write(_json(record) + "\n")
+    elif fmt is Format.CSV:
+        if not records:
+            return
+        writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\n")
+        writer.writeheader()
+        for record in records:
+            writer.writerow({k: "" if v is None else v for k, v in record.items()})
+
+
+def _console(out: IO[str]) -> Console:
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
+        console.width = 4096
+    return console
+
+
+def _cosine_text(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def emit_fingerprints(docs: Corpus, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash fingerprint`` output."""
+    records = fingerprint_records(docs)
+    if fmt is not Format.TABLE:
+        _write_records(records, fmt, out)
+        return
+    s = docs.settings
+    table = Table(
+        title=f"{len(records)} fingerprints ({s.describe()})", title_justify="left"
+    )
+    table.add_column("id", overflow="fold")
+    table.add_column("fingerprint", no_wrap=True)
+    table.add_column("features", justify="right")
+    for record in records:
+        table.add_row(Text(record["id"]), record["fingerprint"], str(record["features"]))
+    _console(out).print(table)
+
+
+_SLOTS_PER_ROW = 16
+
+
+def _bit_strings(value_a: int, value_b: int, start: int, stop: int) -> tuple[Text, Text]:
+    """Slots start..stop-1 of both fingerprints, slot 0 first, in groups of 4; agreeing bits
+    highlighted."""
+    text_a, text_b = Text(), Text()
+    for slot in range(start, stop):
+        if slot > start and slot % 4 == 0:
+            text_a.append(" ")
+            text_b.append(" ")
+        bit_a, bit_b = (value_a >> slot) & 1, (value_b >> slot) & 1
+        style = "bold black on green" if bit_a == bit_b else "bold red"
+        text_a.append(str(bit_a), style=style)
+        text_b.append(str(bit_b), style=style)
+    return text_a, text_b
+
+
+def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash compare`` output; in a table, both fingerprints bit by bit."""
+    record = comparison_record(comparison)
+    if fmt is Format.JSON:
+        out.write(json.dumps(record, ensure_ascii=False, allow_nan=False, indent=2) + "\n")
+        return
+    if fmt is not Format.TABLE:
+        _write_records([record], fmt, out)
+        return
+    bits = comparison.settings.bits
+    value_a, value_b = comparison.fingerprint_a, comparison.fingerprint_b
+    bit_table = Table(
+        title="Fingerprint bits, slot 0 first; agreeing bits highlighted", title_justify="left"
+    )
+    bit_table.add_column("slots", justify="right", no_wrap=True)
+    bit_table.add_column("A", no_wrap=True)
+    bit_table.add_column("B", no_wrap=True)
+    bit_table.add_column("agree", justify="right", no_wrap=True)
+    for start in range(0, bits, _SLOTS_PER_ROW):
+        stop = min(start + _SLOTS_PER_ROW, bits)
+        width = stop - start
+        differ = ((value_a ^ value_b) >> start & ((1 << width) - 1)).bit_count()
+        text_a, text_b = _bit_strings(value_a, value_b, start, stop)
+        bit_table.add_row(f"{start}-{stop - 1}", text_a, text_b, f"{width - differ}/{width}")
+    numbers = Table(show_header=False, box=None)
+    numbers.add_column(style="bold", no_wrap=True)
+    numbers.add_column(overflow="fold")
+    numbers.add_row("A", Text(f"{comparison.a}  {record['fingerprint_a']}"))
+    numbers.add_row("B", Text(f"{comparison.b}  {record['fingerprint_b']}"))
+    numbers.add_row("hamming distance", f"{comparison.hamming} of {bits} bits")
+    numbers.add_row("estimated cosine", f"{comparison.estimated_cosine:.3f}  = cos(pi * h / b)")
+    numbers.add_row("true cosine", _cosine_text(comparison.cosine))
+    numbers.add_row("settings", comparison.settings.describe())
+    console = _console(out)
+    console.print(bit_table)
+    console.print(numbers)
+
+
+def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters)."""
+    if fmt is Format.JSON:
+        out.write(
+            json.dumps(dedupe_document(result), ensure_ascii=False, allow_nan=False, indent=2)
+        )
+        out.write("\n")
+        return
+    pairs = pair_records(result)
+    if fmt is not Format.TABLE:
+        _write_records(pairs, fmt, out)
+        return
+    console = _console(out)
+    pair_table = Table(
+        title=f"{len(pairs)} near-duplicate pairs", title_justify="left", box=box.SIMPLE_HEAD
+    )
+    for name, justify in (("cluster", "right"), ("a", "left"), ("b", "left"),
+                          ("hamming", "right"), ("est. cosine", "right"), ("cosine", "right")):
+        pair_table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for pair in pairs:
+        pair_table.add_row(
+            str(pair["cluster"]),
+            Text(pair["a"]),
+            Text(pair["b"]),
+            str(pair["hamming"]),
+            _cosine_text(pair["estimated_cosine"]),
+            _cosine_text(pair["cosine"]),
+        )
+    console.print(pair_table)
+    clusters = cluster_records(result)
+    cluster_table = Table(
+        title=f"{len(clusters)} clusters", title_justify="left", box=box.SIMPLE_HEAD
+    )
+    cluster_table.add_column("cluster", justify="right")
+    cluster_table.add_column("size", justify="right")
+    cluster_table.add_column("members", overflow="fold")
+    for entry in clusters:
+        cluster_table.add_row(
+            str(entry["cluster"]), str(entry["size"]), Text("\n".join(entry["members"]))
+        )
+    console.print(cluster_table)
+
+
+# ---------------------------------------------------------------------------- stderr
+
+
+class Messages:
+    """Everything for a person, on stderr: warnings, progress, summaries.
+
+    Paths are always passed as rich Text, so a file named ``[bold]`` stays a file name.
+    """
+
+    def __init__(self, stream: IO[str], *, quiet: bool = False) -> None:
+        self.console = Console(file=stream, highlight=False, soft_wrap=True)
+        self.quiet = quiet
+
+    def event(self, event: Event) -> None:
+        """A skipped or warned document, one line each."""
+        if self.quiet:
+            return
+        if isinstance(event, Skipped):
+            line = Text.assemble(("warning: ", "yellow"), "skipped ", event.id, f": {event.reason}")
+        else:
+            line = Text.assemble(("warning: ", "yellow"), event.id, f": {event.message}")
+        self.console.print(line)
+
+    def info(self, text: str | Text) -> None:
+        """A summary or hint line."""
+        if not self.quiet:
+            self.console.print(text)
+
+    @contextmanager
+    def progress(self, description: str) -> Iterator[_ProgressHooks]:
+        """Progress bar over files, shown only when stderr is a terminal."""
+        hooks = _ProgressHooks()
+        if self.quiet or not self.console.is_terminal:
+            yield hooks
+            return
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task(description, total=None)
+            hooks.on_listed = lambda total: bar.update(task, total=total)
+            hooks.on_read = lambda: bar.advance(task)
+            yield hooks
+
+    def corpus_summary(self, docs: Corpus, verb: str) -> None:
+        """``fingerprinted 8 documents (2 skipped: 1 binary, 1 empty)``."""
+        skipped = _skip_counts(docs.skipped)
+        detail = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
+        tail = f" ({len(docs.skipped)} skipped: {detail})" if skipped else ""
+        self.info(f"{verb} {len(docs)} documents{tail}")
+
+    def dedupe_summary(self, result: DedupeResult) -> None:
+        """Counts, expected recall, a hint when it is low, and the audit."""
+        config, bits = result.config, result.corpus.settings.bits
+        self.corpus_summary(result.corpus, "read")
+        self.info(
+            f"{result.candidates} candidate pairs from {config.blocks} block(s) of "
+            f"{bits // config.blocks} bits; {len(result.pairs)} pairs at "
+            f"{config.verify.value} cosine >= {config.threshold:g}; "
+            f"{len(result.clusters)} clusters"
+        )
+        self.info(
+            f"expected recall at cosine {config.threshold:g}: {result.expected_recall:.2f} "
+            "(chance that a pair exactly at the threshold becomes a candidate)"
+        )
+        if result.suggested_blocks is not None:
+            self.info(
+                Text(
+                    f"hint: recall is low; --blocks {result.suggested_blocks} reaches 0.95 at "
+                    "this threshold (more candidates to verify)",
+                    style="yellow",
+                )
+            )
+        elif result.expected_recall < 0.9:
+            self.info(Text("hint: recall is low; try more --bits", style="yellow"))
+        audit = result.audit
+        if audit is not None:
+            self.info(
+                f"audit: {audit.similar_pairs} pairs have true cosine >= {config.threshold:g}; "
+                f"the blocks found {audit.found} (recall {audit.recall:.2f}) "
+                f"and proposed {audit.false_candidates} false candidates"
+            )
+
+
+@dataclass
+class _ProgressHooks:
+    on_listed: Callable[[int], None] | None = None
+    on_read: Callable[[], None] | None = None

@@ -1,0 +1,394 @@
+"""The one place that chains the stages: corpus -> vectors -> fingerprints -> pairs -> clusters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from . import blocking, cluster, corpus, vectorize, verify
+from .fingerprint import (
+    DEFAULT_BITS,
+    DEFAULT_SEED,
+    fingerprint_matrix,
+    from_int,
+    to_int,
+    validate_bits,
+    validate_seed,
+)
+from .errors import InputError, ParameterError, SettingsMismatchError
+from .tokenizer import TokenizerConfig
+from .verify import ScoredPairs, Verify
+
+__all__ = [
+    "AUDIT_MAX_DOCS",
+    "Audit",
+    "Comparison",
+    "Corpus",
+    "DedupeConfig",
+    "DedupeResult",
+    "Settings",
+    "compare",
+    "corpus_from_fingerprints",
+    "corpus_from_paths",
+    "corpus_from_vectors",
+    "dedupe",
+    "suggest_blocks",
+]
+
+AUDIT_MAX_DOCS = 5000
+RECALL_HINT_BELOW = 0.9
+VECTORS_TOKENIZER = "vectors"
+VECTORS_WEIGHTING = "given"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a fingerprint was made with; fingerprints compare only under equal settings."""
+
+    bits: int = DEFAULT_BITS
+    seed: int = DEFAULT_SEED
+    tokenizer: str = "word"
+    weighting: str = vectorize.Weighting.TF.value
+
+    def describe(self) -> str:
+        """Human-readable, for error messages: ``bits=64 seed=12345 tokenizer=word ...``."""
+        return (
+            f"bits={self.bits} seed={self.seed} "
+            f"tokenizer={self.tokenizer} weighting={self.weighting}"
+        )
+
+
+@dataclass
+class Corpus:
+    """Documents that made it through reading, with their vectors and fingerprints.
+
+    Attributes:
+        ids: n document ids.
+        fingerprints: (n, n_words) uint64.
+        n_features: (n,) int64 distinct features per document.
+        settings: how the fingerprints were made.
+        weights: (n, n_features) CSR weights, or None when read from fingerprints.
+        features: the weight matrix's column names.
+        skipped: documents left out, and why.
+    """
+
+    ids: list[str]
+    fingerprints: NDArray[np.uint64]
+    n_features: NDArray[np.int64]
+    settings: Settings
+    weights: sp.csr_array | None = None
+    features: list[str] = field(default_factory=list)
+    skipped: list[corpus.Skipped] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _collecting(on_event: corpus.OnEvent, skipped: list[corpus.Skipped]) -> corpus.OnEvent:
+    def handle(event: corpus.Event) -> None:
+        if isinstance(event, corpus.Skipped):
+            skipped.append(event)
+        on_event(event)
+
+    return handle
+
+
+def _from_weights(
+    ids: list[str],
+    weights: sp.csr_array,
+    features: list[str],
+    settings: Settings,
+    on_event: corpus.OnEvent,
+    skipped: list[corpus.Skipped],
+) -> Corpus:
+    """Drop documents without features (reported), then fingerprint the rest."""
+    n_features = np.diff(weights.indptr).astype(np.int64)
+    empty = np.flatnonzero(n_features == 0)
+    for row in empty.tolist():
+        event = corpus.Skipped(ids[row], "empty (no tokens)")
+        skipped.append(event)
+        on_event(event)
+    if empty.size:
+        keep = np.flatnonzero(n_features > 0)
+        weights = sp.csr_array(weights[keep])
+        ids = [ids[row] for row in keep.tolist()]
+        n_features = n_features[keep]
+    fingerprints = fingerprint_matrix(
+        weights, features, bits=settings.bits, seed=settings.seed
+    )
+    return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped)
+
+
+def corpus_from_paths(
+    paths: Sequence[str],
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: vectorize.Weighting = vectorize.Weighting.TF,
+    on_event: corpus.OnEvent = lambda event: None,
+    on_listed: Callable[[int], None] | None = None,
+    on_read: Callable[[], None] | None = None,
+) -> Corpus:
+    """Read files, directories and ``-``; tokenize, weight and fingerprint every text.
+
+    Args:
+        paths: as the user gave them; all must exist (checked before anything is read).
+        bits: fingerprint width.
+        seed: global seed.
+        tokenizer: how text becomes features.
+        weighting: how counts become weights (tfidf over these documents).
+        on_event: receives every Skipped and Warned event as it happens.
+        on_listed: called once with the number of files to read (for progress).
+        on_read: called once per file read (for progress).
+
+    Raises:
+        PathNotFoundError: a path does not exist.
+        ParameterError: bits or seed out of range.
+    """
+    tokenizer = tokenizer or TokenizerConfig()
+    settings = Settings(
+        validate_bits(bits),
+        validate_seed(seed),
+        tokenizer.name,
+        weighting.value,
+    )
+    skipped: list[corpus.Skipped] = []
+    handle = _collecting(on_event, skipped)
+    files = corpus.list_files(paths, handle)
+    if on_listed is not None:
+        on_listed(len(files))
+    ids: list[str] = []
+
+    def texts() -> Iterator[str]:
+        for document in corpus.read_documents(files, handle, on_read=on_read):
+            ids.append(document.id)
+            yield document.text
+
+    weights, features = vectorize.vectorize(texts(), tokenizer=tokenizer, weighting=weighting)
+    return _from_weights(ids, weights, features, settings, on_event, skipped)
+
+
+def corpus_from_vectors(
+    source: str,
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    on_event: corpus.OnEvent = lambda event: None,
+) -> Corpus:
+    """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given."""
+    settings = Settings(
+        validate_bits(bits),
+        validate_seed(seed),
+        VECTORS_TOKENIZER,
+        VECTORS_WEIGHTING,
+    )
+    records = list(corpus.read_vectors(source))
+    weights, features = vectorize.from_mappings(record.features for record in records)
+    ids = [record.id for record in records]
+    return _from_weights(ids, weights, features, settings, on_event, [])
+
+
+def corpus_from_fingerprints(source: str) -> Corpus:
+    """Read the output of ``simhash fingerprint -f jsonl`` back (all with the same settings).
+
+    Raises:
+        SettingsMismatchError: records made with different settings, naming both.
+        InputError: a malformed record, or no record at all.
+    """
+    records = list(corpus.read_fingerprints(source))
+    if not records:
+        raise InputError(f"no fingerprint records in {'<stdin>' if source == '-' else source}")
+    first = records[0]
+    settings = Settings(first.bits, first.seed, first.tokenizer, first.weighting)
+    for record in records:
+        other = Settings(record.bits, record.seed, record.tokenizer, record.weighting)
+        if other != settings:
+            raise SettingsMismatchError(
+                f"fingerprints made with different settings cannot be compared: "
+                f"{first.id!r} has {settings.describe()}, {record.id!r} has {other.describe()}"
+            )
+    fingerprints = np.stack(
+        [from_int(record.fingerprint, settings.bits) for record in records]
+    )
+    n_features = np.array([record.features for record in records], dtype=np.int64)
+    return Corpus([record.id for record in records], fingerprints, n_features, settings)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two documents side by side (``simhash compare``)."""
+
+    a: str
+    b: str
+    fingerprint_a: int
+    fingerprint_b: int
+    settings: Settings
+    hamming: int
+    estimated_cosine: float
+    cosine: float | None
+
+
+def compare(pair: Corpus) -> Comparison:
+    """Compare the two documents of ``pair``.
+
+    Raises:
+        InputError: the corpus does not hold exactly two documents (one was skipped).
+    """
+    if len(pair) != 2:
+        reasons = "; ".join(f"{s.id}: {s.reason}" for s in pair.skipped)
+        raise InputError(f"compare needs two documents with features ({reasons})")
+    scored = verify.score_pairs(
+        np.array([[0, 1]], dtype=np.int64),
+        pair.fingerprints,
+        bits=pair.settings.bits,
+        weights=pair.weights,
+    )
+    cosine = float(scored.cosine[0])
+    return Comparison(
+        a=pair.ids[0],
+        b=pair.ids[1],
+        fingerprint_a=to_int(pair.fingerprints[0]),
+        fingerprint_b=to_int(pair.fingerprints[1]),
+        settings=pair.settings,
+        hamming=int(scored.hamming[0]),
+        estimated_cosine=float(scored.estimated_cosine[0]),
+        cosine=None if np.isnan(cosine) else cosine,
+    )
+
+
+@dataclass(frozen=True)
+class DedupeConfig:
+    """Tuning of ``dedupe``: blocking scheme, verification and threshold."""
+
+    blocks: int = blocking.DEFAULT_BLOCKS
+    threshold: float = 0.9
+    verify: Verify = Verify.EXACT
+    max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
+    audit: bool = False
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The blocking scheme measured against all pairs' true cosine (``--audit``).
+
+    Attributes:
+        similar_pairs: pairs with true cosine >= threshold.
+        found: how many of them became candidates.
+        recall: found / similar_pairs (1.0 when there are none).
+        false_candidates: candidates whose true cosine is below the threshold.
+        missed: the similar pairs the scheme did not find, scored.
+    """
+
+    similar_pairs: int
+    found: int
+    recall: float
+    false_candidates: int
+    missed: ScoredPairs
+
+
+@dataclass(frozen=True)
+class DedupeResult:
+    """Flagged pairs, their clusters and the numbers behind them."""
+
+    corpus: Corpus
+    config: DedupeConfig
+    candidates: int
+    pairs: ScoredPairs
+    clusters: list[NDArray[np.int64]]
+    expected_recall: float
+    suggested_blocks: int | None
+    audit: Audit | None
+
+
+def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
+    """Fewest blocks (so fewest candidates) whose expected recall at ``threshold`` >= target."""
+    for blocks in range(1, bits + 1):
+        if bits % blocks == 0:
+            probability = blocking.candidate_probability(threshold, bits=bits, blocks=blocks)
+            if float(probability) >= target:
+                return blocks
+    return None
+
+
+def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
+    """Candidates by blocking, verification at the threshold, clusters by connected components.
+
+    Raises:
+        ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
+            verification or an audit without the documents' vectors.
+        CandidateBudgetError: the scheme would produce too many candidate pairs.
+    """
+    config = config or DedupeConfig()
+    bits = docs.settings.bits
+    blocking.validate_blocks(bits, config.blocks)
+    verify.validate_threshold(config.threshold)
+    needs_vectors = config.verify is Verify.EXACT or config.audit
+    if needs_vectors and docs.weights is None:
+        raise ParameterError(
+            "exact verification and --audit need the documents' vectors; "
+            "fingerprints alone support --verify estimate"
+        )
+    if config.audit and config.threshold <= 0:
+        raise ParameterError("--audit needs a threshold above 0")
+    if config.audit and len(docs) > AUDIT_MAX_DOCS:
+        raise ParameterError(
+            f"--audit compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
+            f"(this corpus has {len(docs):,})"
+        )
+    pairs = blocking.candidates(
+        docs.fingerprints, bits, config.blocks, max_candidates=config.max_candidates
+    )
+    exact = config.verify is Verify.EXACT
+    scored = verify.score_pairs(
+        pairs, docs.fingerprints, bits=bits, weights=docs.weights if exact else None
+    )
+    kept = scored.select(
+        verify.keep_mask(scored, threshold=config.threshold, verify=config.verify)
+    )
+    expected = float(
+        blocking.candidate_probability(config.threshold, bits=bits, blocks=config.blocks)
+    )
+    return DedupeResult(
+        corpus=docs,
+        config=config,
+        candidates=len(scored),
+        pairs=kept,
+        clusters=cluster.clusters(kept.pairs, len(docs)),
+        expected_recall=expected,
+        suggested_blocks=(
+            suggest_blocks(bits, config.threshold) if expected < RECALL_HINT_BELOW else None
+        ),
+        audit=_audit(docs, pairs, config.threshold) if config.audit else None,
+    )
+
+
+def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -> Audit:
+    """All pairs' true cosine from one sparse product, against the candidates."""
+    assert docs.weights is not None
+    n = len(docs)
+    unit, _ = verify.unit_rows(docs.weights)
+    products = sp.coo_array(sp.triu(unit @ unit.T, k=1))
+    similar = products.data >= threshold - verify.THRESHOLD_TOLERANCE
+    similar_codes = np.sort(
+        products.row[similar].astype(np.int64) * n + products.col[similar].astype(np.int64)
+    )
+    candidate_codes = candidate_pairs[:, 0] * np.int64(n) + candidate_pairs[:, 1]
+    found = np.isin(similar_codes, candidate_codes)
+    missed_codes = similar_codes[~found]
+    missed = np.stack((missed_codes // n, missed_codes % n), axis=1)
+    n_similar = int(similar_codes.size)
+    n_found = int(found.sum())
+    return Audit(
+        similar_pairs=n_similar,
+        found=n_found,
+        recall=n_found / n_similar if n_similar else 1.0,
+        false_candidates=int(candidate_codes.size) - n_found,
+        missed=verify.score_pairs(
+            missed, docs.fingerprints, bits=docs.settings.bits, weights=docs.weights
+        ),
+    )

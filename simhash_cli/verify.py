@@ -1,0 +1,138 @@
+"""Candidate pairs -> scored pairs: Hamming distance, estimated cosine and true cosine.
+
+The estimate needs only the fingerprints: cos(pi * hamming / bits).  The true cosine needs the
+weighted vectors; it is computed for every candidate in chunks of sparse row products, so the
+cost is the candidates' non-zeros, never all pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from .errors import ParameterError
+from .fingerprint import hamming_rows, validate_bits
+
+__all__ = [
+    "ScoredPairs",
+    "Verify",
+    "cosine_pairs",
+    "estimate_cosine_rows",
+    "keep_mask",
+    "score_pairs",
+    "unit_rows",
+    "validate_threshold",
+]
+
+# A pair whose cosine rounds to within this of the threshold is at the threshold: two copies
+# of one document must not be lost because their cosine came out as 0.9999999999999998.
+THRESHOLD_TOLERANCE = 1e-9
+_CHUNK_PAIRS = 1 << 18
+
+
+class Verify(str, Enum):
+    """How candidates are checked against the threshold."""
+
+    EXACT = "exact"
+    """True cosine of the weighted vectors."""
+    ESTIMATE = "estimate"
+    """cos(pi * hamming / bits), from the fingerprints alone."""
+
+
+def validate_threshold(threshold: float) -> float:
+    """Return ``threshold`` if it is a cosine in [-1, 1], else raise ParameterError."""
+    if not -1.0 <= threshold <= 1.0:
+        raise ParameterError(f"threshold must be a cosine from -1 to 1, not {threshold}")
+    return float(threshold)
+
+
+def estimate_cosine_rows(hamming: NDArray[np.int64], bits: int) -> NDArray[np.float64]:
+    """cos(pi * hamming / bits), element-wise."""
+    result: NDArray[np.float64] = np.cos(np.pi * hamming.astype(np.float64) / bits)
+    return result
+
+
+def unit_rows(weights: sp.csr_array) -> tuple[sp.csr_array, NDArray[np.bool_]]:
+    """Rows scaled to unit L2 norm, and which rows had a norm at all (all-zero rows stay 0)."""
+    csr = sp.csr_array(weights, dtype=np.float64)
+    csr.sum_duplicates()
+    norms = np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
+    has_norm = norms > 0
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=has_norm)
+    return sp.csr_array(sp.diags_array(scale) @ csr), has_norm
+
+
+def cosine_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
+    """True cosine of rows i and j of ``weights`` for each pair (NaN where a row is all zero).
+
+    Args:
+        weights: (n_docs, n_features) CSR.
+        pairs: (k, 2) int64 row indices.
+
+    Returns:
+        float64 (k,), clipped to [-1, 1].
+    """
+    unit, has_norm = unit_rows(weights)
+    out = np.empty(pairs.shape[0], dtype=np.float64)
+    for lo in range(0, pairs.shape[0], _CHUNK_PAIRS):
+        chunk = pairs[lo : lo + _CHUNK_PAIRS]
+        dots = unit[chunk[:, 0]].multiply(unit[chunk[:, 1]]).sum(axis=1)
+        out[lo : lo + chunk.shape[0]] = np.asarray(dots).ravel()
+    out[~(has_norm[pairs[:, 0]] & has_norm[pairs[:, 1]])] = np.nan
+    return np.clip(out, -1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class ScoredPairs:
+    """Pairs with their scores, row k describing pair k.
+
+    Attributes:
+        pairs: (k, 2) int64, i < j.
+        hamming: (k,) int64.
+        estimated_cosine: (k,) float64.
+        cosine: (k,) float64 true cosine, NaN where not computed.
+    """
+
+    pairs: NDArray[np.int64]
+    hamming: NDArray[np.int64]
+    estimated_cosine: NDArray[np.float64]
+    cosine: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.pairs.shape[0])
+
+    def select(self, mask: NDArray[np.bool_]) -> ScoredPairs:
+        """The pairs where ``mask`` is True."""
+        return ScoredPairs(
+            self.pairs[mask], self.hamming[mask], self.estimated_cosine[mask], self.cosine[mask]
+        )
+
+
+def score_pairs(
+    pairs: NDArray[np.int64],
+    fingerprints: NDArray[np.uint64],
+    *,
+    bits: int,
+    weights: sp.csr_array | None = None,
+) -> ScoredPairs:
+    """Score pairs: Hamming and estimate always, true cosine when ``weights`` are given."""
+    bits = validate_bits(bits)
+    distances = hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]])
+    if weights is None:
+        cosine = np.full(pairs.shape[0], np.nan)
+    else:
+        cosine = cosine_pairs(weights, pairs)
+    return ScoredPairs(pairs, distances, estimate_cosine_rows(distances, bits), cosine)
+
+
+def keep_mask(scored: ScoredPairs, *, threshold: float, verify: Verify) -> NDArray[np.bool_]:
+    """Which pairs reach the threshold under the chosen verification (NaN never does)."""
+    threshold = validate_threshold(threshold)
+    values = scored.cosine if verify is Verify.EXACT else scored.estimated_cosine
+    with np.errstate(invalid="ignore"):
+        mask: NDArray[np.bool_] = values >= threshold - THRESHOLD_TOLERANCE
+    return mask

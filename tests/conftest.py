@@ -1,0 +1,31 @@
+"""Shared fixtures and hypothesis settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_corpus"
+
+
+@pytest.fixture
+def messy_dir(tmp_path: Path) -> Path:
+    """Text files among binary, empty and undecodable ones."""
+    (tmp_path / "a.txt").write_text("the quick brown fox jumps over the lazy dog " * 5)
+    (tmp_path / "b.txt").write_text("the quick brown fox jumps over the lazy dog " * 5 + "again")
+    (tmp_path / "c.txt").write_text("an entirely different note about tax forms and receipts")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200))
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "blank.txt").write_text("  \n\t ... !!! \n")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e recipe".encode("latin-1"))
+    return tmp_path

@@ -1,0 +1,251 @@
+"""Fingerprints: bit-identical to the reference implementation, scalar and matrix paths alike."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+import reference_impl as ref
+from simhash_cli import (
+    InputError,
+    ParameterError,
+    estimate_cosine,
+    feature_signs,
+    fingerprint,
+    fingerprint_matrix,
+    fnv1a,
+    from_hex,
+    from_mappings,
+    hamming,
+    hamming_rows,
+    to_hex,
+    to_int,
+)
+from simhash_cli.fingerprint import as_fingerprint_array, feature_hashes, from_int, reference_order
+
+VECTORS = json.loads(
+    (Path(__file__).parent / "reference" / "vectors.json").read_text(encoding="ascii")
+)
+
+# ---------------------------------------------------------------- derived by hand from the code
+
+
+def test_fnv1a_matches_published_fnv1a_32_vectors() -> None:
+    # ASCII code units equal bytes, so the published FNV-1a 32-bit test vectors apply.
+    assert fnv1a("") == 0x811C9DC5
+    assert fnv1a("a") == 0xE40C292C
+    assert fnv1a("foobar") == 0xBF9CF968
+
+
+def test_fnv1a_runs_over_utf16_code_units_not_utf8_bytes() -> None:
+    # 'é' is one code unit 0x00E9 (two UTF-8 bytes); one step of FNV-1a by hand:
+    assert fnv1a("é") == ((0x811C9DC5 ^ 0xE9) * 0x01000193) & 0xFFFFFFFF
+    # An astral character is two units (a surrogate pair), hashed one after the other.
+    h = 0x811C9DC5
+    for unit in (0xD83D, 0xDE00):
+        h = ((h ^ unit) * 0x01000193) & 0xFFFFFFFF
+    assert fnv1a("😀") == h
+
+
+def test_single_feature_fingerprint_is_its_first_xorshift_word() -> None:
+    # With one positive-weight feature every slot's sum is +w or -w, so the fingerprint is
+    # exactly the feature's sign bits: the first xorshift32 output seeded by fnv1a("cat:12345").
+    s = fnv1a("cat:12345")
+    s ^= (s << 13) & 0xFFFFFFFF
+    s ^= s >> 17
+    s ^= (s << 5) & 0xFFFFFFFF
+    assert fingerprint({"cat": 1}, bits=32, seed=12345) == s
+    assert fingerprint({"cat": 3.5}, bits=8, seed=12345) == s & 0xFF
+    # A negative weight flips every slot.
+    assert fingerprint({"cat": -1}, bits=32, seed=12345) == s ^ 0xFFFFFFFF
+
+
+def test_xorshift_seed_zero_becomes_one() -> None:
+    # The reference's `seed >>> 0 || 1`: state 1 gives 270369 as its first output.
+    signs = ref.xorshift32(0)
+    assert signs() == 270369
+    hashes = feature_hashes(["x"], seed=1)
+    assert hashes.dtype == np.uint32
+
+
+def test_empty_mapping_and_exact_ties_give_zero_bits() -> None:
+    assert fingerprint({}, bits=64) == 0
+    assert fingerprint({"a": 0.0, "b": 0}, bits=64) == 0
+    # The same feature's bits cancel exactly against an equal and opposite weight.
+    assert fingerprint({"x": 2.0, "1": 0.0}, bits=16) == fingerprint({"x": 2.0}, bits=16)
+
+
+# ---------------------------------------------------------------- against the reference
+
+
+@pytest.mark.parametrize("case", VECTORS, ids=[case["name"] for case in VECTORS])
+def test_reference_vectors(case: dict[str, Any]) -> None:
+    features = {key: weight for key, weight in case["features"]}
+    expected = int(case["expected"], 16)
+    assert fingerprint(features, bits=case["bits"], seed=case["seed"]) == expected
+    assert ref.fingerprint(features, case["bits"], case["seed"]) == expected
+
+
+def test_reference_vectors_through_the_matrix_path() -> None:
+    groups: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for case in VECTORS:
+        groups.setdefault((case["bits"], case["seed"]), []).append(case)
+    for (bits, seed), cases in groups.items():
+        weights, names = from_mappings({k: float(w) for k, w in c["features"]} for c in cases)
+        matrix = fingerprint_matrix(weights, names, bits=bits, seed=seed, batch_rows=3)
+        assert [to_int(row) for row in matrix] == [int(c["expected"], 16) for c in cases]
+
+
+def test_integer_like_keys_are_summed_first_as_javascript_iterates_them() -> None:
+    features = {"a": 1e16, "b": 1.0, "7": -1e16}
+    expected = ref.fingerprint(dict(features), 64, 12345)
+    assert reference_order(list(features)) == [2, 0, 1]
+    assert fingerprint(features, bits=64) == expected
+    # And the order matters: summed in insertion order the 1.0 is lost to rounding.
+    plain = np.cumsum(feature_signs(list(features), bits=64) * np.array([1e16, 1.0, -1e16])[:, None], axis=0)[-1]
+    assert int(sum(1 << i for i in range(64) if plain[i] > 0)) != expected
+
+
+def test_reference_order_only_lifts_canonical_array_indices() -> None:
+    keys = ["x", "10", "02", "2", "-1", "4294967295", "4294967294", "0", "١"]
+    assert [keys[i] for i in reference_order(keys)] == [
+        "0", "2", "10", "4294967294", "x", "02", "-1", "4294967295", "١",
+    ]
+
+
+weights_strategy = st.one_of(
+    st.integers(-5, 20),
+    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.1, 0.2, -0.3, 1e-300, -1e-300]),
+)
+mapping_strategy = st.dictionaries(st.text(max_size=6), weights_strategy, max_size=25)
+bits_strategy = st.sampled_from([8, 16, 24, 32, 40, 64, 72, 128, 200, 512])
+seed_strategy = st.one_of(st.sampled_from([0, 1, 12345, 2**32 - 1]), st.integers(0, 2**32 - 1))
+
+
+@given(features=mapping_strategy, bits=bits_strategy, seed=seed_strategy)
+def test_scalar_path_equals_transliterated_reference(
+    features: dict[str, float], bits: int, seed: int
+) -> None:
+    assert fingerprint(features, bits=bits, seed=seed) == ref.fingerprint(features, bits, seed)
+
+
+@given(docs=st.lists(mapping_strategy, min_size=1, max_size=12), bits=bits_strategy,
+       seed=seed_strategy, batch=st.integers(1, 5))
+def test_matrix_path_equals_scalar_path(
+    docs: list[dict[str, float]], bits: int, seed: int, batch: int
+) -> None:
+    weights, names = from_mappings({k: float(v) for k, v in d.items()} for d in docs)
+    matrix = fingerprint_matrix(weights, names, bits=bits, seed=seed, batch_rows=batch)
+    assert matrix.shape == (len(docs), (bits + 63) // 64)
+    assert matrix.dtype == np.uint64
+    assert [to_int(row) for row in matrix] == [fingerprint(d, bits=bits, seed=seed) for d in docs]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_random_vectors_against_the_javascript_reference_itself() -> None:
+    from reference.make_vectors import run_reference
+
+    rng = np.random.default_rng(7)
+    pool = ["the", "a", "é", "😀", "\udc00", ":", "", "12", "012", "x y", "ß", "日本"]
+    batch: list[dict[str, Any]] = []
+    for _ in range(300):
+        size = int(rng.integers(0, 40))
+        keys = {"".join(rng.choice(pool, size=int(rng.integers(1, 4)))) for _ in range(size)}
+        features = [[key, float(rng.normal()) if rng.random() < 0.5 else int(rng.integers(-3, 9))]
+                    for key in sorted(keys)]
+        batch.append({"features": features, "bits": int(rng.choice([8, 32, 64, 96, 256])),
+                      "seed": int(rng.integers(0, 2**32))})
+    expected = run_reference(batch)
+    for case, hex_value in zip(batch, expected):
+        mine = fingerprint(dict(case["features"]), bits=case["bits"], seed=case["seed"])
+        assert mine == int(hex_value, 16), case
+
+
+def test_a_very_long_feature_hashes_like_a_short_one() -> None:
+    long = "x" * 100_000
+    assert feature_hashes([long, "ab"], seed=3).tolist() == [
+        ref.fnv1a(long + ":3"), ref.fnv1a("ab:3"),
+    ]
+
+
+# ---------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("bits", [0, 7, 12, 4104, -8])
+def test_bad_bits_are_refused(bits: int) -> None:
+    with pytest.raises(ParameterError, match="bits must be a multiple of 8 from 8 to 4096"):
+        fingerprint({"a": 1}, bits=bits)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32])
+def test_bad_seed_is_refused(seed: int) -> None:
+    with pytest.raises(ParameterError, match="seed must be an integer from 0 to 4294967295"):
+        fingerprint({"a": 1}, seed=seed)
+
+
+@pytest.mark.parametrize("weight", [math.nan, math.inf, -math.inf, 10**400])
+def test_non_finite_weights_are_refused(weight: float) -> None:
+    with pytest.raises(InputError, match="finite"):
+        fingerprint({"a": 1, "b": weight})
+    with pytest.raises(InputError, match="finite"):
+        fingerprint_matrix(sp.csr_array(np.array([[1.0, math.nan]])), ["a", "b"])
+
+
+def test_bool_bits_and_non_numeric_weights_are_refused() -> None:
+    with pytest.raises(ParameterError):
+        fingerprint({"a": 1}, bits=True)
+    with pytest.raises(InputError):
+        fingerprint({"a": "heavy"})  # type: ignore[dict-item]
+
+
+# ---------------------------------------------------------------- the other core operations
+
+
+@given(a=st.integers(0, 2**64 - 1), b=st.integers(0, 2**64 - 1))
+def test_hamming_and_estimate_match_the_reference(a: int, b: int) -> None:
+    assert hamming(a, b) == ref.hamming_distance(a, b) == hamming(b, a)
+    assert estimate_cosine(a, b, 64) == ref.estimate_cosine(a, b, 64)
+    rows_a, rows_b = as_fingerprint_array([a], 64), as_fingerprint_array([b], 64)
+    assert hamming_rows(rows_a, rows_b).tolist() == [hamming(a, b)]
+
+
+def test_estimate_cosine_extremes() -> None:
+    assert estimate_cosine(0, 0, 32) == 1.0
+    assert estimate_cosine(0, 2**32 - 1, 32) == -1.0
+    assert estimate_cosine(0, 0xFFFF, 32) == pytest.approx(0.0, abs=1e-15)
+
+
+@given(value=st.integers(0, 2**200 - 1))
+def test_int_hex_and_word_round_trips(value: int) -> None:
+    assert to_int(from_int(value, 200)) == value
+    text = to_hex(value, 200)
+    assert len(text) == 50 and from_hex(text, 200) == value
+
+
+def test_hex_is_zero_padded_and_checked() -> None:
+    assert to_hex(1, 64) == "0000000000000001"
+    with pytest.raises(InputError, match="not 16 hex digits"):
+        from_hex("123", 64)
+    with pytest.raises(InputError):
+        from_int(1 << 64, 64)
+
+
+def test_fingerprint_array_accepts_ints_and_arrays() -> None:
+    ints = [1, 2**63, 5]
+    words = as_fingerprint_array(ints, 64)
+    assert words.shape == (3, 1)
+    assert np.array_equal(as_fingerprint_array(np.array(ints, dtype=np.uint64), 64), words)
+    with pytest.raises(ParameterError):
+        as_fingerprint_array(np.zeros((3, 2), dtype=np.uint64), 64)
+    with pytest.raises(InputError):
+        as_fingerprint_array(np.array([256], dtype=np.uint64), 8)
