@@ -1,12 +1,12 @@
 # Two commands set everything up on a fresh machine (Python 3.10+ with venv):
 #   make demo   creates .venv, installs simhash-cli, runs `simhash dedupe sample_corpus/`
-#   make test   the same install with the dev tools, then mypy and the whole test suite
+#   make test   the same install with the dev tools, then ruff, mypy and the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test typecheck unit clean
+.PHONY: demo test lint unit clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/simhash dedupe sample_corpus/
 
-typecheck: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check simhash_cli tests
+	$(BIN)/ruff format --check simhash_cli tests
 	$(BIN)/python -m mypy
 
 # pytest exits 5 when it collects no test: that is our failure, never a pass.
@@ -25,7 +27,7 @@ unit: $(STAMP)
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 
-test: typecheck unit
+test: lint unit
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis build *.egg-info

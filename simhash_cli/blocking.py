@@ -174,9 +174,7 @@ def candidates(
     return np.stack((codes // n, codes % n), axis=1)
 
 
-def candidate_probability(
-    cosine: ArrayLike, *, bits: int, blocks: int
-) -> NDArray[np.float64]:
+def candidate_probability(cosine: ArrayLike, *, bits: int, blocks: int) -> NDArray[np.float64]:
     """Probability that a pair with this true cosine becomes a candidate (the S-curve).
 
     Each fingerprint bit differs with p = arccos(cosine) / pi (Charikar), independently across

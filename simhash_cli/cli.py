@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from . import __version__, pipeline
 from .blocking import DEFAULT_BLOCKS
-from .corpus import STDIN
 from .errors import ExitCode, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
@@ -34,12 +33,10 @@ from .verify import Verify
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Failure(click.ClickException):
-    """A library error, shown as one ``Error: ...`` line with its own exit code."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+def _fail(ctx: click.Context, message: str, code: ExitCode) -> NoReturn:
+    """One ``Error: ...`` line on stderr, then exit with ``code``."""
+    click.echo(f"Error: {message}", err=True)
+    ctx.exit(code)
 
 
 class _Group(click.Group):
@@ -49,11 +46,11 @@ class _Group(click.Group):
         except SimhashError as exc:
             if ctx.params.get("traceback"):
                 raise
-            raise _Failure(str(exc), exc.exit_code) from None
+            _fail(ctx, str(exc), exc.exit_code)
         except KeyboardInterrupt:
             if ctx.params.get("traceback"):
                 raise
-            raise _Failure("interrupted", ExitCode.INTERRUPTED) from None
+            _fail(ctx, "interrupted", ExitCode.INTERRUPTED)
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, and keep Python's own flush at
             # exit from failing again on the closed pipe.
@@ -167,6 +164,7 @@ def _load(
     seed: int,
     tokenizer: TokenizerConfig,
     weighting: Weighting,
+    distinct: bool = True,
 ) -> pipeline.Corpus:
     if vectors is not None:
         if paths:
@@ -176,9 +174,7 @@ def _load(
                 "--vectors are fingerprinted exactly as given; "
                 "--ngram, --char-ngrams and --weighting apply to text"
             )
-        return pipeline.corpus_from_vectors(
-            vectors, bits=bits, seed=seed, on_event=messages.event
-        )
+        return pipeline.corpus_from_vectors(vectors, bits=bits, seed=seed, on_event=messages.event)
     if not paths:
         raise click.UsageError("no input: give PATH... (- for standard input) or --vectors FILE")
     with messages.progress("reading") as hooks:
@@ -191,6 +187,7 @@ def _load(
             on_event=messages.event,
             on_listed=hooks.on_listed,
             on_read=hooks.on_read,
+            distinct=distinct,
         )
 
 
@@ -287,6 +284,9 @@ def compare_command(
     Example:
       simhash compare --bits 32 sample_corpus/licence-mit.txt sample_corpus/licence-mit-acme.txt
     """
+    for path in (a, b):
+        if os.path.isdir(path):
+            raise click.UsageError(f"compare takes two files; {path} is a directory")
     messages = Messages(sys.stderr, quiet=quiet)
     docs = _load(
         messages,
@@ -296,6 +296,7 @@ def compare_command(
         seed=DEFAULT_SEED if seed is None else seed,
         tokenizer=_tokenizer(ngram, char_ngrams),
         weighting=Weighting(weighting),
+        distinct=False,
     )
     emit_comparison(pipeline.compare(docs), _format(fmt), sys.stdout)
 
@@ -378,8 +379,9 @@ def dedupe_command(
     """
     messages = Messages(sys.stderr, quiet=quiet)
     if fingerprints is not None:
-        docs = _load_fingerprints(fingerprints, paths, vectors, bits, seed, ngram, char_ngrams,
-                                  weighting)
+        docs = _load_fingerprints(
+            fingerprints, paths, vectors, bits, seed, ngram, char_ngrams, weighting
+        )
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
     else:
         docs = _load(

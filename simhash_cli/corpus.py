@@ -16,11 +16,13 @@ Every skip and warning goes to the caller's ``on_event`` callback; nothing here 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -114,12 +116,13 @@ def check_paths_exist(paths: Sequence[str]) -> None:
             raise PathNotFoundError(f"no such file or directory: {path}")
 
 
-def list_files(paths: Sequence[str], on_event: OnEvent) -> list[str]:
+def list_files(paths: Sequence[str], on_event: OnEvent, *, distinct: bool = True) -> list[str]:
     """Expand directories recursively (sorted, symlinked directories not followed).
 
     Args:
         paths: files, directories and ``-``, as the user gave them.
         on_event: receives a Skipped for each file listed twice or not a regular file.
+        distinct: list a file reached twice only once (False for ``compare a a``).
 
     Returns:
         The files to read, in a deterministic order, each named as the user would write it.
@@ -138,7 +141,7 @@ def list_files(paths: Sequence[str], on_event: OnEvent) -> list[str]:
             on_event(Skipped(path, "not a regular file"))
             return
         key = (info.st_dev, info.st_ino)
-        if stat.S_ISREG(info.st_mode) and key in seen:
+        if distinct and stat.S_ISREG(info.st_mode) and key in seen:
             on_event(Skipped(path, f"same file as {seen[key]}"))
             return
         seen[key] = path
@@ -228,15 +231,25 @@ def read_documents(
             on_read()
 
 
-def _open_text(source: str) -> IO[str]:
+@contextmanager
+def _open_text(source: str) -> Iterator[IO[str]]:
+    """A UTF-8 text stream (a leading BOM dropped) over a file or stdin; stdin stays open."""
     if source == STDIN:
-        return open(sys.stdin.fileno(), encoding="utf-8-sig", errors="strict", closefd=False)
+        wrapper = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="strict")
+        try:
+            yield wrapper
+        finally:
+            wrapper.detach()
+        return
     try:
-        return open(source, encoding="utf-8-sig", errors="strict")
+        # Opened outside the with-block so that only opening errors are reported as such.
+        handle = open(source, encoding="utf-8-sig", errors="strict")  # noqa: SIM115
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file or directory: {source}") from None
     except OSError as exc:
         raise InputError(f"cannot read {source}: {_reason(exc)}") from None
+    with handle:
+        yield handle
 
 
 def _reject_constant(name: str) -> float:
@@ -266,7 +279,7 @@ def _record_id(where: str, lineno: int, value: Any) -> str:
         return f"{where}:{lineno}"
     raw = value["id"]
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-        raise InputError(f"{where}:{lineno}: \"id\" must be a string or an integer")
+        raise InputError(f'{where}:{lineno}: "id" must be a string or an integer')
     return str(raw)
 
 
@@ -298,9 +311,7 @@ def read_vectors(source: str) -> Iterator[VectorRecord]:
             raise InputError(
                 f'{where}:{lineno}: expected {{"id": ..., "features": {{feature: weight}}}}'
             )
-        features = {
-            key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()
-        }
+        features = {key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()}
         yield VectorRecord(_record_id(where, lineno, value), features)
 
 

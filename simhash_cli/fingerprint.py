@@ -379,7 +379,8 @@ def hamming(a: int, b: int) -> int:
 def hamming_rows(a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.int64]:
     """Row-wise Hamming distance of two (n, n_words) uint64 arrays -> int64 (n,)."""
     counts = np.bitwise_count(np.bitwise_xor(a, b))
-    return counts.sum(axis=-1, dtype=np.int64)
+    distances: NDArray[np.int64] = counts.sum(axis=-1, dtype=np.int64)
+    return distances
 
 
 def estimate_cosine(a: int, b: int, bits: int) -> float:

@@ -85,7 +85,9 @@ def fingerprint_records(docs: Corpus) -> list[Record]:
             "features": int(count),
             **settings,
         }
-        for doc_id, row, count in zip(docs.ids, docs.fingerprints, docs.n_features.tolist())
+        for doc_id, row, count in zip(
+            docs.ids, docs.fingerprints, docs.n_features.tolist(), strict=True
+        )
     ]
 
 
@@ -127,6 +129,7 @@ def pair_records(result: DedupeResult) -> list[Record]:
             pairs.hamming.tolist(),
             pairs.estimated_cosine.tolist(),
             pairs.cosine.tolist(),
+            strict=True,
         )
     ]
 
@@ -180,6 +183,7 @@ def summary_record(result: DedupeResult) -> Record:
                     audit.missed.pairs.tolist(),
                     audit.missed.hamming.tolist(),
                     audit.missed.cosine.tolist(),
+                    strict=True,
                 )
             ],
         },
@@ -198,22 +202,29 @@ def dedupe_document(result: DedupeResult) -> Record:
 # ---------------------------------------------------------------------------- writers
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+# Characters that some line readers (Python's str.splitlines, editors) take as line breaks.
+# JSON allows them raw inside strings; escaped, every JSON Lines record stays on one line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _json(value: Any, *, indent: int | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent).translate(
+        _LINE_BREAKS
+    )
 
 
 def _write_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
     """json / jsonl / csv writer shared by every command."""
     if fmt is Format.JSON:
-        out.write(json.dumps(list(records), ensure_ascii=False, allow_nan=False, indent=2))
-        out.write("\n")
+        out.write(_json(list(records), indent=2) + "\n")
     elif fmt is Format.JSONL:
         for record in records:
             out.write(_json(record) + "\n")
     elif fmt is Format.CSV:
         if not records:
             return
-        writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\n")
+        # RFC 4180 line ends: the csv module then quotes any field holding \r or \n.
+        writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\r\n")
         writer.writeheader()
         for record in records:
             writer.writerow({k: "" if v is None else v for k, v in record.items()})
@@ -238,9 +249,7 @@ def emit_fingerprints(docs: Corpus, fmt: Format, out: IO[str]) -> None:
         _write_records(records, fmt, out)
         return
     s = docs.settings
-    table = Table(
-        title=f"{len(records)} fingerprints ({s.describe()})", title_justify="left"
-    )
+    table = Table(title=f"{len(records)} fingerprints ({s.describe()})", title_justify="left")
     table.add_column("id", overflow="fold")
     table.add_column("fingerprint", no_wrap=True)
     table.add_column("features", justify="right")
@@ -271,7 +280,7 @@ def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash compare`` output; in a table, both fingerprints bit by bit."""
     record = comparison_record(comparison)
     if fmt is Format.JSON:
-        out.write(json.dumps(record, ensure_ascii=False, allow_nan=False, indent=2) + "\n")
+        out.write(_json(record, indent=2) + "\n")
         return
     if fmt is not Format.TABLE:
         _write_records([record], fmt, out)
@@ -308,10 +317,7 @@ def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
 def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters)."""
     if fmt is Format.JSON:
-        out.write(
-            json.dumps(dedupe_document(result), ensure_ascii=False, allow_nan=False, indent=2)
-        )
-        out.write("\n")
+        out.write(_json(dedupe_document(result), indent=2) + "\n")
         return
     pairs = pair_records(result)
     if fmt is not Format.TABLE:
@@ -321,8 +327,14 @@ def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
     pair_table = Table(
         title=f"{len(pairs)} near-duplicate pairs", title_justify="left", box=box.SIMPLE_HEAD
     )
-    for name, justify in (("cluster", "right"), ("a", "left"), ("b", "left"),
-                          ("hamming", "right"), ("est. cosine", "right"), ("cosine", "right")):
+    for name, justify in (
+        ("cluster", "right"),
+        ("a", "left"),
+        ("b", "left"),
+        ("hamming", "right"),
+        ("est. cosine", "right"),
+        ("cosine", "right"),
+    ):
         pair_table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for pair in pairs:
         pair_table.add_row(

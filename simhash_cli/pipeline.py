@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from . import blocking, cluster, corpus, vectorize, verify
+from .errors import InputError, ParameterError, SettingsMismatchError
 from .fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
@@ -19,7 +20,6 @@ from .fingerprint import (
     validate_bits,
     validate_seed,
 )
-from .errors import InputError, ParameterError, SettingsMismatchError
 from .tokenizer import TokenizerConfig
 from .verify import ScoredPairs, Verify
 
@@ -117,9 +117,7 @@ def _from_weights(
         weights = sp.csr_array(weights[keep])
         ids = [ids[row] for row in keep.tolist()]
         n_features = n_features[keep]
-    fingerprints = fingerprint_matrix(
-        weights, features, bits=settings.bits, seed=settings.seed
-    )
+    fingerprints = fingerprint_matrix(weights, features, bits=settings.bits, seed=settings.seed)
     return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped)
 
 
@@ -133,6 +131,7 @@ def corpus_from_paths(
     on_event: corpus.OnEvent = lambda event: None,
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
+    distinct: bool = True,
 ) -> Corpus:
     """Read files, directories and ``-``; tokenize, weight and fingerprint every text.
 
@@ -145,6 +144,7 @@ def corpus_from_paths(
         on_event: receives every Skipped and Warned event as it happens.
         on_listed: called once with the number of files to read (for progress).
         on_read: called once per file read (for progress).
+        distinct: read a file reached twice only once (hard links, a path given twice).
 
     Raises:
         PathNotFoundError: a path does not exist.
@@ -159,7 +159,7 @@ def corpus_from_paths(
     )
     skipped: list[corpus.Skipped] = []
     handle = _collecting(on_event, skipped)
-    files = corpus.list_files(paths, handle)
+    files = corpus.list_files(paths, handle, distinct=distinct)
     if on_listed is not None:
         on_listed(len(files))
     ids: list[str] = []
@@ -212,9 +212,7 @@ def corpus_from_fingerprints(source: str) -> Corpus:
                 f"fingerprints made with different settings cannot be compared: "
                 f"{first.id!r} has {settings.describe()}, {record.id!r} has {other.describe()}"
             )
-    fingerprints = np.stack(
-        [from_int(record.fingerprint, settings.bits) for record in records]
-    )
+    fingerprints = np.stack([from_int(record.fingerprint, settings.bits) for record in records])
     n_features = np.array([record.features for record in records], dtype=np.int64)
     return Corpus([record.id for record in records], fingerprints, n_features, settings)
 
@@ -347,9 +345,7 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     scored = verify.score_pairs(
         pairs, docs.fingerprints, bits=bits, weights=docs.weights if exact else None
     )
-    kept = scored.select(
-        verify.keep_mask(scored, threshold=config.threshold, verify=config.verify)
-    )
+    kept = scored.select(verify.keep_mask(scored, threshold=config.threshold, verify=config.verify))
     expected = float(
         blocking.candidate_probability(config.threshold, bits=bits, blocks=config.blocks)
     )

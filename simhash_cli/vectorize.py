@@ -13,7 +13,6 @@ from enum import Enum
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 from sklearn.feature_extraction.text import TfidfTransformer
 
 from .fingerprint import reference_order
@@ -94,7 +93,7 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
     Returns:
         A new float64 CSR of the same shape and sparsity.
     """
-    weights = counts.copy()
+    weights: sp.csr_array = sp.csr_array(counts, copy=True)
     data = weights.data
     if weighting is Weighting.BINARY:
         data[:] = 1.0
@@ -148,10 +147,8 @@ def from_mappings(
     return weights, list(vocabulary)
 
 
-def row_mapping(
-    weights: sp.csr_array, features: Sequence[str], row: int
-) -> dict[str, float]:
+def row_mapping(weights: sp.csr_array, features: Sequence[str], row: int) -> dict[str, float]:
     """Row ``row`` of a weight matrix as {feature: weight}, in stored (reference) order."""
     start, stop = int(weights.indptr[row]), int(weights.indptr[row + 1])
-    columns: NDArray[np.int64] = weights.indices[start:stop]
-    return {features[c]: float(w) for c, w in zip(columns.tolist(), weights.data[start:stop])}
+    columns: list[int] = weights.indices[start:stop].tolist()
+    return {features[c]: float(w) for c, w in zip(columns, weights.data[start:stop], strict=True)}

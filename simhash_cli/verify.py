@@ -58,7 +58,7 @@ def estimate_cosine_rows(hamming: NDArray[np.int64], bits: int) -> NDArray[np.fl
 
 def unit_rows(weights: sp.csr_array) -> tuple[sp.csr_array, NDArray[np.bool_]]:
     """Rows scaled to unit L2 norm, and which rows had a norm at all (all-zero rows stay 0)."""
-    csr = sp.csr_array(weights, dtype=np.float64)
+    csr = sp.csr_array(weights).astype(np.float64)
     csr.sum_duplicates()
     norms = np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
     has_norm = norms > 0
@@ -122,10 +122,7 @@ def score_pairs(
     """Score pairs: Hamming and estimate always, true cosine when ``weights`` are given."""
     bits = validate_bits(bits)
     distances = hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]])
-    if weights is None:
-        cosine = np.full(pairs.shape[0], np.nan)
-    else:
-        cosine = cosine_pairs(weights, pairs)
+    cosine = np.full(pairs.shape[0], np.nan) if weights is None else cosine_pairs(weights, pairs)
     return ScoredPairs(pairs, distances, estimate_cosine_rows(distances, bits), cosine)
 
 

@@ -55,6 +55,7 @@ def feature_bits(feature: str, seed: int, b: int) -> list[int]:
 
 def object_entries(vec: Mapping[str, float]) -> list[tuple[str, float]]:
     """Object.entries order: array-index keys ascending, then the rest in insertion order."""
+
     def is_index(key: str) -> bool:
         return bool(re.fullmatch(r"0|[1-9][0-9]*", key)) and int(key) <= 2**32 - 2
 

@@ -14,7 +14,6 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-import reference_impl as ref
 from simhash_cli import (
     InputError,
     ParameterError,
@@ -31,6 +30,8 @@ from simhash_cli import (
     to_int,
 )
 from simhash_cli.fingerprint import as_fingerprint_array, feature_hashes, from_int, reference_order
+
+import reference_impl as ref
 
 VECTORS = json.loads(
     (Path(__file__).parent / "reference" / "vectors.json").read_text(encoding="ascii")
@@ -111,14 +112,24 @@ def test_integer_like_keys_are_summed_first_as_javascript_iterates_them() -> Non
     assert reference_order(list(features)) == [2, 0, 1]
     assert fingerprint(features, bits=64) == expected
     # And the order matters: summed in insertion order the 1.0 is lost to rounding.
-    plain = np.cumsum(feature_signs(list(features), bits=64) * np.array([1e16, 1.0, -1e16])[:, None], axis=0)[-1]
+    plain = np.cumsum(
+        feature_signs(list(features), bits=64) * np.array([1e16, 1.0, -1e16])[:, None], axis=0
+    )[-1]
     assert int(sum(1 << i for i in range(64) if plain[i] > 0)) != expected
 
 
 def test_reference_order_only_lifts_canonical_array_indices() -> None:
     keys = ["x", "10", "02", "2", "-1", "4294967295", "4294967294", "0", "١"]
     assert [keys[i] for i in reference_order(keys)] == [
-        "0", "2", "10", "4294967294", "x", "02", "-1", "4294967295", "١",
+        "0",
+        "2",
+        "10",
+        "4294967294",
+        "x",
+        "02",
+        "-1",
+        "4294967295",
+        "١",
     ]
 
 
@@ -139,8 +150,12 @@ def test_scalar_path_equals_transliterated_reference(
     assert fingerprint(features, bits=bits, seed=seed) == ref.fingerprint(features, bits, seed)
 
 
-@given(docs=st.lists(mapping_strategy, min_size=1, max_size=12), bits=bits_strategy,
-       seed=seed_strategy, batch=st.integers(1, 5))
+@given(
+    docs=st.lists(mapping_strategy, min_size=1, max_size=12),
+    bits=bits_strategy,
+    seed=seed_strategy,
+    batch=st.integers(1, 5),
+)
 def test_matrix_path_equals_scalar_path(
     docs: list[dict[str, float]], bits: int, seed: int, batch: int
 ) -> None:
@@ -161,12 +176,19 @@ def test_random_vectors_against_the_javascript_reference_itself() -> None:
     for _ in range(300):
         size = int(rng.integers(0, 40))
         keys = {"".join(rng.choice(pool, size=int(rng.integers(1, 4)))) for _ in range(size)}
-        features = [[key, float(rng.normal()) if rng.random() < 0.5 else int(rng.integers(-3, 9))]
-                    for key in sorted(keys)]
-        batch.append({"features": features, "bits": int(rng.choice([8, 32, 64, 96, 256])),
-                      "seed": int(rng.integers(0, 2**32))})
+        features = [
+            [key, float(rng.normal()) if rng.random() < 0.5 else int(rng.integers(-3, 9))]
+            for key in sorted(keys)
+        ]
+        batch.append(
+            {
+                "features": features,
+                "bits": int(rng.choice([8, 32, 64, 96, 256])),
+                "seed": int(rng.integers(0, 2**32)),
+            }
+        )
     expected = run_reference(batch)
-    for case, hex_value in zip(batch, expected):
+    for case, hex_value in zip(batch, expected, strict=True):
         mine = fingerprint(dict(case["features"]), bits=case["bits"], seed=case["seed"])
         assert mine == int(hex_value, 16), case
 
@@ -174,7 +196,8 @@ def test_random_vectors_against_the_javascript_reference_itself() -> None:
 def test_a_very_long_feature_hashes_like_a_short_one() -> None:
     long = "x" * 100_000
     assert feature_hashes([long, "ab"], seed=3).tolist() == [
-        ref.fnv1a(long + ":3"), ref.fnv1a("ab:3"),
+        ref.fnv1a(long + ":3"),
+        ref.fnv1a("ab:3"),
     ]
 
 

@@ -24,38 +24,96 @@ def cases() -> list[dict[str, Any]]:
         {"name": "empty mapping", "features": [], "bits": 64, "seed": 12345},
         {"name": "one word", "features": [["cat", 1]], "bits": 32, "seed": 12345},
         {"name": "empty-string feature", "features": [["", 2]], "bits": 64, "seed": 12345},
-        {"name": "colon and spaces", "features": [["a:b", 1], ["a b", 2], [":", 1], [" ", 3]],
-         "bits": 64, "seed": 7},
-        {"name": "non-ASCII", "features": [["naïve", 1], ["日本語", 2], ["Ωmega", 1]],
-         "bits": 64, "seed": 12345},
-        {"name": "astral (surrogate pairs)", "features": [["😀", 1], ["𝔘𝔫𝔦", 2], ["a😀b", 1]],
-         "bits": 128, "seed": 12345},
-        {"name": "lone surrogates", "features": [["\ud800", 1], ["x\udfff", 2]],
-         "bits": 64, "seed": 12345},
+        {
+            "name": "colon and spaces",
+            "features": [["a:b", 1], ["a b", 2], [":", 1], [" ", 3]],
+            "bits": 64,
+            "seed": 7,
+        },
+        {
+            "name": "non-ASCII",
+            "features": [["naïve", 1], ["日本語", 2], ["Ωmega", 1]],
+            "bits": 64,
+            "seed": 12345,
+        },
+        {
+            "name": "astral (surrogate pairs)",
+            "features": [["😀", 1], ["𝔘𝔫𝔦", 2], ["a😀b", 1]],
+            "bits": 128,
+            "seed": 12345,
+        },
+        {
+            "name": "lone surrogates",
+            "features": [["\ud800", 1], ["x\udfff", 2]],
+            "bits": 64,
+            "seed": 12345,
+        },
         {"name": "zero weights only", "features": [["a", 0], ["b", 0]], "bits": 64, "seed": 1},
-        {"name": "negative weights", "features": [["a", -1], ["b", -2.5], ["c", 1]],
-         "bits": 64, "seed": 12345},
-        {"name": "exact cancellation", "features": [["a", 1], ["a ", 1], ["b", -1]],
-         "bits": 64, "seed": 12345},
-        {"name": "same weight twice cancels", "features": [["x", 0.5], ["y", 0.5]],
-         "bits": 16, "seed": 99},
-        {"name": "float sums near zero", "features": [["a", 0.1], ["b", 0.2], ["c", -0.3]],
-         "bits": 256, "seed": 12345},
-        {"name": "integer-like keys go first", "features": [["a", 1e16], ["b", 1.0], ["7", -1e16]],
-         "bits": 64, "seed": 12345},
-        {"name": "integer-like key order", "features": [["10", 0.1], ["2", 0.7], ["02", -0.3],
-                                                        ["x", -0.5], ["4294967294", 0.2],
-                                                        ["4294967295", -0.2], ["-1", 0.1]],
-         "bits": 128, "seed": 12345},
+        {
+            "name": "negative weights",
+            "features": [["a", -1], ["b", -2.5], ["c", 1]],
+            "bits": 64,
+            "seed": 12345,
+        },
+        {
+            "name": "exact cancellation",
+            "features": [["a", 1], ["a ", 1], ["b", -1]],
+            "bits": 64,
+            "seed": 12345,
+        },
+        {
+            "name": "same weight twice cancels",
+            "features": [["x", 0.5], ["y", 0.5]],
+            "bits": 16,
+            "seed": 99,
+        },
+        {
+            "name": "float sums near zero",
+            "features": [["a", 0.1], ["b", 0.2], ["c", -0.3]],
+            "bits": 256,
+            "seed": 12345,
+        },
+        {
+            "name": "integer-like keys go first",
+            "features": [["a", 1e16], ["b", 1.0], ["7", -1e16]],
+            "bits": 64,
+            "seed": 12345,
+        },
+        {
+            "name": "integer-like key order",
+            "features": [
+                ["10", 0.1],
+                ["2", 0.7],
+                ["02", -0.3],
+                ["x", -0.5],
+                ["4294967294", 0.2],
+                ["4294967295", -0.2],
+                ["-1", 0.1],
+            ],
+            "bits": 128,
+            "seed": 12345,
+        },
         {"name": "seed 0", "features": [["cat", 2], ["dog", 1]], "bits": 64, "seed": 0},
-        {"name": "seed 2^32-1", "features": [["cat", 2], ["dog", 1]], "bits": 64,
-         "seed": 4294967295},
+        {
+            "name": "seed 2^32-1",
+            "features": [["cat", 2], ["dog", 1]],
+            "bits": 64,
+            "seed": 4294967295,
+        },
         {"name": "bits 8", "features": [["cat", 2], ["dog", 1]], "bits": 8, "seed": 12345},
         {"name": "bits 40", "features": [["cat", 2], ["dog", 1]], "bits": 40, "seed": 12345},
-        {"name": "bits 4096", "features": [["cat", 2], ["dog", 1], ["bird", 0.5]],
-         "bits": 4096, "seed": 12345},
-        {"name": "tiny and huge weights", "features": [["a", 5e-324], ["b", 1.7976931348623157e308]],
-         "bits": 64, "seed": 12345},
+        {
+            "name": "bits 4096",
+            "features": [["cat", 2], ["dog", 1], ["bird", 0.5]],
+            "bits": 4096,
+            "seed": 12345,
+        },
+        {
+            "name": "tiny and huge weights",
+            "features": [["a", 5e-324], ["b", 1.7976931348623157e308]],
+            "bits": 64,
+            "seed": 12345,
+        },
     ]
     rng = random.Random(20261130)
     alphabet = ["a", "b", "é", "ß", "😀", "\ud83d", ":", " ", "1", "0", "7", "-", "日", ""]
@@ -63,16 +121,24 @@ def cases() -> list[dict[str, Any]]:
         features: dict[str, float] = {}
         for _ in range(rng.randint(0, 30)):
             key = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 5)))
-            features[key] = rng.choice([
-                rng.randint(1, 9), rng.randint(-3, 3), rng.uniform(-1, 1), rng.uniform(-1e-12, 1e-12),
-                rng.choice([0.1, 0.2, 0.3, -0.1, -0.2, -0.3, 1 / 3]), rng.lognormvariate(0, 2),
-            ])
-        fixed.append({
-            "name": f"random {n}",
-            "features": [[k, v] for k, v in features.items()],
-            "bits": rng.choice([8, 16, 24, 32, 48, 64, 72, 96, 128, 256, 512]),
-            "seed": rng.choice([0, 1, 12345, 4294967295, rng.randrange(2**32)]),
-        })
+            features[key] = rng.choice(
+                [
+                    rng.randint(1, 9),
+                    rng.randint(-3, 3),
+                    rng.uniform(-1, 1),
+                    rng.uniform(-1e-12, 1e-12),
+                    rng.choice([0.1, 0.2, 0.3, -0.1, -0.2, -0.3, 1 / 3]),
+                    rng.lognormvariate(0, 2),
+                ]
+            )
+        fixed.append(
+            {
+                "name": f"random {n}",
+                "features": [[k, v] for k, v in features.items()],
+                "bits": rng.choice([8, 16, 24, 32, 48, 64, 72, 96, 128, 256, 512]),
+                "seed": rng.choice([0, 1, 12345, 4294967295, rng.randrange(2**32)]),
+            }
+        )
     return fixed
 
 
@@ -91,7 +157,7 @@ def run_reference(batch: list[dict[str, Any]]) -> list[str]:
 
 def main() -> None:
     batch = cases()
-    for case, expected in zip(batch, run_reference(batch)):
+    for case, expected in zip(batch, run_reference(batch), strict=True):
         case["expected"] = expected
     lines = ",\n".join(json.dumps(case) for case in batch)
     (HERE / "vectors.json").write_text(f"[\n{lines}\n]\n", encoding="ascii")

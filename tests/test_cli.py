@@ -1,0 +1,377 @@
+"""The command line, end to end through click's CliRunner (and a real process where it matters)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from simhash_cli import fingerprint, tokenize
+from simhash_cli.cli import main
+from simhash_cli.errors import ExitCode
+
+from conftest import SAMPLE
+
+FINGERPRINT_KEYS = {"id", "fingerprint", "bits", "seed", "features", "tokenizer", "weighting"}
+PAIR_KEYS = {"a", "b", "hamming", "estimated_cosine", "cosine", "cluster"}
+
+
+def run(*args: str, input: str | bytes | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def jsonl(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+# ---------------------------------------------------------------- help and version
+
+
+@pytest.mark.parametrize("command", [[], ["fingerprint"], ["compare"], ["dedupe"]])
+def test_help(command: list[str]) -> None:
+    result = run(*command, "--help")
+    assert result.exit_code == 0
+    assert "Usage: " in result.stdout
+    assert "Example" in result.stdout
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("simhash, version ")
+
+
+def test_python_dash_m() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "simhash_cli", "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "Usage: simhash" in done.stdout
+
+
+# ---------------------------------------------------------------- fingerprint
+
+
+def test_fingerprint_jsonl_by_default_when_piped() -> None:
+    result = run("fingerprint", str(SAMPLE))
+    assert result.exit_code == 0, result.stderr
+    records = jsonl(result.stdout)
+    assert len(records) == 8
+    assert all(set(r) == FINGERPRINT_KEYS for r in records)
+    assert [r["id"] for r in records] == sorted(r["id"] for r in records)
+    first = records[0]
+    assert first["bits"] == 64 and first["seed"] == 12345
+    assert first["tokenizer"] == "word" and first["weighting"] == "tf"
+    text = Path(first["id"]).read_text(encoding="utf-8")
+    counts: dict[str, float] = {}
+    for token in tokenize(text):
+        counts[token] = counts.get(token, 0) + 1
+    assert int(first["fingerprint"], 16) == fingerprint(counts, bits=64, seed=12345)
+    assert first["features"] == len(counts)
+    assert "fingerprinted 8 documents" in result.stderr
+
+
+def test_fingerprint_ids_are_paths_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.txt").write_text("hello world")
+    monkeypatch.chdir(tmp_path)
+    assert jsonl(run("fingerprint", "d/").stdout)[0]["id"] == "d/x.txt"
+    assert jsonl(run("fingerprint", "d").stdout)[0]["id"] == "d/x.txt"
+    assert jsonl(run("fingerprint", "d/x.txt").stdout)[0]["id"] == "d/x.txt"
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv", "table"])
+def test_fingerprint_every_format(fmt: str) -> None:
+    result = run("fingerprint", "-f", fmt, "--bits", "128", "--seed", "7", str(SAMPLE))
+    assert result.exit_code == 0, result.stderr
+    reference = jsonl(run("fingerprint", "--bits", "128", "--seed", "7", str(SAMPLE)).stdout)
+    if fmt == "json":
+        assert json.loads(result.stdout) == reference
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(result.stdout)))
+        assert [r["fingerprint"] for r in rows] == [r["fingerprint"] for r in reference]
+        assert set(rows[0]) == FINGERPRINT_KEYS
+    elif fmt == "table":
+        assert all(r["fingerprint"] in result.stdout for r in reference)
+    assert all(len(r["fingerprint"]) == 32 for r in reference)
+
+
+def test_fingerprint_stdin() -> None:
+    result = run("fingerprint", "-", input="The cat sat. The cat!")
+    record = jsonl(result.stdout)[0]
+    assert record["id"] == "-"
+    assert int(record["fingerprint"], 16) == fingerprint({"the": 2, "cat": 2, "sat": 1})
+
+
+def test_fingerprint_vectors_exactly_as_given() -> None:
+    lines = [
+        '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5, "10": -0.25}}',
+        '{"id": "u2", "features": {"😀": 1e-3}}',
+    ]
+    result = run("fingerprint", "--vectors", "-", "--bits", "32", input="\n".join(lines))
+    assert result.exit_code == 0, result.stderr
+    records = jsonl(result.stdout)
+    assert records[0]["fingerprint"] == format(
+        fingerprint({"jazz": 3, "vinyl": 1.5, "10": -0.25}, bits=32), "08x"
+    )
+    assert records[1]["fingerprint"] == format(fingerprint({"😀": 1e-3}, bits=32), "08x")
+    assert records[0]["tokenizer"] == "vectors" and records[0]["weighting"] == "given"
+
+
+def test_vectors_with_an_empty_feature_object_are_skipped_not_zero() -> None:
+    result = run("fingerprint", "--vectors", "-", input='{"id": "e", "features": {}}\n')
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert "warning: skipped e: empty (no tokens)" in result.stderr
+
+
+def test_bad_vectors_line_is_one_line_error() -> None:
+    result = run("fingerprint", "--vectors", "-", input='{"id": 1, "features": {"a": NaN}}\n')
+    assert result.exit_code == ExitCode.ERROR
+    assert (
+        result.stderr
+        == "Error: <stdin>:1: invalid JSON: NaN is not a number (weights must be finite)\n"
+    )
+    assert result.stdout == ""
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_missing_path_exits_2_before_any_work() -> None:
+    result = run("dedupe", str(SAMPLE), "nope.txt")
+    assert result.exit_code == ExitCode.USAGE
+    assert result.stderr == "Error: no such file or directory: nope.txt\n"
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["fingerprint"], "no input: give PATH... (- for standard input) or --vectors FILE"),
+        (["fingerprint", "--bits", "7", "x"], "bits must be a multiple of 8 from 8 to 4096, not 7"),
+        (["fingerprint", "--seed", "-1", "x"], "-1 is not in the range 0<=x<=4294967295"),
+        (["dedupe", "--blocks", "5", str(SAMPLE)], "blocks must divide bits (64) evenly, not 5"),
+        (["dedupe", "--threshold", "2", str(SAMPLE)], "2.0 is not in the range -1.0<=x<=1.0"),
+        (["dedupe", "--ngram", "2", "--char-ngrams", "3", str(SAMPLE)], "cannot be used together"),
+        (["fingerprint", "--vectors", "-", "--weighting", "tfidf"], "exactly as given"),
+        (["compare", str(SAMPLE), str(SAMPLE)], "is a directory"),
+        (["fingerprint", "-f", "xml", str(SAMPLE)], "'xml' is not one of"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.exit_code == ExitCode.USAGE
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_traceback_flag_shows_the_real_exception() -> None:
+    result = run("--traceback", "fingerprint", "nope")
+    assert result.exit_code == 1
+    assert type(result.exception).__name__ == "PathNotFoundError"
+
+
+def test_messy_directory_warns_and_goes_on(messy_dir: Path) -> None:
+    result = run("dedupe", "-f", "json", str(messy_dir))
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert sorted(warnings) == sorted(
+        [
+            f"warning: skipped {messy_dir}/blank.txt: empty (no tokens)",
+            f"warning: skipped {messy_dir}/empty.txt: empty (no tokens)",
+            f"warning: skipped {messy_dir}/image.png: binary (NUL bytes, no byte-order mark)",
+            f"warning: {messy_dir}/latin1.txt: bytes that are not valid text were replaced",
+        ]
+    )
+    assert out["summary"]["documents"] == 4
+    assert out["summary"]["skipped"] == 3
+    assert out["summary"]["skipped_by_reason"] == {"empty": 2, "binary": 1}
+    assert [(Path(p["a"]).name, Path(p["b"]).name) for p in out["pairs"]] == [("a.txt", "b.txt")]
+    assert "Traceback" not in result.stderr
+
+
+def test_quiet_silences_warnings_and_summary(messy_dir: Path) -> None:
+    result = run("dedupe", "-q", str(messy_dir))
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+# ---------------------------------------------------------------- compare
+
+
+def test_compare_json() -> None:
+    a, b = SAMPLE / "volcano-report.txt", SAMPLE / "volcano-report-wire.txt"
+    result = run("compare", "-f", "json", "--bits", "32", str(a), str(b))
+    assert result.exit_code == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert {"hamming", "bits", "estimated_cosine", "cosine"} <= set(record)
+    fa, fb = int(record["fingerprint_a"], 16), int(record["fingerprint_b"], 16)
+    assert record["hamming"] == (fa ^ fb).bit_count()
+    assert record["bits"] == 32 and 0.9 < record["cosine"] < 1.0
+
+
+def test_compare_a_file_with_itself() -> None:
+    path = str(SAMPLE / "chess-openings.txt")
+    record = jsonl(run("compare", path, path).stdout)[0]
+    assert record["hamming"] == 0 and record["cosine"] == pytest.approx(1.0)
+
+
+def test_compare_table_shows_both_fingerprints_bit_by_bit() -> None:
+    a, b = SAMPLE / "shipping-policy.txt", SAMPLE / "shipping-policy-revised.txt"
+    result = run("compare", "-f", "table", "--bits", "32", str(a), str(b))
+    assert result.exit_code == 0
+    record = json.loads(run("compare", "-f", "json", "--bits", "32", str(a), str(b)).stdout)
+    slots = "".join(str(int(record["fingerprint_a"], 16) >> i & 1) for i in range(16))
+    assert " ".join(slots[i : i + 4] for i in range(0, 16, 4)) in result.stdout
+    assert f"{record['hamming']} of 32 bits" in result.stdout
+
+
+def test_compare_with_a_binary_file_is_an_error(messy_dir: Path) -> None:
+    result = run("compare", str(messy_dir / "a.txt"), str(messy_dir / "image.png"))
+    assert result.exit_code == ExitCode.ERROR
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: compare needs two documents with features "
+        f"({messy_dir}/image.png: binary (NUL bytes, no byte-order mark))"
+    )
+
+
+# ---------------------------------------------------------------- dedupe
+
+
+def test_dedupe_json_document() -> None:
+    result = run("dedupe", "-f", "json", str(SAMPLE))
+    assert result.exit_code == 0
+    out = json.loads(result.stdout)
+    assert set(out) == {"pairs", "clusters", "summary"}
+    assert all(set(p) == PAIR_KEYS for p in out["pairs"])
+    summary = out["summary"]
+    for key in [
+        "documents",
+        "candidates",
+        "pairs",
+        "clusters",
+        "expected_recall",
+        "bits",
+        "seed",
+        "blocks",
+        "threshold",
+        "verify",
+    ]:
+        assert key in summary
+    assert summary["pairs"] == len(out["pairs"])
+    assert [c["size"] for c in out["clusters"]] == [3, 2]
+
+
+def test_dedupe_jsonl_is_one_pair_per_line_and_csv_matches() -> None:
+    lines = jsonl(run("dedupe", str(SAMPLE)).stdout)
+    rows = list(csv.DictReader(io.StringIO(run("dedupe", "-f", "csv", str(SAMPLE)).stdout)))
+    assert len(lines) == len(rows) == 4
+    assert [(r["a"], r["b"]) for r in rows] == [(p["a"], p["b"]) for p in lines]
+    assert [float(r["cosine"]) for r in rows] == [p["cosine"] for p in lines]
+
+
+def test_dedupe_estimate_leaves_cosine_null() -> None:
+    lines = jsonl(run("dedupe", "--verify", "estimate", "--threshold", "0.8", str(SAMPLE)).stdout)
+    assert lines and all(p["cosine"] is None for p in lines)
+    assert all(p["estimated_cosine"] >= 0.8 for p in lines)
+
+
+def test_dedupe_check_exit_codes(messy_dir: Path) -> None:
+    assert run("dedupe", "--check", str(SAMPLE)).exit_code == ExitCode.DUPLICATES_FOUND
+    alone = messy_dir / "c.txt"
+    assert run("dedupe", "--check", str(alone)).exit_code == ExitCode.OK
+
+
+def test_dedupe_fingerprints_round_trip(tmp_path: Path) -> None:
+    fps = run("fingerprint", str(SAMPLE)).stdout
+    via_file = run("dedupe", "--fingerprints", "-", "--threshold", "0.8", input=fps)
+    direct = run("dedupe", "--verify", "estimate", "--threshold", "0.8", str(SAMPLE))
+    assert via_file.exit_code == 0, via_file.stderr
+    assert via_file.stdout == direct.stdout
+    json_array = run("fingerprint", "-f", "json", str(SAMPLE)).stdout
+    assert run("dedupe", "--fingerprints", "-", input=json_array).exit_code == ExitCode.ERROR
+
+
+def test_dedupe_fingerprints_refuses_mixed_settings() -> None:
+    a = run("fingerprint", str(SAMPLE / "chess-openings.txt")).stdout
+    b = run("fingerprint", "--seed", "1", str(SAMPLE / "sourdough-bread.txt")).stdout
+    result = run("dedupe", "--fingerprints", "-", input=a + b)
+    assert result.exit_code == ExitCode.ERROR
+    assert result.stderr == (
+        "Error: fingerprints made with different settings cannot be compared: "
+        f"'{SAMPLE}/chess-openings.txt' has bits=64 seed=12345 tokenizer=word weighting=tf, "
+        f"'{SAMPLE}/sourdough-bread.txt' has bits=64 seed=1 tokenizer=word weighting=tf\n"
+    )
+
+
+def test_dedupe_fingerprints_refuses_exact_verification_and_other_bits() -> None:
+    fps = run("fingerprint", str(SAMPLE)).stdout
+    exact = run("dedupe", "--fingerprints", "-", "--verify", "exact", input=fps)
+    assert exact.exit_code == ExitCode.USAGE and "--verify estimate" in exact.stderr
+    bits = run("dedupe", "--fingerprints", "-", "--bits", "32", input=fps)
+    assert bits.exit_code == ExitCode.USAGE
+    assert "--bits 32 does not match the fingerprints' 64" in bits.stderr
+
+
+def test_dedupe_audit_reports_recall() -> None:
+    out = json.loads(run("dedupe", "--audit", "-f", "json", str(SAMPLE)).stdout)
+    audit = out["summary"]["audit"]
+    assert audit["similar_pairs"] == 4 and audit["found"] == 4 and audit["recall"] == 1.0
+    assert audit["missed"] == []
+
+
+def test_dedupe_low_recall_hint() -> None:
+    result = run("dedupe", str(SAMPLE))
+    assert "expected recall at cosine 0.9: 0.30" in result.stderr
+    assert "hint: recall is low; --blocks 16 reaches 0.95" in result.stderr
+
+
+def test_dedupe_of_vectors(tmp_path: Path) -> None:
+    lines = [
+        json.dumps(
+            {
+                "id": f"user{i}",
+                "features": {"jazz": 5, "rock": 1 + (i % 2) * 0.1, f"rare{i // 2}": 0.5},
+            }
+        )
+        for i in range(6)
+    ]
+    result = run(
+        "dedupe", "--vectors", "-", "--threshold", "0.95", "-f", "json", input="\n".join(lines)
+    )
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["summary"]["tokenizer"] == "vectors"
+    assert all(p["cosine"] >= 0.95 for p in out["pairs"])
+
+
+# ---------------------------------------------------------------- a real process
+
+
+def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
+    source = tmp_path / "many.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"id": i, "features": {f"w{i}": 1, "x": 2}}) + "\n" for i in range(20000)
+        )
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simhash_cli", "fingerprint", "--vectors", str(source)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == ExitCode.BROKEN_PIPE
+    assert json.loads(first)["id"] == "0"
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr

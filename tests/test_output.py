@@ -1,0 +1,112 @@
+"""Output: every format carries the same records; fingerprints survive a round trip."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
+from simhash_cli.corpus import Skipped, read_fingerprints
+from simhash_cli.output import (
+    Format,
+    Messages,
+    default_format,
+    emit_dedupe,
+    emit_fingerprints,
+    fingerprint_records,
+    pair_records,
+)
+from simhash_cli.pipeline import Corpus
+
+ids = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12)
+
+
+def make_corpus(tmp: Path, names: list[str], bits: int) -> Corpus:
+    source = tmp / "v.jsonl"
+    lines = [
+        json.dumps({"id": name, "features": {"shared": 5, f"own{i % 3}": 1}})
+        for i, name in enumerate(names)
+    ]
+    source.write_text("\n".join(lines), encoding="utf-8")
+    return corpus_from_vectors(str(source), bits=bits)
+
+
+def render(fmt: Format, emit: object, value: object) -> str:
+    out = io.StringIO()
+    emit(value, fmt, out)  # type: ignore[operator]
+    return out.getvalue()
+
+
+@given(names=st.lists(ids, min_size=1, max_size=6, unique=True), bits=st.sampled_from([8, 64, 136]))
+def test_fingerprint_formats_round_trip(
+    tmp_path_factory: object, names: list[str], bits: int
+) -> None:
+    tmp = tmp_path_factory.mktemp("o")  # type: ignore[attr-defined]
+    docs = make_corpus(tmp, names, bits)
+    records = fingerprint_records(docs)
+    as_json = json.loads(render(Format.JSON, emit_fingerprints, docs))
+    as_jsonl = [
+        json.loads(line) for line in render(Format.JSONL, emit_fingerprints, docs).splitlines()
+    ]
+    as_csv = list(csv.DictReader(io.StringIO(render(Format.CSV, emit_fingerprints, docs))))
+    assert as_json == as_jsonl == records
+    assert [r["id"] for r in as_csv] == [r["id"] for r in records]
+    assert [r["fingerprint"] for r in as_csv] == [r["fingerprint"] for r in records]
+    (tmp / "f.jsonl").write_text(render(Format.JSONL, emit_fingerprints, docs), encoding="utf-8")
+    back = list(read_fingerprints(str(tmp / "f.jsonl")))
+    assert [r.id for r in back] == [r["id"] for r in records]
+    assert [format(r.fingerprint, f"0{bits // 4}x") for r in back] == [
+        r["fingerprint"] for r in records
+    ]
+
+
+@given(names=st.lists(ids, min_size=2, max_size=6, unique=True))
+def test_dedupe_formats_agree(tmp_path_factory: object, names: list[str]) -> None:
+    tmp = tmp_path_factory.mktemp("o")  # type: ignore[attr-defined]
+    result = dedupe(make_corpus(tmp, names, 64), DedupeConfig(blocks=8, threshold=0.5))
+    pairs = pair_records(result)
+    document = json.loads(render(Format.JSON, emit_dedupe, result))
+    lines = [json.loads(line) for line in render(Format.JSONL, emit_dedupe, result).splitlines()]
+    rows = list(csv.DictReader(io.StringIO(render(Format.CSV, emit_dedupe, result))))
+    assert document["pairs"] == lines == pairs
+    assert [(r["a"], r["b"], int(r["hamming"])) for r in rows] == [
+        (p["a"], p["b"], p["hamming"]) for p in pairs
+    ]
+    assert document["summary"]["pairs"] == len(pairs)
+
+
+def test_null_cosine_in_json_and_empty_cell_in_csv(tmp_path: Path) -> None:
+    result = dedupe(
+        make_corpus(tmp_path, ["a", "b"], 64), DedupeConfig(verify=Verify.ESTIMATE, threshold=0.5)
+    )
+    assert json.loads(render(Format.JSON, emit_dedupe, result))["pairs"][0]["cosine"] is None
+    assert (
+        next(csv.DictReader(io.StringIO(render(Format.CSV, emit_dedupe, result))))["cosine"] == ""
+    )
+
+
+def test_paths_are_never_read_as_markup(tmp_path: Path) -> None:
+    docs = make_corpus(tmp_path, ["[bold]x[/bold]", "[red]"], 64)
+    table = render(Format.TABLE, emit_fingerprints, docs)
+    assert "[bold]x[/bold]" in table and "[red]" in table
+    err = io.StringIO()
+    Messages(err).event(docs.skipped[0] if docs.skipped else _skip("[bold]y"))
+    assert "[bold]y" in err.getvalue()
+
+
+def _skip(name: str) -> Skipped:
+    return Skipped(name, "empty (no tokens)")
+
+
+def test_default_format_follows_the_terminal() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert default_format(Tty()) is Format.TABLE
+    assert default_format(io.StringIO()) is Format.JSONL

@@ -1,0 +1,105 @@
+"""The pipeline API: corpus loading, compare, dedupe, audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simhash_cli import (
+    DedupeConfig,
+    ParameterError,
+    Verify,
+    Weighting,
+    compare,
+    corpus_from_paths,
+    corpus_from_vectors,
+    dedupe,
+)
+from simhash_cli.blocking import CandidateBudgetError
+from simhash_cli.corpus import Event, Skipped
+
+
+def test_corpus_from_paths_reports_and_drops_empty_documents(messy_dir: Path) -> None:
+    events: list[Event] = []
+    docs = corpus_from_paths([str(messy_dir)], on_event=events.append)
+    assert len(docs) == 4
+    assert docs.fingerprints.shape == (4, 1)
+    assert docs.weights is not None and docs.weights.shape[0] == 4
+    assert {s.reason for s in docs.skipped} == {
+        "empty (no tokens)",
+        "binary (NUL bytes, no byte-order mark)",
+    }
+    assert sum(isinstance(e, Skipped) for e in events) == 3
+
+
+def test_all_documents_empty(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("")
+    (tmp_path / "b").write_text("...")
+    docs = corpus_from_paths([str(tmp_path)])
+    assert len(docs) == 0 and len(docs.skipped) == 2
+    result = dedupe(docs)
+    assert len(result.pairs) == 0 and result.clusters == []
+
+
+def test_tfidf_and_shingles_change_fingerprints(tmp_path: Path) -> None:
+    for i, text in enumerate(["red fish blue fish", "red fish green fish", "one two three"]):
+        (tmp_path / f"{i}.txt").write_text(text)
+    tf = corpus_from_paths([str(tmp_path)])
+    tfidf = corpus_from_paths([str(tmp_path)], weighting=Weighting.TFIDF)
+    assert tfidf.settings.weighting == "tfidf"
+    assert not np.array_equal(tf.fingerprints, tfidf.fingerprints)
+
+
+def test_compare_pair(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("a b c d e f")
+    (tmp_path / "b").write_text("a b c d e g")
+    result = compare(corpus_from_paths([str(tmp_path / "a"), str(tmp_path / "b")], bits=256))
+    assert result.cosine == pytest.approx(5 / 6)
+    assert result.hamming == (result.fingerprint_a ^ result.fingerprint_b).bit_count()
+
+
+def test_exact_verification_needs_vectors(tmp_path: Path) -> None:
+    source = tmp_path / "v.jsonl"
+    source.write_text('{"id": "a", "features": {"x": 1}}\n{"id": "b", "features": {"x": 2}}\n')
+    docs = corpus_from_vectors(str(source))
+    result = dedupe(docs, DedupeConfig(threshold=0.99))
+    assert result.pairs.pairs.tolist() == [[0, 1]]
+    assert result.pairs.cosine.tolist() == pytest.approx([1.0])
+    docs.weights = None
+    with pytest.raises(ParameterError, match="exact verification and --audit need"):
+        dedupe(docs)
+    assert len(dedupe(docs, DedupeConfig(verify=Verify.ESTIMATE, threshold=0.99)).pairs) == 1
+
+
+def test_budget_is_enforced_through_the_pipeline(tmp_path: Path) -> None:
+    lines = "".join(json.dumps({"id": i, "features": {"same": 1}}) + "\n" for i in range(100))
+    (tmp_path / "v.jsonl").write_text(lines)
+    docs = corpus_from_vectors(str(tmp_path / "v.jsonl"))
+    with pytest.raises(CandidateBudgetError):
+        dedupe(docs, DedupeConfig(max_candidates=1000))
+    assert len(dedupe(docs).clusters) == 1
+
+
+def test_audit_counts_missed_and_false_candidates(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    base = {f"w{i}": float(rng.integers(1, 5)) for i in range(40)}
+    lines = []
+    for doc in range(30):
+        features = dict(base) if doc < 15 else {f"z{doc}_{i}": 1.0 for i in range(40)}
+        for key in rng.choice(list(features), size=6, replace=False):
+            features[str(key)] += float(rng.integers(0, 3))
+        lines.append(json.dumps({"id": doc, "features": features}))
+    (tmp_path / "v.jsonl").write_text("\n".join(lines))
+    docs = corpus_from_vectors(str(tmp_path / "v.jsonl"), bits=64)
+    result = dedupe(docs, DedupeConfig(blocks=1, threshold=0.9, audit=True))
+    audit = result.audit
+    assert audit is not None
+    assert audit.similar_pairs == 15 * 14 // 2
+    assert audit.found + len(audit.missed) == audit.similar_pairs
+    assert audit.recall == pytest.approx(audit.found / audit.similar_pairs)
+    assert np.all(audit.missed.cosine >= 0.9)
+    with pytest.raises(ParameterError, match="threshold above 0"):
+        dedupe(docs, DedupeConfig(threshold=0.0, audit=True))

@@ -1,0 +1,83 @@
+"""Vectorize: documents -> CSR weights whose rows fingerprint like the mappings they stand for."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from simhash_cli import TokenizerConfig, Weighting, fingerprint, fingerprint_matrix, vectorize
+from simhash_cli.fingerprint import to_int
+from simhash_cli.vectorize import count_matrix, from_mappings, row_mapping
+
+
+def test_counts_are_term_frequencies() -> None:
+    weights, names = vectorize(["the cat the hat", "dog"])
+    assert row_mapping(weights, names, 0) == {"cat": 1.0, "hat": 1.0, "the": 2.0}
+    assert row_mapping(weights, names, 1) == {"dog": 1.0}
+    assert weights.dtype == np.float64
+
+
+def test_columns_put_integer_like_features_first_like_javascript() -> None:
+    _, names = vectorize(["b 10 a 2 007"])
+    assert names == ["2", "10", "007", "a", "b"]
+
+
+@pytest.mark.parametrize("weighting", list(Weighting))
+def test_rows_fingerprint_like_their_mappings(weighting: Weighting) -> None:
+    texts = ["one 2 three 2 2 four", "four five 10 10 one", "x y z 3 3 1"]
+    weights, names = vectorize(texts, weighting=weighting)
+    matrix = fingerprint_matrix(weights, names, bits=128)
+    for row in range(len(texts)):
+        assert to_int(matrix[row]) == fingerprint(row_mapping(weights, names, row), bits=128)
+
+
+def test_weightings() -> None:
+    texts = ["a a a b", "a c"]
+    tf, names = vectorize(texts)
+    assert row_mapping(tf, names, 0) == {"a": 3.0, "b": 1.0}
+    binary, _ = vectorize(texts, weighting=Weighting.BINARY)
+    assert row_mapping(binary, names, 0) == {"a": 1.0, "b": 1.0}
+    log, _ = vectorize(texts, weighting=Weighting.LOG)
+    assert row_mapping(log, names, 0) == {"a": 1 + math.log(3), "b": 1.0}
+    tfidf, _ = vectorize(texts, weighting=Weighting.TFIDF)
+    # smooth idf: ln((1 + n) / (1 + df)) + 1 with n = 2
+    assert row_mapping(tfidf, names, 0) == pytest.approx(
+        {"a": 3 * (math.log(3 / 3) + 1), "b": 1 * (math.log(3 / 2) + 1)}
+    )
+
+
+def test_documents_without_tokens_are_empty_rows() -> None:
+    weights, names = vectorize(["", "  !!! ", "word"])
+    assert weights.shape == (3, 1) and names == ["word"]
+    assert np.diff(weights.indptr).tolist() == [0, 0, 1]
+
+
+def test_a_corpus_without_any_token_keeps_its_rows() -> None:
+    weights, names = count_matrix(iter(["", "..."]))
+    assert weights.shape == (2, 0) and names == []
+
+
+def test_shingles_through_the_vectorizer() -> None:
+    weights, names = vectorize(["a b c a b"], tokenizer=TokenizerConfig(ngram=2))
+    assert row_mapping(weights, names, 0) == {"a b": 2.0, "b c": 1.0, "c a": 1.0}
+
+
+def test_texts_are_consumed_once_as_a_stream() -> None:
+    consumed: list[str] = []
+
+    def texts() -> object:
+        for text in ["a", "b a"]:
+            consumed.append(text)
+            yield text
+
+    weights, _ = vectorize(texts())  # type: ignore[arg-type]
+    assert consumed == ["a", "b a"] and weights.shape[0] == 2
+
+
+def test_given_vectors_keep_their_reference_order() -> None:
+    weights, names = from_mappings([{"b": 0.5, "9": 1.0, "a": -2.0}, {}])
+    assert row_mapping(weights, names, 0) == {"9": 1.0, "b": 0.5, "a": -2.0}
+    assert list(row_mapping(weights, names, 0)) == ["9", "b", "a"]
+    assert weights.shape == (2, 3)

@@ -1,0 +1,52 @@
+"""Verification: Hamming, estimated cosine and true cosine of candidate pairs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
+from simhash_cli.fingerprint import as_fingerprint_array
+from simhash_cli.verify import keep_mask, validate_threshold
+
+
+def test_true_cosine_of_pairs() -> None:
+    weights = sp.csr_array(
+        np.array(
+            [[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [2.0, 2.0, 0.0], [-1.0, -1.0, 0.0]]
+        )
+    )
+    pairs = np.array([[0, 1], [0, 3], [0, 2], [0, 4]], dtype=np.int64)
+    cos = cosine_pairs(weights, pairs)
+    assert cos[0] == pytest.approx(1 / math.sqrt(2))
+    assert cos[1] == pytest.approx(1.0)
+    assert math.isnan(cos[2])  # an all-zero vector has no direction
+    assert cos[3] == pytest.approx(-1.0)
+
+
+def test_scores_and_threshold() -> None:
+    fps = as_fingerprint_array([0b0000, 0b0001, 0b1111_1111], 8)
+    pairs = np.array([[0, 1], [0, 2]], dtype=np.int64)
+    scored = score_pairs(pairs, fps, bits=8)
+    assert scored.hamming.tolist() == [1, 8]
+    assert scored.estimated_cosine.tolist() == pytest.approx([math.cos(math.pi / 8), -1.0])
+    assert np.isnan(scored.cosine).all()
+    keep = keep_mask(scored, threshold=0.9, verify=Verify.ESTIMATE)
+    assert keep.tolist() == [True, False]
+    # NaN (not computed) never passes exact verification.
+    assert keep_mask(scored, threshold=-1.0, verify=Verify.EXACT).tolist() == [False, False]
+
+
+def test_identical_documents_pass_a_threshold_of_one() -> None:
+    weights = sp.csr_array(np.array([[0.1, 0.7, 0.3], [0.1, 0.7, 0.3]]))
+    fps = as_fingerprint_array([3, 3], 64)
+    scored = score_pairs(np.array([[0, 1]], dtype=np.int64), fps, bits=64, weights=weights)
+    assert keep_mask(scored, threshold=1.0, verify=Verify.EXACT).tolist() == [True]
+
+
+def test_threshold_must_be_a_cosine() -> None:
+    with pytest.raises(ParameterError, match="threshold must be a cosine from -1 to 1"):
+        validate_threshold(1.5)
