@@ -331,13 +331,16 @@ def fingerprint_matrix(
     n_docs = csr.shape[0]
     out = np.zeros((n_docs, n_words(bits)), dtype=np.uint64)
     indptr = csr.indptr.astype(np.int64)
+    local_column = np.zeros(len(features), dtype=np.int64)
     for lo in range(0, n_docs, batch_rows):
         hi = min(lo + batch_rows, n_docs)
         start, stop = int(indptr[lo]), int(indptr[hi])
-        used, local = np.unique(csr.indices[start:stop], return_inverse=True)
+        columns = csr.indices[start:stop]
+        used = np.flatnonzero(np.bincount(columns, minlength=len(features)))
+        local_column[used] = np.arange(used.size)
         # Built from raw arrays (never column-sliced) so that each row keeps its entry order.
         batch = sp.csr_array(
-            (data[start:stop], local.astype(np.int64), indptr[lo : hi + 1] - start),
+            (data[start:stop], local_column[columns], indptr[lo : hi + 1] - start),
             shape=(hi - lo, used.size),
         )
         totals = batch @ _signs_from_hashes(hashes[used], bits)

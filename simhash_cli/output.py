@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -58,8 +59,18 @@ def default_format(stream: IO[str]) -> Format:
     return Format.TABLE if stream.isatty() else Format.JSONL
 
 
+# Cosines are written to 12 decimals: two copies of a document score 1.0, not
+# 0.9999999999999998, and nothing a threshold can tell apart is lost.
+COSINE_DECIMALS = 12
+
+
 def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
+    return None if math.isnan(value) else round(value, COSINE_DECIMALS)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 cluster``, ``2 clusters``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _settings_record(settings: Settings) -> Record:
@@ -100,8 +111,8 @@ def comparison_record(comparison: Comparison) -> Record:
         "fingerprint_a": to_hex(comparison.fingerprint_a, bits),
         "fingerprint_b": to_hex(comparison.fingerprint_b, bits),
         "hamming": comparison.hamming,
-        "estimated_cosine": comparison.estimated_cosine,
-        "cosine": comparison.cosine,
+        "estimated_cosine": _number(comparison.estimated_cosine),
+        "cosine": None if comparison.cosine is None else _number(comparison.cosine),
         **_settings_record(comparison.settings),
     }
 
@@ -120,7 +131,7 @@ def pair_records(result: DedupeResult) -> list[Record]:
             "a": ids[i],
             "b": ids[j],
             "hamming": hamming,
-            "estimated_cosine": estimate,
+            "estimated_cosine": _number(estimate),
             "cosine": _number(cosine),
             "cluster": cluster_of[i],
         }
@@ -249,7 +260,9 @@ def emit_fingerprints(docs: Corpus, fmt: Format, out: IO[str]) -> None:
         _write_records(records, fmt, out)
         return
     s = docs.settings
-    table = Table(title=f"{len(records)} fingerprints ({s.describe()})", title_justify="left")
+    table = Table(
+        title=f"{_count(len(records), 'fingerprint')} ({s.describe()})", title_justify="left"
+    )
     table.add_column("id", overflow="fold")
     table.add_column("fingerprint", no_wrap=True)
     table.add_column("features", justify="right")
@@ -314,6 +327,16 @@ def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
     console.print(numbers)
 
 
+def _shared_directory(ids: Sequence[str]) -> str:
+    """The directory every id lies under (``sample_corpus/``), or "" when there is none."""
+    if not ids or any(not doc_id or doc_id == "-" for doc_id in ids):
+        return ""
+    # Character-wise on purpose: cut back to the last "/" it reaches, which is the directory.
+    prefix = os.path.commonprefix(list(ids))  # noqa: RUF071
+    cut = prefix.rfind("/")
+    return prefix[: cut + 1] if cut >= 0 else ""
+
+
 def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters)."""
     if fmt is Format.JSON:
@@ -323,40 +346,49 @@ def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
     if fmt is not Format.TABLE:
         _write_records(pairs, fmt, out)
         return
-    console = _console(out)
+    ids = result.corpus.ids
+    prefix = _shared_directory(ids)
+    under = f" (paths under {prefix})" if prefix else ""
+
+    def shown(doc_id: str) -> Text:
+        return Text(doc_id[len(prefix) :])
+
     pair_table = Table(
-        title=f"{len(pairs)} near-duplicate pairs", title_justify="left", box=box.SIMPLE_HEAD
+        title=_count(len(pairs), "near-duplicate pair") + under,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
     )
-    for name, justify in (
-        ("cluster", "right"),
-        ("a", "left"),
-        ("b", "left"),
-        ("hamming", "right"),
-        ("est. cosine", "right"),
-        ("cosine", "right"),
-    ):
-        pair_table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    pair_table.add_column("cluster", justify="right", no_wrap=True)
+    pair_table.add_column("a", overflow="fold", ratio=1)
+    pair_table.add_column("b", overflow="fold", ratio=1)
+    pair_table.add_column("hamming", justify="right", no_wrap=True)
+    pair_table.add_column("estimate", justify="right", no_wrap=True)
+    pair_table.add_column("cosine", justify="right", no_wrap=True)
     for pair in pairs:
         pair_table.add_row(
             str(pair["cluster"]),
-            Text(pair["a"]),
-            Text(pair["b"]),
+            shown(pair["a"]),
+            shown(pair["b"]),
             str(pair["hamming"]),
             _cosine_text(pair["estimated_cosine"]),
             _cosine_text(pair["cosine"]),
         )
-    console.print(pair_table)
-    clusters = cluster_records(result)
     cluster_table = Table(
-        title=f"{len(clusters)} clusters", title_justify="left", box=box.SIMPLE_HEAD
+        title=_count(len(result.clusters), "cluster") + under,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
     )
-    cluster_table.add_column("cluster", justify="right")
-    cluster_table.add_column("size", justify="right")
+    cluster_table.add_column("cluster", justify="right", no_wrap=True)
+    cluster_table.add_column("size", justify="right", no_wrap=True)
     cluster_table.add_column("members", overflow="fold")
-    for entry in clusters:
+    for number, members in enumerate(result.clusters):
         cluster_table.add_row(
-            str(entry["cluster"]), str(entry["size"]), Text("\n".join(entry["members"]))
+            str(number),
+            str(members.size),
+            Text("\n").join(shown(ids[m]) for m in members.tolist()),
         )
+    console = _console(out)
+    console.print(pair_table)
     console.print(cluster_table)
 
 
@@ -413,17 +445,18 @@ class Messages:
         skipped = _skip_counts(docs.skipped)
         detail = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
         tail = f" ({len(docs.skipped)} skipped: {detail})" if skipped else ""
-        self.info(f"{verb} {len(docs)} documents{tail}")
+        self.info(f"{verb} {_count(len(docs), 'document')}{tail}")
 
     def dedupe_summary(self, result: DedupeResult) -> None:
         """Counts, expected recall, a hint when it is low, and the audit."""
         config, bits = result.config, result.corpus.settings.bits
         self.corpus_summary(result.corpus, "read")
         self.info(
-            f"{result.candidates} candidate pairs from {config.blocks} block(s) of "
-            f"{bits // config.blocks} bits; {len(result.pairs)} pairs at "
+            f"{_count(result.candidates, 'candidate pair')} from "
+            f"{_count(config.blocks, 'block')} of {bits // config.blocks} bits; "
+            f"{_count(len(result.pairs), 'pair')} at "
             f"{config.verify.value} cosine >= {config.threshold:g}; "
-            f"{len(result.clusters)} clusters"
+            f"{_count(len(result.clusters), 'cluster')}"
         )
         self.info(
             f"expected recall at cosine {config.threshold:g}: {result.expected_recall:.2f} "
@@ -442,9 +475,10 @@ class Messages:
         audit = result.audit
         if audit is not None:
             self.info(
-                f"audit: {audit.similar_pairs} pairs have true cosine >= {config.threshold:g}; "
-                f"the blocks found {audit.found} (recall {audit.recall:.2f}) "
-                f"and proposed {audit.false_candidates} false candidates"
+                f"audit: {_count(audit.similar_pairs, 'pair')} with true cosine >= "
+                f"{config.threshold:g}; the blocks found {audit.found:,} (recall "
+                f"{audit.recall:.2f}) and proposed "
+                f"{_count(audit.false_candidates, 'false candidate')}"
             )
 
 

@@ -8,11 +8,14 @@ that order. So a row, read as a mapping, gives the same fingerprint through the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.feature_extraction.text import TfidfTransformer
 
 from .fingerprint import reference_order
@@ -42,45 +45,74 @@ class Weighting(str, Enum):
 
 
 def count_matrix(
-    texts: Iterable[str], tokenizer: TokenizerConfig | None = None
+    texts: Iterable[str],
+    tokenizer: TokenizerConfig | None = None,
+    *,
+    batch_docs: int = 4096,
 ) -> tuple[sp.csr_array, list[str]]:
     """Term counts of every text.
+
+    Tokens come from scikit-learn's analyzer; counting is done here rather than by
+    CountVectorizer, whose counting loop runs Python bytecode for every token.  Here a
+    document's tokens are counted by ``collections.Counter`` and its distinct tokens looked up
+    with ``dict.setdefault`` driven by ``map``: both loops run in C.
 
     Args:
         texts: the documents, consumed once (a generator is fine: texts are not kept).
         tokenizer: how text becomes features.
+        batch_docs: documents whose arrays are joined together (bounds per-document overhead).
 
     Returns:
-        (counts, features): float64 CSR of shape (n_docs, n_features) and the column names.
-        A text without tokens is an empty row.
+        (counts, features): float64 CSR of shape (n_docs, n_features) and the column names,
+        in :func:`~simhash_cli.fingerprint.reference_order` of the sorted features, so a
+        document's entries are in an order that depends on that document alone.  A text
+        without tokens is an empty row.
     """
-    vectorizer = (tokenizer or TokenizerConfig()).count_vectorizer()
-    seen = _Counted(texts)
-    try:
-        counts = vectorizer.fit_transform(seen)
-    except ValueError as exc:
-        # scikit-learn refuses a corpus without a single token; to us that is n empty rows.
-        if "empty vocabulary" not in str(exc):
-            raise
-        return sp.csr_array((seen.count, 0), dtype=np.float64), []
-    names_sorted: list[str] = vectorizer.get_feature_names_out().tolist()
-    order = np.asarray(reference_order(names_sorted), dtype=np.int64)
-    counts = sp.csr_array(counts)[:, order]
-    counts.sort_indices()
-    return counts.astype(np.float64), [names_sorted[i] for i in order]
+    analyze = (tokenizer or TokenizerConfig()).analyzer()
+    # token -> provisional id: ids come from one running counter, so they increase with
+    # first appearance but have gaps; they are made dense at the end.
+    vocabulary: dict[str, int] = {}
+    next_id = itertools.count()
+    ids: list[NDArray[np.int64]] = []
+    counts: list[NDArray[np.int64]] = []
+    sizes: list[int] = []
+    pending_ids: list[NDArray[np.int64]] = []
+    pending_counts: list[NDArray[np.int64]] = []
+    for text in texts:
+        counted = Counter(analyze(text))
+        size = len(counted)
+        pending_ids.append(
+            np.fromiter(map(vocabulary.setdefault, counted, next_id), np.int64, size)
+        )
+        pending_counts.append(np.fromiter(counted.values(), np.int64, size))
+        sizes.append(size)
+        if len(pending_ids) == batch_docs:
+            ids.append(np.concatenate(pending_ids))
+            counts.append(np.concatenate(pending_counts))
+            pending_ids, pending_counts = [], []
+    ids.extend(pending_ids)
+    counts.extend(pending_counts)
 
+    names_seen = list(vocabulary)
+    provisional = np.fromiter(vocabulary.values(), np.int64, len(vocabulary))
+    by_name = sorted(range(len(names_seen)), key=names_seen.__getitem__)
+    final = [by_name[i] for i in reference_order([names_seen[i] for i in by_name])]
+    column_of_seen = np.empty(len(final), dtype=np.int64)
+    column_of_seen[final] = np.arange(len(final))
 
-class _Counted:
-    """Iterates texts once, counting them (so an all-empty corpus still has its n rows)."""
-
-    def __init__(self, texts: Iterable[str]) -> None:
-        self._texts = texts
-        self.count = 0
-
-    def __iter__(self) -> Iterator[str]:
-        for text in self._texts:
-            self.count += 1
-            yield text
+    all_ids = np.concatenate(ids) if ids else np.empty(0, np.int64)
+    indptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    matrix = sp.csr_array(
+        (
+            np.concatenate(counts).astype(np.float64) if counts else np.empty(0),
+            column_of_seen[np.searchsorted(provisional, all_ids)],
+            indptr,
+        ),
+        shape=(len(sizes), len(final)),
+    )
+    matrix.sort_indices()
+    return matrix, [names_seen[i] for i in final]
 
 
 def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
