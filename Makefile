@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit clean
+.PHONY: demo test lint unit bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ demo: $(STAMP)
 	$(BIN)/simhash dedupe sample_corpus/
 
 lint: $(STAMP)
-	$(BIN)/ruff check simhash_cli tests
-	$(BIN)/ruff format --check simhash_cli tests
+	$(BIN)/ruff check simhash_cli tests bench
+	$(BIN)/ruff format --check simhash_cli tests bench
 	$(BIN)/python -m mypy
 
 # pytest exits 5 when it collects no test: that is our failure, never a pass.
@@ -29,5 +29,13 @@ unit: $(STAMP)
 
 test: lint unit
 
+# Not part of `make test`: speed is measured side by side with peers, never in a timed test.
+BENCH_SIMHASH := bench/.venv-simhash
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+	test -x $(BENCH_SIMHASH)/bin/python || $(PYTHON) -m venv $(BENCH_SIMHASH)
+	$(BENCH_SIMHASH)/bin/python -m pip install --quiet --disable-pip-version-check simhash
+	$(BIN)/python bench/run.py --simhash-python $(BENCH_SIMHASH)/bin/python $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(BENCH_SIMHASH) .mypy_cache .pytest_cache .hypothesis build *.egg-info

@@ -12,7 +12,11 @@ import numpy as np
 
 
 def make_texts(
-    n_docs: int, *, words_per_doc: int = 250, vocabulary: int = 50_000, near_dup_rate: float = 0.1,
+    n_docs: int,
+    *,
+    words_per_doc: int = 250,
+    vocabulary: int = 50_000,
+    near_dup_rate: float = 0.1,
     seed: int = 0,
 ) -> list[str]:
     """``n_docs`` texts; a ``near_dup_rate`` share are copies of an earlier one with ~5% of

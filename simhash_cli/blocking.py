@@ -163,9 +163,12 @@ def candidates(
     expected = sum(int((sizes * (sizes - 1) // 2).sum()) for _, _, sizes in grouped)
     if max_candidates is not None and expected > max_candidates:
         raise CandidateBudgetError(
-            f"{blocks} block(s) of {bits // blocks} bits would give {expected:,} candidate pairs "
-            f"among {n:,} documents (budget {max_candidates:,}); use fewer, longer blocks "
-            "(a smaller --blocks) or more --bits"
+            f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
+            f"{expected:,} candidate pairs "
+            f"among {n:,} documents (budget {max_candidates:,}). Fewer, longer blocks "
+            "(a smaller --blocks) give fewer candidates; when most documents look alike to the "
+            "fingerprint (common words dominate term counts), --weighting tfidf helps; "
+            "--max-candidates raises the budget"
         )
     if expected == 0:
         return np.empty((0, 2), dtype=np.int64)

@@ -15,7 +15,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from . import __version__, pipeline
-from .blocking import DEFAULT_BLOCKS
+from .blocking import DEFAULT_BLOCKS, DEFAULT_MAX_CANDIDATES
 from .errors import ExitCode, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
@@ -336,6 +336,13 @@ def compare_command(
     "[default: exact; estimate with --fingerprints].",
 )
 @click.option(
+    "--max-candidates",
+    type=click.IntRange(0),
+    default=DEFAULT_MAX_CANDIDATES,
+    show_default=True,
+    help="Refuse, before building them, schemes that would yield more candidate pairs.",
+)
+@click.option(
     "--audit",
     is_flag=True,
     help="Also compute every pair's true cosine and report the blocks' recall and false "
@@ -360,6 +367,7 @@ def dedupe_command(
     blocks: int,
     threshold: float,
     verify_mode: str | None,
+    max_candidates: int,
     audit: bool,
     check: bool,
     fmt: str | None,
@@ -396,7 +404,13 @@ def dedupe_command(
         verify = Verify(verify_mode or Verify.EXACT.value)
     result = pipeline.dedupe(
         docs,
-        pipeline.DedupeConfig(blocks=blocks, threshold=threshold, verify=verify, audit=audit),
+        pipeline.DedupeConfig(
+            blocks=blocks,
+            threshold=threshold,
+            verify=verify,
+            max_candidates=max_candidates,
+            audit=audit,
+        ),
     )
     emit_dedupe(result, _format(fmt), sys.stdout)
     messages.dedupe_summary(result)

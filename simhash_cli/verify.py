@@ -31,7 +31,9 @@ __all__ = [
 # A pair whose cosine rounds to within this of the threshold is at the threshold: two copies
 # of one document must not be lost because their cosine came out as 0.9999999999999998.
 THRESHOLD_TOLERANCE = 1e-9
-_CHUNK_PAIRS = 1 << 18
+# Stored entries gathered per chunk of pairs (both rows of every pair): bounds memory by a
+# budget instead of by the number of candidates.
+_CHUNK_ENTRIES = 1 << 22
 
 
 class Verify(str, Enum):
@@ -78,10 +80,20 @@ def cosine_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.
     """
     unit, has_norm = unit_rows(weights)
     out = np.empty(pairs.shape[0], dtype=np.float64)
-    for lo in range(0, pairs.shape[0], _CHUNK_PAIRS):
-        chunk = pairs[lo : lo + _CHUNK_PAIRS]
-        dots = unit[chunk[:, 0]].multiply(unit[chunk[:, 1]]).sum(axis=1)
-        out[lo : lo + chunk.shape[0]] = np.asarray(dots).ravel()
+    row_sizes = np.diff(unit.indptr).astype(np.int64)
+    cost = np.cumsum(row_sizes[pairs[:, 0]] + row_sizes[pairs[:, 1]])
+    cuts = np.searchsorted(
+        cost, np.arange(_CHUNK_ENTRIES, cost[-1] if cost.size else 0, _CHUNK_ENTRIES), side="right"
+    )
+    for lo, hi in zip(
+        np.concatenate(([0], cuts)).tolist(),
+        np.concatenate((cuts, [pairs.shape[0]])).tolist(),
+        strict=True,
+    ):
+        if hi > lo:
+            chunk = pairs[lo:hi]
+            dots = unit[chunk[:, 0]].multiply(unit[chunk[:, 1]]).sum(axis=1)
+            out[lo:hi] = np.asarray(dots).ravel()
     out[~(has_norm[pairs[:, 0]] & has_norm[pairs[:, 1]])] = np.nan
     return np.clip(out, -1.0, 1.0)
 

@@ -94,7 +94,7 @@ def test_uint64_array_and_ints_give_the_same_pairs() -> None:
 def test_budget_refuses_before_building_pairs() -> None:
     fps = np.zeros(2000, dtype=np.uint64)
     assert count_candidates(as_fingerprint_array(fps, 64), bits=64, blocks=4) == 4 * 1999000
-    with pytest.raises(CandidateBudgetError, match="would give 7,996,000 candidate pairs"):
+    with pytest.raises(CandidateBudgetError, match="would give up to 7,996,000 candidate pairs"):
         candidates(fps, 64, 4, max_candidates=1_000_000)
     assert candidates(fps, 64, 1, max_candidates=None).shape == (1999000, 2)
 

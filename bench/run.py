@@ -1,0 +1,239 @@
+"""Side-by-side benchmark of simhash-cli against the tools a user would otherwise pick.
+
+    make bench                       (installs the peers, runs everything, writes the report)
+    python bench/run.py --help
+
+Every measurement runs in a fresh process (bench/peers.py) on the same inputs, the tools
+interleaved repeat by repeat so that a noisy neighbour hurts them all alike; the report gives
+medians and ratios, which travel between machines better than seconds do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from corpus import make_texts, write_corpus  # noqa: E402
+
+
+def planted_fingerprints(n: int, *, rate: float, max_distance: int, seed: int) -> list[int]:
+    """n random 64-bit fingerprints; a ``rate`` share are copies of another with 1..k flips."""
+    rng = np.random.default_rng(seed)
+    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    planted = np.flatnonzero(rng.random(n) < rate)
+    for i in planted.tolist():
+        value = int(fps[int(rng.integers(0, n))])
+        for bit in rng.choice(64, size=int(rng.integers(1, max_distance + 1)), replace=False):
+            value ^= 1 << int(bit)
+        fps[i] = value
+    return [int(v) for v in fps]
+
+
+def measure(python: str, tool: str, task: str, path: Path) -> dict[str, float | str | int]:
+    done = subprocess.run(
+        [python, str(HERE / "peers.py"), tool, task, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(f"{tool} {task} failed:\n{done.stderr}")
+    result: dict[str, float | str | int] = json.loads(done.stdout)
+    return result
+
+
+def run_group(
+    jobs: Sequence[tuple[str, str, str]], path: Path, repeats: int
+) -> dict[str, dict[str, float | str | int]]:
+    """Median seconds of each (label, python, task) job over interleaved repeats."""
+    seconds: dict[str, list[float]] = {label: [] for label, _, _ in jobs}
+    last: dict[str, dict[str, float | str | int]] = {}
+    for _ in range(repeats):
+        for label, python, task in jobs:
+            tool = label.split(" ")[0]
+            outcome = measure(python, tool, task, path)
+            seconds[label].append(float(outcome["seconds"]))
+            last[label] = outcome
+            print(f"  {label:<22} {task:<12} {outcome['seconds']:.3f} s", file=sys.stderr)
+    return {label: {**last[label], "seconds": statistics.median(s)} for label, s in seconds.items()}
+
+
+def cli_seconds(python: str, directory: Path, repeats: int) -> float:
+    """Median wall time of ``simhash fingerprint DIR`` as a user runs it (start-up included)."""
+    import time
+
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(
+            [python, "-m", "simhash_cli", "fingerprint", "-q", "-f", "jsonl", str(directory)],
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def machine() -> str:
+    import numpy
+    import scipy
+
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, "
+        f"numpy {numpy.__version__}, scipy {scipy.__version__}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--docs", type=int, default=20_000, help="documents to fingerprint")
+    parser.add_argument(
+        "--pair-docs", type=int, default=200_000, help="random fingerprints for the pair search"
+    )
+    parser.add_argument(
+        "--small-pair-docs",
+        type=int,
+        default=20_000,
+        help="fingerprints for the pair search that includes the pip simhash",
+    )
+    parser.add_argument("--max-distance", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--simhash-python",
+        required=True,
+        help="interpreter with the pip 'simhash' package installed",
+    )
+    parser.add_argument("--output", type=Path, default=HERE.parent / "docs" / "benchmarks.md")
+    args = parser.parse_args()
+    ours = sys.executable
+    k = args.max_distance
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        texts = make_texts(args.docs, seed=1)
+        megabytes = sum(len(t.encode()) for t in texts) / 1e6
+        (work / "texts.json").write_text(json.dumps(texts))
+        write_corpus(work / "files", texts)
+        for name, n in (("small", args.small_pair_docs), ("large", args.pair_docs)):
+            fps = planted_fingerprints(n, rate=0.01, max_distance=k, seed=2)
+            (work / f"{name}.json").write_text(json.dumps({"fingerprints": fps, "max_distance": k}))
+
+        print(f"fingerprint: {args.docs:,} documents, {megabytes:.1f} MB", file=sys.stderr)
+        fingerprint = run_group(
+            [
+                ("ours (API)", ours, "fingerprint"),
+                ("simhash-pybind", ours, "fingerprint"),
+                ("simhash", args.simhash_python, "fingerprint"),
+                ("datasketch", ours, "fingerprint"),
+                ("re.findall", ours, "floor"),
+            ],
+            work / "texts.json",
+            args.repeats,
+        )
+        cli = cli_seconds(ours, work / "files", args.repeats)
+        print(
+            f"pairs within {k} bits: {args.small_pair_docs:,} and {args.pair_docs:,}",
+            file=sys.stderr,
+        )
+        small = run_group(
+            [
+                ("ours", ours, "pairs"),
+                ("simhash-pybind", ours, "pairs"),
+                ("simhash", args.simhash_python, "pairs"),
+            ],
+            work / "small.json",
+            args.repeats,
+        )
+        large = run_group(
+            [
+                ("ours", ours, "pairs"),
+                ("simhash-pybind", ours, "pairs"),
+            ],
+            work / "large.json",
+            args.repeats,
+        )
+
+    for group in (small, large):
+        digests = {str(r["digest"]) for r in group.values()}
+        if len(digests) != 1:
+            raise SystemExit(f"pair sets differ between tools: {group}")
+
+    base = float(fingerprint["ours (API)"]["seconds"])
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (bench/run.py); do not edit by hand. Every number below was",
+        "measured in the same run on the same machine, each tool in a fresh process, tools",
+        f"interleaved over {args.repeats} repeats (medians). Ratios matter; seconds depend on",
+        "the machine.",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        f"## Documents -> 64-bit fingerprints ({args.docs:,} synthetic documents, "
+        f"{megabytes:.1f} MB of text)",
+        "",
+        "Zipf-distributed words, ~250 per document (bench/corpus.py). Each tool tokenizes",
+        'with `re.findall(r"\\w+", text.lower())` or its own equivalent; datasketch builds',
+        "128-permutation MinHash signatures (what a user picks instead of SimHash).",
+        "",
+        "| tool | seconds | docs/s | MB/s | time relative to ours |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for label, result in fingerprint.items():
+        s = float(result["seconds"])
+        lines.append(
+            f"| {label} | {s:.2f} | {args.docs / s:,.0f} | {megabytes / s:.1f} | {s / base:.2f}x |"
+        )
+    lines += [
+        f"| ours (CLI, {args.docs:,} files, start-up and reading included) | {cli:.2f} | "
+        f"{args.docs / cli:,.0f} | {megabytes / cli:.1f} | {cli / base:.2f}x |",
+        "",
+        "`re.findall` is the floor: tokenizing alone, one core, no counting or hashing.",
+        "",
+        f"## All pairs within Hamming distance {k}",
+        "",
+        f"Random 64-bit fingerprints with 1% planted neighbours (1 to {k} bits flipped). Every",
+        "tool returned the identical pair set (checked by digest). Ours uses",
+        f"{k + 1} blocks (pigeonhole) then verifies Hamming distance; simhash-pybind `find_all`",
+        f"uses {k + 1} blocks with its permuted tables; the pip simhash `SimhashIndex` is built",
+        "and then queried once per fingerprint.",
+        "",
+        "| fingerprints | tool | pairs | seconds | time relative to ours |",
+        "| ---: | --- | ---: | ---: | ---: |",
+    ]
+    for n, group in ((args.small_pair_docs, small), (args.pair_docs, large)):
+        ours_s = float(group["ours"]["seconds"])
+        for label, result in group.items():
+            s = float(result["seconds"])
+            lines.append(f"| {n:,} | {label} | {result['count']:,} | {s:.2f} | {s / ours_s:.2f}x |")
+    lines.append("")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text("\n".join(lines))
+    print(f"wrote {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
