@@ -173,7 +173,10 @@ def candidates(
     if expected == 0:
         return np.empty((0, 2), dtype=np.int64)
     pairs = np.concatenate([_pairs_in_groups(*group) for group in grouped])
-    codes = np.unique(pairs[:, 0] * np.int64(n) + pairs[:, 1])
+    codes = pairs[:, 0] * np.int64(n) + pairs[:, 1]
+    # Sort, then drop repeats: several times faster than np.unique's hash table here.
+    codes.sort()
+    codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
     return np.stack((codes // n, codes % n), axis=1)
 
 

@@ -7,6 +7,7 @@ line and its exit code; ``--traceback`` shows the real exception instead.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -213,6 +214,11 @@ def main(traceback: bool) -> None:
       simhash compare --bits 32 a.txt b.txt
       simhash fingerprint docs/ > fps.jsonl && simhash dedupe --fingerprints fps.jsonl
     """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            # A character the locale cannot encode (or a lone surrogate from a JSON id, or a
+            # file name that is not UTF-8) is written as a backslash escape, never a traceback.
+            stream.reconfigure(errors="backslashreplace")
 
 
 @main.command("fingerprint")

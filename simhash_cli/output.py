@@ -7,6 +7,7 @@ stable snake_case keys; fingerprints travel as hex strings (JSON numbers lose pr
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import math
@@ -218,19 +219,26 @@ def dedupe_document(result: DedupeResult) -> Record:
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
-def _json(value: Any, *, indent: int | None = None) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent).translate(
-        _LINE_BREAKS
-    )
+def _unicode_capable(out: IO[str]) -> bool:
+    """True when ``out`` can carry any character (UTF-8, or a str buffer with no encoding)."""
+    encoding = getattr(out, "encoding", None)
+    return encoding is None or codecs.lookup(encoding).name.startswith("utf-")
+
+
+def _json(value: Any, out: IO[str], *, indent: int | None = None) -> str:
+    # Under a locale that cannot encode every character (LANG=en_US.ISO-8859-1), escape
+    # non-ASCII as JSON \u escapes rather than fail or write text that is not JSON.
+    text = json.dumps(value, ensure_ascii=not _unicode_capable(out), allow_nan=False, indent=indent)
+    return text.translate(_LINE_BREAKS)
 
 
 def _write_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
     """json / jsonl / csv writer shared by every command."""
     if fmt is Format.JSON:
-        out.write(_json(list(records), indent=2) + "\n")
+        out.write(_json(list(records), out, indent=2) + "\n")
     elif fmt is Format.JSONL:
         for record in records:
-            out.write(_json(record) + "\n")
+            out.write(_json(record, out) + "\n")
     elif fmt is Format.CSV:
         if not records:
             return
@@ -293,7 +301,7 @@ def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash compare`` output; in a table, both fingerprints bit by bit."""
     record = comparison_record(comparison)
     if fmt is Format.JSON:
-        out.write(_json(record, indent=2) + "\n")
+        out.write(_json(record, out, indent=2) + "\n")
         return
     if fmt is not Format.TABLE:
         _write_records([record], fmt, out)
@@ -340,7 +348,7 @@ def _shared_directory(ids: Sequence[str]) -> str:
 def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters)."""
     if fmt is Format.JSON:
-        out.write(_json(dedupe_document(result), indent=2) + "\n")
+        out.write(_json(dedupe_document(result), out, indent=2) + "\n")
         return
     pairs = pair_records(result)
     if fmt is not Format.TABLE:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -375,3 +376,44 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     assert process.wait(timeout=60) == ExitCode.BROKEN_PIPE
     assert json.loads(first)["id"] == "0"
     assert "Traceback" not in stderr and "Exception ignored" not in stderr
+
+
+def test_a_locale_that_cannot_encode_the_ids(tmp_path: Path) -> None:
+    source = tmp_path / "v.jsonl"
+    source.write_text(
+        '{"id": "caf\\u00e9 \\ud800 \\ud83d\\ude00", "features": {"x": 1}}\n'
+        '{"id": "b", "features": {"x": 1}}\n'
+    )
+    for fmt in ["jsonl", "table", "csv"]:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "simhash_cli",
+                "dedupe",
+                "--vectors",
+                str(source),
+                "--threshold",
+                "0.5",
+                "-f",
+                fmt,
+            ],
+            capture_output=True,
+            env={**os.environ, "PYTHONIOENCODING": "ascii"},
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert b"Traceback" not in done.stderr
+        if fmt == "jsonl":
+            pair = json.loads(done.stdout)
+            assert pair["a"] == "café \ud800 😀"
+
+
+def test_candidate_budget_is_a_one_line_error() -> None:
+    result = run("dedupe", "--max-candidates", "1", str(SAMPLE))
+    assert result.exit_code == ExitCode.ERROR
+    assert result.stderr.startswith(
+        "Error: 4 blocks of 16 bits would give up to 10 candidate pairs among 8 documents "
+        "(budget 1)."
+    )
+    assert result.stderr.count("\n") == 1
