@@ -104,16 +104,24 @@ def _from_weights(
     settings: Settings,
     on_event: corpus.OnEvent,
     skipped: list[corpus.Skipped],
+    empty_reason: str,
 ) -> Corpus:
-    """Drop documents without features (reported), then fingerprint the rest."""
+    """Drop documents without a non-zero weight (reported), then fingerprint the rest.
+
+    Such a vector has no direction: its fingerprint would be 0 and its cosine undefined, and
+    two of them must never be reported as duplicates of each other.
+    """
+    n_docs = weights.shape[0]
     n_features = np.diff(weights.indptr).astype(np.int64)
-    empty = np.flatnonzero(n_features == 0)
+    entry_rows = np.repeat(np.arange(n_docs), n_features)
+    n_nonzero = np.bincount(entry_rows[weights.data != 0], minlength=n_docs)
+    empty = np.flatnonzero(n_nonzero == 0)
     for row in empty.tolist():
-        event = corpus.Skipped(ids[row], "empty (no tokens)")
+        event = corpus.Skipped(ids[row], empty_reason)
         skipped.append(event)
         on_event(event)
     if empty.size:
-        keep = np.flatnonzero(n_features > 0)
+        keep = np.flatnonzero(n_nonzero > 0)
         weights = sp.csr_array(weights[keep])
         ids = [ids[row] for row in keep.tolist()]
         n_features = n_features[keep]
@@ -170,7 +178,7 @@ def corpus_from_paths(
             yield document.text
 
     weights, features = vectorize.vectorize(texts(), tokenizer=tokenizer, weighting=weighting)
-    return _from_weights(ids, weights, features, settings, on_event, skipped)
+    return _from_weights(ids, weights, features, settings, on_event, skipped, "empty (no tokens)")
 
 
 def corpus_from_vectors(
@@ -190,7 +198,9 @@ def corpus_from_vectors(
     records = list(corpus.read_vectors(source))
     weights, features = vectorize.from_mappings(record.features for record in records)
     ids = [record.id for record in records]
-    return _from_weights(ids, weights, features, settings, on_event, [])
+    return _from_weights(
+        ids, weights, features, settings, on_event, [], "empty (no non-zero weight)"
+    )
 
 
 def corpus_from_fingerprints(source: str) -> Corpus:

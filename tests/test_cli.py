@@ -130,7 +130,7 @@ def test_vectors_with_an_empty_feature_object_are_skipped_not_zero() -> None:
     result = run("fingerprint", "--vectors", "-", input='{"id": "e", "features": {}}\n')
     assert result.exit_code == 0
     assert result.stdout == ""
-    assert "warning: skipped e: empty (no tokens)" in result.stderr
+    assert "warning: skipped e: empty (no non-zero weight)" in result.stderr
 
 
 def test_bad_vectors_line_is_one_line_error() -> None:

@@ -103,3 +103,19 @@ def test_audit_counts_missed_and_false_candidates(tmp_path: Path) -> None:
     assert np.all(audit.missed.cosine >= 0.9)
     with pytest.raises(ParameterError, match="threshold above 0"):
         dedupe(docs, DedupeConfig(threshold=0.0, audit=True))
+
+
+def test_vectors_without_a_non_zero_weight_are_skipped(tmp_path: Path) -> None:
+    source = tmp_path / "v.jsonl"
+    source.write_text(
+        '{"id": "z1", "features": {"a": 0}}\n{"id": "z2", "features": {"a": 0, "b": 0.0}}\n'
+        '{"id": "e", "features": {}}\n{"id": "ok", "features": {"a": 0, "b": 2}}\n'
+    )
+    docs = corpus_from_vectors(str(source))
+    assert docs.ids == ["ok"]
+    assert [(s.id, s.reason) for s in docs.skipped] == [
+        ("z1", "empty (no non-zero weight)"),
+        ("z2", "empty (no non-zero weight)"),
+        ("e", "empty (no non-zero weight)"),
+    ]
+    assert docs.n_features.tolist() == [2]
