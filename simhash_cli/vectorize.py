@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from sklearn.feature_extraction.text import TfidfTransformer
 
 from .fingerprint import reference_order
-from .tokenizer import TokenizerConfig
+from .tokenizer import KeyCollision, TokenizerConfig, WordTokens, word_tokens
 
 __all__ = [
     "Weighting",
@@ -49,18 +49,20 @@ def count_matrix(
     tokenizer: TokenizerConfig | None = None,
     *,
     batch_docs: int = 4096,
+    batch_chars: int = 1 << 24,
 ) -> tuple[sp.csr_array, list[str]]:
-    """Term counts of every text.
+    """Term counts of every text, counted in batches of documents.
 
-    Tokens come from scikit-learn's analyzer; counting is done here rather than by
-    CountVectorizer, whose counting loop runs Python bytecode for every token.  Here a
-    document's tokens are counted by ``collections.Counter`` and its distinct tokens looked up
-    with ``dict.setdefault`` driven by ``map``: both loops run in C.
+    The default words are found and keyed in bulk by :func:`~simhash_cli.tokenizer.word_tokens`
+    (no Python step per token). Shingles and character n-grams come from scikit-learn's
+    analyzers, counted with ``collections.Counter`` and ``dict.setdefault`` (C loops) rather
+    than CountVectorizer's counting loop, which runs Python bytecode for every token.
 
     Args:
         texts: the documents, consumed once (a generator is fine: texts are not kept).
         tokenizer: how text becomes features.
-        batch_docs: documents whose arrays are joined together (bounds per-document overhead).
+        batch_docs: documents counted together.
+        batch_chars: characters counted together (bounds memory for long documents).
 
     Returns:
         (counts, features): float64 CSR of shape (n_docs, n_features) and the column names,
@@ -68,51 +70,181 @@ def count_matrix(
         document's entries are in an order that depends on that document alone.  A text
         without tokens is an empty row.
     """
-    analyze = (tokenizer or TokenizerConfig()).analyzer()
-    # token -> provisional id: ids come from one running counter, so they increase with
-    # first appearance but have gaps; they are made dense at the end.
-    vocabulary: dict[str, int] = {}
-    next_id = itertools.count()
-    ids: list[NDArray[np.int64]] = []
-    counts: list[NDArray[np.int64]] = []
-    sizes: list[int] = []
-    pending_ids: list[NDArray[np.int64]] = []
-    pending_counts: list[NDArray[np.int64]] = []
+    config = tokenizer or TokenizerConfig()
+    counter = _Counter(config)
+    batch: list[str] = []
+    chars = 0
     for text in texts:
-        counted = Counter(analyze(text))
-        size = len(counted)
-        pending_ids.append(
-            np.fromiter(map(vocabulary.setdefault, counted, next_id), np.int64, size)
+        batch.append(text)
+        chars += len(text)
+        if len(batch) == batch_docs or chars >= batch_chars:
+            counter.add(batch)
+            batch, chars = [], 0
+    if batch:
+        counter.add(batch)
+    return counter.matrix()
+
+
+class _Counter:
+    """Accumulates (document, feature, count) entries batch by batch; see count_matrix."""
+
+    def __init__(self, config: TokenizerConfig) -> None:
+        self.analyze = config.analyzer()
+        self.words: _WordTable | None = _WordTable() if config == TokenizerConfig() else None
+        self.vocabulary: dict[str, int] = {}  # the analyzer path's feature -> id
+        self.names: list[str] = []  # feature of each provisional id, in first-seen order
+        # int32: four bytes an entry instead of eight, over millions of documents
+        self.ids: list[NDArray[np.int32]] = []
+        self.counts: list[NDArray[np.int32]] = []
+        self.sizes: list[NDArray[np.int64]] = []
+
+    def add(self, texts: list[str]) -> None:
+        if self.words is not None:
+            tokens = word_tokens(texts)
+            try:
+                ids = self.words.ids(tokens, self.names)
+            except KeyCollision:
+                # Two different words share a 64-bit key (about once in 10**8 corpora of a
+                # million distinct words): count everything from here on by the words
+                # themselves, which is exact, keeping the ids given so far.
+                self.words = None
+                self.vocabulary = {name: i for i, name in enumerate(self.names)}
+            else:
+                self._add_entries(tokens.doc, ids, len(texts))
+                return
+        self._add_analyzed(texts)
+
+    def _add_entries(self, docs: NDArray[np.int64], ids: NDArray[np.int64], n_docs: int) -> None:
+        """One entry per token (in document order); repeats summed per document, in C."""
+        indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(docs, minlength=n_docs), out=indptr[1:])
+        batch = sp.csr_array(
+            (np.ones(ids.size, dtype=np.int64), ids, indptr), shape=(n_docs, len(self.names))
         )
-        pending_counts.append(np.fromiter(counted.values(), np.int64, size))
-        sizes.append(size)
-        if len(pending_ids) == batch_docs:
-            ids.append(np.concatenate(pending_ids))
-            counts.append(np.concatenate(pending_counts))
-            pending_ids, pending_counts = [], []
-    ids.extend(pending_ids)
-    counts.extend(pending_counts)
+        batch.sum_duplicates()
+        self.ids.append(batch.indices.astype(np.int32))
+        self.counts.append(batch.data.astype(np.int32))
+        self.sizes.append(np.diff(batch.indptr).astype(np.int64))
 
-    names_seen = list(vocabulary)
-    provisional = np.fromiter(vocabulary.values(), np.int64, len(vocabulary))
-    by_name = sorted(range(len(names_seen)), key=names_seen.__getitem__)
-    final = [by_name[i] for i in reference_order([names_seen[i] for i in by_name])]
-    column_of_seen = np.empty(len(final), dtype=np.int64)
-    column_of_seen[final] = np.arange(len(final))
+    def _add_analyzed(self, texts: list[str]) -> None:
+        sizes = np.empty(len(texts), dtype=np.int64)
+        for row, text in enumerate(texts):
+            counted = Counter(self.analyze(text))
+            sizes[row] = len(counted)
+            before = len(self.vocabulary)
+            ids = np.fromiter(
+                map(self.vocabulary.setdefault, counted, itertools.count(before)),
+                np.int64,
+                len(counted),
+            )
+            # setdefault consumed one number per call; renumber the new ones densely.
+            new = ids >= before
+            if new.any():
+                fresh = np.arange(len(self.names), len(self.names) + int(new.sum()))
+                new_names = list(itertools.compress(counted, new.tolist()))
+                self.vocabulary.update(zip(new_names, fresh.tolist(), strict=True))
+                self.names.extend(new_names)
+                ids[new] = fresh
+            self.ids.append(ids.astype(np.int32))
+            self.counts.append(np.fromiter(counted.values(), np.int32, len(counted)))
+        self.sizes.append(sizes)
 
-    all_ids = np.concatenate(ids) if ids else np.empty(0, np.int64)
-    indptr = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=indptr[1:])
-    matrix = sp.csr_array(
-        (
-            np.concatenate(counts).astype(np.float64) if counts else np.empty(0),
-            column_of_seen[np.searchsorted(provisional, all_ids)],
-            indptr,
-        ),
-        shape=(len(sizes), len(final)),
-    )
-    matrix.sort_indices()
-    return matrix, [names_seen[i] for i in final]
+    def matrix(self) -> tuple[sp.csr_array, list[str]]:
+        names = self.names
+        by_name = sorted(range(len(names)), key=names.__getitem__)
+        final = [by_name[i] for i in reference_order([names[i] for i in by_name])]
+        column_of_id = np.empty(len(final), dtype=np.int32)
+        column_of_id[final] = np.arange(len(final), dtype=np.int32)
+        sizes = np.concatenate(self.sizes) if self.sizes else np.empty(0, np.int64)
+        indptr = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        columns = column_of_id[np.concatenate(self.ids)] if self.ids else np.empty(0, np.int32)
+        self.ids = []
+        counts = np.concatenate(self.counts) if self.counts else np.empty(0, np.int32)
+        self.counts = []
+        matrix = sp.csr_array(
+            (counts.astype(np.float64), columns, indptr), shape=(sizes.size, len(final))
+        )
+        matrix.sort_indices()
+        return matrix, [names[i] for i in final]
+
+
+class _WordTable:
+    """Word key -> provisional id, as an open-addressed array: no sort, no Python per token.
+
+    Each key has a home slot (its low bits). A token whose slot holds its key (and check) is
+    found with two array look-ups; the few that miss (new words, or words whose home slot
+    another word took first) are resolved together: new words get ids and, where their home
+    slot is free, the slot; the rest live in a small dict.
+    """
+
+    SLOT_BITS = 22
+
+    def __init__(self) -> None:
+        size = 1 << self.SLOT_BITS
+        self.mask = np.uint64(size - 1)
+        self.slot_id = np.full(size, -1, dtype=np.int64)
+        self.slot_key = np.zeros(size, dtype=np.uint64)
+        self.slot_check = np.zeros(size, dtype=np.uint64)
+        self.overflow: dict[int, tuple[int, int]] = {}  # key -> (id, check)
+
+    def ids(self, tokens: WordTokens, names: list[str]) -> NDArray[np.int64]:
+        """Ids of every token; new words are named (appended to ``names``) and get new ids.
+
+        Raises:
+            KeyCollision: two different words share a key; nothing has been changed.
+        """
+        key, check = tokens.key, tokens.check
+        slot = (key & self.mask).astype(np.intp)
+        ids: NDArray[np.int64] = self.slot_id[slot]
+        hit = (ids >= 0) & (self.slot_key[slot] == key)
+        if np.any(hit & (self.slot_check[slot] != check)):
+            raise KeyCollision("two different words share a 64-bit key")
+        missed = np.flatnonzero(~hit)
+        if missed.size == 0:
+            return ids
+        keys, first, inverse = np.unique(key[missed], return_index=True, return_inverse=True)
+        checks = check[missed]
+        if np.any(checks != checks[first][inverse]):
+            raise KeyCollision("two different words share a 64-bit key")
+        known = [self.overflow.get(k) for k in keys.tolist()]
+        if any(
+            entry is not None and entry[1] != c
+            for entry, c in zip(known, checks[first].tolist(), strict=True)
+        ):
+            raise KeyCollision("two different words share a 64-bit key")
+        resolved = np.array([-1 if entry is None else entry[0] for entry in known], np.int64)
+        new = resolved < 0
+        if new.any():
+            fresh = np.arange(len(names), len(names) + int(new.sum()))
+            resolved[new] = fresh
+            starts = tokens.start[missed[first[new]]].tolist()
+            stops = tokens.stop[missed[first[new]]].tolist()
+            names.extend(tokens.text[a:b] for a, b in zip(starts, stops, strict=True))
+            self._place(keys[new], checks[first[new]], fresh)
+        ids[missed] = resolved[inverse.reshape(-1)]
+        return ids
+
+    def _place(
+        self, keys: NDArray[np.uint64], checks: NDArray[np.uint64], ids: NDArray[np.int64]
+    ) -> None:
+        """Home slots for new keys where free (one key per slot), the dict for the rest."""
+        slots = (keys & self.mask).astype(np.intp)
+        free = self.slot_id[slots] < 0
+        _, first_in_slot = np.unique(slots[free], return_index=True)
+        takes = np.zeros(keys.size, dtype=bool)
+        takes[np.flatnonzero(free)[first_in_slot]] = True
+        self.slot_id[slots[takes]] = ids[takes]
+        self.slot_key[slots[takes]] = keys[takes]
+        self.slot_check[slots[takes]] = checks[takes]
+        rest = ~takes
+        self.overflow.update(
+            zip(
+                keys[rest].tolist(),
+                zip(ids[rest].tolist(), checks[rest].tolist(), strict=True),
+                strict=True,
+            )
+        )
 
 
 def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
@@ -125,6 +257,8 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
     Returns:
         A new float64 CSR of the same shape and sparsity.
     """
+    if weighting is Weighting.TF:
+        return counts
     weights: sp.csr_array = sp.csr_array(counts, copy=True)
     data = weights.data
     if weighting is Weighting.BINARY:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, TokenizerConfig, tokenize
+from simhash_cli.tokenizer import KeyCollision, WordTokens, _is_word, word_tokens
+from simhash_cli.vectorize import _WordTable
 
 
 def test_default_is_lowercase_word_runs_with_single_characters() -> None:
@@ -52,3 +55,67 @@ def test_names() -> None:
 def test_bad_configs_are_refused(kwargs: dict[str, int], message: str) -> None:
     with pytest.raises(ParameterError, match=message):
         TokenizerConfig(**kwargs)
+
+
+# ---------------------------------------------------------------- the bulk word tokenizer
+
+texts_strategy = st.lists(
+    st.one_of(
+        st.text(),
+        st.text(alphabet=st.sampled_from(list("aAbB _-1İΣσς😀𝔘\u0301\x00 \n"))),
+    ),
+    max_size=6,
+)
+
+
+@given(texts_strategy)
+def test_word_tokens_equal_the_default_tokenizer(texts: list[str]) -> None:
+    tokens = word_tokens(texts)
+    found: list[list[str]] = [[] for _ in texts]
+    for doc, start, stop in zip(
+        tokens.doc.tolist(), tokens.start.tolist(), tokens.stop.tolist(), strict=True
+    ):
+        found[doc].append(tokens.text[start:stop])
+    assert found == [tokenize(text) for text in texts]
+
+
+@given(texts_strategy)
+def test_word_token_keys_identify_tokens(texts: list[str]) -> None:
+    tokens = word_tokens(texts)
+    words = [tokens.text[a:b] for a, b in zip(tokens.start, tokens.stop, strict=True)]
+    by_key: dict[tuple[int, int], set[str]] = {}
+    for key, check, word in zip(tokens.key.tolist(), tokens.check.tolist(), words, strict=True):
+        by_key.setdefault((key, check), set()).add(word)
+    assert all(len(group) == 1 for group in by_key.values())
+    assert len(by_key) == len(set(words))
+
+
+def test_different_words_sharing_a_key_are_caught() -> None:
+    tokens = word_tokens(["alpha beta", "alpha"])
+    forged = WordTokens(
+        tokens.text,
+        tokens.doc,
+        tokens.start,
+        tokens.stop,
+        np.full(3, 42, dtype=np.uint64),  # "alpha" and "beta" forced onto one key
+        tokens.check,
+    )
+    with pytest.raises(KeyCollision):
+        _WordTable().ids(forged, [])
+    table, names = _WordTable(), list[str]()
+    table.ids(tokens, names)
+    with pytest.raises(KeyCollision):
+        table.ids(forged, names)
+
+
+def test_a_very_long_token() -> None:
+    tokens = word_tokens(["a " + "x" * 50_000 + " b"])
+    assert (tokens.stop - tokens.start).tolist() == [1, 50_000, 1]
+
+
+def test_word_character_table_equals_python_re_for_every_code_point() -> None:
+    codes = np.arange(0x110000, dtype=np.uint32)
+    expected = np.fromiter(
+        (re.fullmatch(r"\w", chr(c)) is not None for c in range(0x110000)), bool, 0x110000
+    )
+    assert np.array_equal(_is_word(codes), expected)

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from simhash_cli import TokenizerConfig, Weighting, fingerprint, fingerprint_matrix, vectorize
+from simhash_cli import (
+    TokenizerConfig,
+    Weighting,
+    fingerprint,
+    fingerprint_matrix,
+    tokenize,
+    vectorize,
+)
 from simhash_cli.fingerprint import to_int
+from simhash_cli.tokenizer import KeyCollision
 from simhash_cli.vectorize import count_matrix, from_mappings, row_mapping
 
 
@@ -81,3 +93,48 @@ def test_given_vectors_keep_their_reference_order() -> None:
     assert row_mapping(weights, names, 0) == {"9": 1.0, "b": 0.5, "a": -2.0}
     assert list(row_mapping(weights, names, 0)) == ["9", "b", "a"]
     assert weights.shape == (2, 3)
+
+
+@given(
+    texts=st.lists(st.text(alphabet=st.sampled_from(list("ab cÉé1_😀-\n"))), max_size=8),
+    batch=st.integers(1, 4),
+    config=st.sampled_from(
+        [TokenizerConfig(), TokenizerConfig(ngram=2), TokenizerConfig(char_ngrams=2)]
+    ),
+)
+def test_counts_equal_counting_the_tokenizer_output(
+    texts: list[str], batch: int, config: TokenizerConfig
+) -> None:
+    weights, names = count_matrix(texts, config, batch_docs=batch)
+    assert weights.shape[0] == len(texts)
+    for row, text in enumerate(texts):
+        counted = Counter(tokenize(text, config))
+        assert sorted(row_mapping(weights, names, row).items()) == sorted(counted.items())
+
+
+def test_a_key_collision_switches_to_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = importlib.import_module("simhash_cli.vectorize")
+    real = module._WordTable.ids
+    calls: list[None] = []
+
+    def collide_on_third_batch(self: object, tokens: object, names: list[str]) -> object:
+        calls.append(None)
+        if len(calls) == 3:
+            raise KeyCollision("forced")
+        return real(self, tokens, names)
+
+    texts = ["the cat the hat", "a b", "", "the dog", "a cat sat", "hat 2 10"]
+    expected = count_matrix(texts)
+    monkeypatch.setattr(module._WordTable, "ids", collide_on_third_batch)
+    weights, names = count_matrix(texts, batch_docs=1)
+    assert len(calls) == 3
+    assert names == expected[1]
+    assert np.array_equal(weights.toarray(), expected[0].toarray())
+
+
+def test_batches_by_size_give_the_same_matrix() -> None:
+    texts = ["one two two", "three", "", "two four four four"] * 5
+    whole = count_matrix(texts)
+    split = count_matrix(texts, batch_chars=10)
+    assert whole[1] == split[1]
+    assert np.array_equal(whole[0].toarray(), split[0].toarray())
