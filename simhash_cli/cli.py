@@ -408,16 +408,15 @@ def dedupe_command(
             weighting=Weighting(weighting),
         )
         verify = Verify(verify_mode or Verify.EXACT.value)
-    result = pipeline.dedupe(
-        docs,
-        pipeline.DedupeConfig(
-            blocks=blocks,
-            threshold=threshold,
-            verify=verify,
-            max_candidates=max_candidates,
-            audit=audit,
-        ),
+    config = pipeline.DedupeConfig(
+        blocks=blocks,
+        threshold=threshold,
+        verify=verify,
+        max_candidates=max_candidates,
+        audit=audit,
     )
+    with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
+        result = pipeline.dedupe(docs, config)
     emit_dedupe(result, _format(fmt), sys.stdout)
     messages.dedupe_summary(result)
     if check and len(result.pairs):

@@ -21,7 +21,14 @@ from typing import IO, Any
 
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -447,6 +454,22 @@ class Messages:
             hooks.on_listed = lambda total: bar.update(task, total=total)
             hooks.on_read = lambda: bar.advance(task)
             yield hooks
+
+    @contextmanager
+    def status(self, description: str) -> Iterator[None]:
+        """A spinner with the elapsed time for a step without a count, only on a terminal."""
+        if self.quiet or not self.console.is_terminal:
+            yield
+            return
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        ) as spinner:
+            spinner.add_task(description, total=None)
+            yield
 
     def corpus_summary(self, docs: Corpus, verb: str) -> None:
         """``fingerprinted 8 documents (2 skipped: 1 binary, 1 empty)``."""

@@ -6,8 +6,10 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -417,3 +419,46 @@ def test_candidate_budget_is_a_one_line_error() -> None:
         "(budget 1)."
     )
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_compare_line_formats(fmt: str) -> None:
+    a, b = str(SAMPLE / "volcano-report.txt"), str(SAMPLE / "volcano-report-wire.txt")
+    reference = json.loads(run("compare", "-f", "json", a, b).stdout)
+    result = run("compare", "-f", fmt, a, b)
+    assert result.exit_code == 0
+    if fmt == "jsonl":
+        assert jsonl(result.stdout) == [reference]
+    else:
+        row = next(csv.DictReader(io.StringIO(result.stdout)))
+        assert row["fingerprint_a"] == reference["fingerprint_a"]
+        assert int(row["hamming"]) == reference["hamming"]
+
+
+def test_ctrl_c_exits_130_without_a_traceback() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simhash_cli", "fingerprint", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stderr is not None
+    process.stdin.write(b"waiting for more text")
+    process.stdin.flush()
+    deadline = time.monotonic() + 30
+    # Interrupt once the command is blocked reading stdin (after its imports).
+    while time.monotonic() < deadline and not _reading_stdin(process.pid):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == ExitCode.INTERRUPTED
+    stderr = process.stderr.read().decode()
+    process.stdin.close()
+    assert stderr == "Error: interrupted\n"
+
+
+def _reading_stdin(pid: int) -> bool:
+    """The process sleeps in the kernel's pipe read: it got past its imports to read stdin."""
+    try:
+        return "pipe" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
