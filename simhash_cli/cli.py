@@ -160,13 +160,16 @@ def _load(
     messages: Messages,
     paths: tuple[str, ...],
     vectors: str | None,
+    options: dict[str, Any],
     *,
-    bits: int,
-    seed: int,
-    tokenizer: TokenizerConfig,
-    weighting: Weighting,
     distinct: bool = True,
 ) -> pipeline.Corpus:
+    """Read the input the options name. ``options`` are the shared settings and tokenizer
+    options as click parsed them (bits, seed, ngram, char_ngrams, weighting)."""
+    bits = options["bits"] or DEFAULT_BITS
+    seed = DEFAULT_SEED if options["seed"] is None else options["seed"]
+    tokenizer = _tokenizer(options["ngram"], options["char_ngrams"])
+    weighting = Weighting(options["weighting"])
     if vectors is not None:
         if paths:
             raise click.UsageError("give PATHs or --vectors, not both")
@@ -251,15 +254,7 @@ def fingerprint_command(
       echo '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}' | simhash fingerprint --vectors -
     """
     messages = Messages(sys.stderr, quiet=quiet)
-    docs = _load(
-        messages,
-        paths,
-        vectors,
-        bits=bits or DEFAULT_BITS,
-        seed=DEFAULT_SEED if seed is None else seed,
-        tokenizer=_tokenizer(ngram, char_ngrams),
-        weighting=Weighting(weighting),
-    )
+    docs = _load(messages, paths, vectors, click.get_current_context().params)
     emit_fingerprints(docs, _format(fmt), sys.stdout)
     messages.corpus_summary(docs, "fingerprinted")
 
@@ -288,22 +283,13 @@ def compare_command(
 
     \b
     Example:
-      simhash compare --bits 32 sample_corpus/licence-mit.txt sample_corpus/licence-mit-acme.txt
+      cd sample_corpus && simhash compare --bits 32 volcano-report.txt volcano-report-wire.txt
     """
     for path in (a, b):
         if os.path.isdir(path):
             raise click.UsageError(f"compare takes two files; {path} is a directory")
     messages = Messages(sys.stderr, quiet=quiet)
-    docs = _load(
-        messages,
-        (a, b),
-        None,
-        bits=bits or DEFAULT_BITS,
-        seed=DEFAULT_SEED if seed is None else seed,
-        tokenizer=_tokenizer(ngram, char_ngrams),
-        weighting=Weighting(weighting),
-        distinct=False,
-    )
+    docs = _load(messages, (a, b), None, click.get_current_context().params, distinct=False)
     emit_comparison(pipeline.compare(docs), _format(fmt), sys.stdout)
 
 
@@ -398,15 +384,7 @@ def dedupe_command(
         )
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
     else:
-        docs = _load(
-            messages,
-            paths,
-            vectors,
-            bits=bits or DEFAULT_BITS,
-            seed=DEFAULT_SEED if seed is None else seed,
-            tokenizer=_tokenizer(ngram, char_ngrams),
-            weighting=Weighting(weighting),
-        )
+        docs = _load(messages, paths, vectors, click.get_current_context().params)
         verify = Verify(verify_mode or Verify.EXACT.value)
     config = pipeline.DedupeConfig(
         blocks=blocks,
