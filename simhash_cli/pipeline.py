@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from . import blocking, cluster, corpus, vectorize, verify
+from . import blocking, cluster, corpus, verify
 from .errors import InputError, ParameterError, SettingsMismatchError
 from .fingerprint import (
     DEFAULT_BITS,
@@ -21,6 +21,7 @@ from .fingerprint import (
     validate_seed,
 )
 from .tokenizer import TokenizerConfig
+from .vectorize import Weighting, from_mappings, vectorize
 from .verify import ScoredPairs, Verify
 
 __all__ = [
@@ -52,7 +53,7 @@ class Settings:
     bits: int = DEFAULT_BITS
     seed: int = DEFAULT_SEED
     tokenizer: str = "word"
-    weighting: str = vectorize.Weighting.TF.value
+    weighting: str = Weighting.TF.value
 
     def describe(self) -> str:
         """Human-readable, for error messages: ``bits=64 seed=12345 tokenizer=word ...``."""
@@ -135,7 +136,7 @@ def corpus_from_paths(
     bits: int = DEFAULT_BITS,
     seed: int = DEFAULT_SEED,
     tokenizer: TokenizerConfig | None = None,
-    weighting: vectorize.Weighting = vectorize.Weighting.TF,
+    weighting: Weighting = Weighting.TF,
     on_event: corpus.OnEvent = lambda event: None,
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
@@ -177,7 +178,7 @@ def corpus_from_paths(
             ids.append(document.id)
             yield document.text
 
-    weights, features = vectorize.vectorize(texts(), tokenizer=tokenizer, weighting=weighting)
+    weights, features = vectorize(texts(), tokenizer=tokenizer, weighting=weighting)
     return _from_weights(ids, weights, features, settings, on_event, skipped, "empty (no tokens)")
 
 
@@ -196,7 +197,7 @@ def corpus_from_vectors(
         VECTORS_WEIGHTING,
     )
     records = list(corpus.read_vectors(source))
-    weights, features = vectorize.from_mappings(record.features for record in records)
+    weights, features = from_mappings(record.features for record in records)
     ids = [record.id for record in records]
     return _from_weights(
         ids, weights, features, settings, on_event, [], "empty (no non-zero weight)"
