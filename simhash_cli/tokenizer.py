@@ -11,10 +11,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.feature_extraction.text import CountVectorizer
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import CountVectorizer
 
 from .errors import ParameterError
 
@@ -59,6 +62,10 @@ class TokenizerConfig:
 
     def count_vectorizer(self) -> CountVectorizer:
         """A scikit-learn CountVectorizer that produces exactly these features."""
+        # Imported here: scikit-learn takes most of a second to import, and the default
+        # words never need it (see word_tokens).
+        from sklearn.feature_extraction.text import CountVectorizer
+
         if self.char_ngrams is not None:
             return CountVectorizer(
                 analyzer="char",

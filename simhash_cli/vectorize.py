@@ -16,7 +16,6 @@ from enum import Enum
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.feature_extraction.text import TfidfTransformer
 
 from .fingerprint import reference_order
 from .tokenizer import KeyCollision, TokenizerConfig, WordTokens, word_tokens
@@ -89,7 +88,7 @@ class _Counter:
     """Accumulates (document, feature, count) entries batch by batch; see count_matrix."""
 
     def __init__(self, config: TokenizerConfig) -> None:
-        self.analyze = config.analyzer()
+        self.config = config
         self.words: _WordTable | None = _WordTable() if config == TokenizerConfig() else None
         self.vocabulary: dict[str, int] = {}  # the analyzer path's feature -> id
         self.names: list[str] = []  # feature of each provisional id, in first-seen order
@@ -127,9 +126,10 @@ class _Counter:
         self.sizes.append(np.diff(batch.indptr).astype(np.int64))
 
     def _add_analyzed(self, texts: list[str]) -> None:
+        analyze = self.config.analyzer()
         sizes = np.empty(len(texts), dtype=np.int64)
         for row, text in enumerate(texts):
-            counted = Counter(self.analyze(text))
+            counted = Counter(analyze(text))
             sizes[row] = len(counted)
             before = len(self.vocabulary)
             ids = np.fromiter(
@@ -267,6 +267,8 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
         np.log(data, out=data)
         data += 1.0
     elif weighting is Weighting.TFIDF and counts.shape[0] and counts.shape[1]:
+        from sklearn.feature_extraction.text import TfidfTransformer  # slow import, rarely needed
+
         idf = TfidfTransformer(norm=None, smooth_idf=True).fit(counts).idf_
         data *= idf[weights.indices]
     return weights
