@@ -16,7 +16,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .blocking import candidate_probability, candidates
+from .blocking import candidate_probability, candidates, pairs_within, within_probability
 from .cluster import cluster_labels, clusters
 from .errors import (
     ExitCode,
@@ -85,9 +85,11 @@ __all__ = [
     "from_mappings",
     "hamming",
     "hamming_rows",
+    "pairs_within",
     "score_pairs",
     "to_hex",
     "to_int",
     "tokenize",
     "vectorize",
+    "within_probability",
 ]

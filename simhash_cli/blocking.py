@@ -14,6 +14,8 @@ groups with array arithmetic, never with a Python loop per pair.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,8 +31,11 @@ __all__ = [
     "block_keys",
     "candidate_probability",
     "candidates",
+    "choose_tables",
     "count_candidates",
+    "pairs_within",
     "validate_blocks",
+    "within_probability",
 ]
 
 DEFAULT_BLOCKS = 4
@@ -95,11 +100,24 @@ def block_keys(
     return keys
 
 
-def _groups(key: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """(order, starts, sizes) of the runs of equal keys of size >= 2, in sorted key order."""
+def _groups(
+    key: ArrayLike, key_bits: int = 64
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """(order, starts, sizes) of the runs of equal keys of size >= 2, in sorted key order.
+
+    When the key and a row number fit in 64 bits together, they are packed and sorted as
+    values, which is about twice as fast as an argsort.
+    """
     keys = np.asarray(key)
-    order = np.argsort(keys, kind="stable").astype(np.int64)
-    ordered = keys[order]
+    index_bits = max(int(keys.size - 1).bit_length(), 1)
+    if keys.dtype == np.uint64 and key_bits + index_bits <= 64:
+        packed = (keys << np.uint64(index_bits)) | np.arange(keys.size, dtype=np.uint64)
+        packed.sort()
+        order = (packed & np.uint64((1 << index_bits) - 1)).astype(np.int64)
+        ordered = packed >> np.uint64(index_bits)
+    else:
+        order = np.argsort(keys, kind="stable").astype(np.int64)
+        ordered = keys[order]
     change = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
     starts = np.concatenate(([0], change)).astype(np.int64)
     sizes = np.diff(np.concatenate((starts, [keys.size]))).astype(np.int64)
@@ -193,3 +211,217 @@ def candidate_probability(cosine: ArrayLike, *, bits: int, blocks: int) -> NDArr
     block_match = (1.0 - p) ** (bits // blocks)
     result: NDArray[np.float64] = 1.0 - (1.0 - block_match) ** blocks
     return result
+
+
+# ---------------------------------------------------------------------------- Manku's tables
+
+
+def _block_bounds(bits: int, blocks: int) -> list[tuple[int, int]]:
+    """(start, width) of ``blocks`` contiguous blocks covering ``bits``, widths differing by
+    at most one (the first ``bits % blocks`` blocks one bit wider)."""
+    base, extra = divmod(bits, blocks)
+    bounds, start = [], 0
+    for block in range(blocks):
+        width = base + (1 if block < extra else 0)
+        bounds.append((start, width))
+        start += width
+    return bounds
+
+
+def _table_cost(n: int, bits: int, blocks: int, max_distance: int) -> float:
+    """Expected work of one scheme: a sort per table plus the chance pairs it must check.
+
+    Two unrelated fingerprints share a table's key with probability 2^-(key bits); the key of
+    a table is the bits outside the ``max_distance`` blocks it leaves out.
+    """
+    widths = sorted((w for _, w in _block_bounds(bits, blocks)), reverse=True)
+    key_bits = bits - sum(widths[:max_distance])
+    tables = math.comb(blocks, max_distance)
+    chance_pairs = n * (n - 1) / 2 * 2.0**-key_bits
+    return tables * (n * max(math.log2(max(n, 2)), 1.0) + 4.0 * chance_pairs)
+
+
+def choose_tables(n: int, bits: int, max_distance: int) -> int:
+    """Number of blocks m for Manku's tables: the m > max_distance with the least expected work.
+
+    More blocks mean shorter keys (more chance pairs) but more tables (C(m, k) sorts).
+    """
+    if max_distance <= 0:
+        return 1
+    candidates_m = range(max_distance + 1, min(bits, max_distance + 12) + 1)
+    return min(candidates_m, key=lambda m: _table_cost(n, bits, m, max_distance))
+
+
+def _table_key(
+    words: NDArray[np.uint64], bounds: Sequence[tuple[int, int]]
+) -> NDArray[np.uint64] | NDArray[np.int64]:
+    """The bits of the given blocks, concatenated: uint64 when they fit, else group numbers."""
+    total = sum(width for _, width in bounds)
+    if total <= 64:
+        key = np.zeros(words.shape[0], dtype=np.uint64)
+        shift = 0
+        for start, width in bounds:
+            key |= _bit_slice(words, start, width)[:, 0] << np.uint64(shift)
+            shift += width
+        return key
+    parts = np.concatenate([_bit_slice(words, start, width) for start, width in bounds], axis=1)
+    _, groups = np.unique(parts, axis=0, return_inverse=True)
+    return groups.reshape(-1).astype(np.int64)
+
+
+def _close_pairs_in_groups(
+    words: NDArray[np.uint64],
+    order: NDArray[np.int64],
+    starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
+    max_distance: int,
+    chunk_pairs: int,
+) -> NDArray[np.int64]:
+    """The pairs within each group that are within ``max_distance`` bits, built in chunks so
+    that memory follows ``chunk_pairs``, not the number of pairs sharing a key."""
+    from .fingerprint import hamming_rows
+
+    if sizes.size == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    pair_counts = sizes * (sizes - 1) // 2
+    cuts = np.searchsorted(
+        np.cumsum(pair_counts), np.arange(chunk_pairs, int(pair_counts.sum()), chunk_pairs)
+    )
+    kept = []
+    for group_slice in np.split(np.arange(sizes.size), np.unique(cuts)):
+        if group_slice.size == 0:
+            continue
+        pairs = _pairs_in_groups(order, starts[group_slice], sizes[group_slice])
+        close = hamming_rows(words[pairs[:, 0]], words[pairs[:, 1]]) <= max_distance
+        kept.append(pairs[close])
+    return np.concatenate(kept)
+
+
+def _unique_rows(pairs: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+    """Distinct (i, j) rows, sorted."""
+    if pairs.size == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    codes = pairs[:, 0] * np.int64(n) + pairs[:, 1]
+    codes.sort()
+    codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
+    return np.stack((codes // n, codes % n), axis=1)
+
+
+def _expand_duplicates(
+    rep_pairs: NDArray[np.int64], inverse: NDArray[np.int64], n_reps: int
+) -> NDArray[np.int64]:
+    """Pairs of distinct fingerprints -> pairs of documents: every member of one with every
+    member of the other, plus every pair of members sharing one fingerprint."""
+    members = np.argsort(inverse, kind="stable").astype(np.int64)
+    counts = np.bincount(inverse, minlength=n_reps).astype(np.int64)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    same = _pairs_in_groups(members, first[counts >= 2], counts[counts >= 2])
+    if rep_pairs.size == 0:
+        return same
+    a, b = rep_pairs[:, 0], rep_pairs[:, 1]
+    size_a, size_b = counts[a], counts[b]
+    per_pair = size_a * size_b
+    pair_of = np.repeat(np.arange(rep_pairs.shape[0]), per_pair)
+    rank = np.arange(pair_of.size) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
+    left = members[first[a][pair_of] + rank // size_b[pair_of]]
+    right = members[first[b][pair_of] + rank % size_b[pair_of]]
+    cross = np.stack((np.minimum(left, right), np.maximum(left, right)), axis=1)
+    return np.concatenate((same, cross))
+
+
+def _distinct_rows(
+    words: NDArray[np.uint64],
+) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
+    """(distinct fingerprints, index of each input's fingerprint among them)."""
+    if words.shape[1] != 1:
+        distinct, inverse = np.unique(words, axis=0, return_inverse=True)
+        return distinct, inverse.reshape(-1).astype(np.int64)
+    values = words[:, 0]
+    order = np.argsort(values)
+    ordered = values[order]
+    first = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    inverse = np.empty(values.size, dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first][:, None], inverse
+
+
+def pairs_within(
+    fingerprints: NDArray[np.uint64],
+    max_distance: int,
+    *,
+    bits: int | None = None,
+    blocks: int | None = None,
+    chunk_pairs: int = 1 << 22,
+    max_pairs: int | None = None,
+) -> NDArray[np.int64]:
+    """Exactly the pairs of fingerprints within ``max_distance`` bits (Manku's tables).
+
+    Identical fingerprints are collapsed first, so a thousand copies of one page cost one
+    entry in every table. The distinct ones are cut into m > k blocks (m chosen from the number
+    of fingerprints by :func:`choose_tables`) and one table is sorted per choice of m - k
+    blocks as its key. Two fingerprints within k bits differ in at most k blocks, so they agree
+    on the m - k others and meet in that table: every close pair is found, and only pairs
+    sharing a key are ever compared, each checked right away so memory stays bounded.
+
+    Args:
+        fingerprints: uint64 (n,) for up to 64 bits, or (n, n_words).
+        max_distance: k, the largest Hamming distance reported (0 = identical fingerprints).
+        bits: fingerprint width (default: 64 per word).
+        blocks: m, to override the choice (must exceed ``max_distance``).
+        chunk_pairs: pairs built at once inside the tables.
+        max_pairs: refuse (CandidateBudgetError), before building them, to return more pairs
+            than this (copies of one fingerprint are all within 0 bits of each other).
+
+    Returns:
+        int64 (n_pairs, 2), i < j, sorted, unique.
+    """
+    words = np.asarray(fingerprints, dtype=np.uint64)
+    if words.ndim == 1:
+        words = words[:, None]
+    width = 64 * words.shape[1] if bits is None else int(bits)
+    words = as_fingerprint_array(words, validate_bits(width))
+    if isinstance(max_distance, bool) or not 0 <= max_distance < width:
+        raise ParameterError(f"max_distance must be from 0 to {width - 1}, not {max_distance}")
+    n = words.shape[0]
+    if n < 2:
+        return np.empty((0, 2), dtype=np.int64)
+    distinct, inverse = _distinct_rows(words)
+    n_reps = distinct.shape[0]
+    found: list[NDArray[np.int64]] = [np.empty((0, 2), dtype=np.int64)]
+    if max_distance > 0 and n_reps > 1:
+        m = choose_tables(n_reps, width, max_distance) if blocks is None else int(blocks)
+        if not max_distance < m <= width:
+            raise ParameterError(f"blocks must be from {max_distance + 1} to {width}, not {m}")
+        bounds = _block_bounds(width, m)
+        for kept in itertools.combinations(range(m), m - max_distance):
+            chosen = [bounds[i] for i in kept]
+            key = _table_key(distinct, chosen)
+            order, starts, sizes = _groups(key, sum(width for _, width in chosen))
+            found.append(
+                _close_pairs_in_groups(distinct, order, starts, sizes, max_distance, chunk_pairs)
+            )
+    rep_pairs = _unique_rows(np.concatenate(found), n_reps)
+    if max_pairs is not None:
+        copies = np.bincount(inverse, minlength=n_reps).astype(np.int64)
+        total = int((copies * (copies - 1) // 2).sum())
+        total += int((copies[rep_pairs[:, 0]] * copies[rep_pairs[:, 1]]).sum())
+        if total > max_pairs:
+            raise CandidateBudgetError(
+                f"{total:,} pairs of documents are within {max_distance} bits of each other "
+                f"(budget {max_pairs:,}), mostly copies of the same fingerprint; "
+                "--max-candidates raises the budget"
+            )
+    return _unique_rows(_expand_duplicates(rep_pairs, inverse, n_reps), n)
+
+
+def within_probability(cosine: ArrayLike, *, bits: int, max_distance: int) -> NDArray[np.float64]:
+    """Probability that a pair with this true cosine is within ``max_distance`` bits: the
+    binomial distribution of differing bits, each differing with p = arccos(cosine) / pi."""
+    bits = validate_bits(bits)
+    c = np.clip(np.asarray(cosine, dtype=np.float64), -1.0, 1.0)
+    p = np.arccos(c) / np.pi
+    result = np.zeros_like(p)
+    for d in range(max_distance + 1):
+        result = result + math.comb(bits, d) * p**d * (1.0 - p) ** (bits - d)
+    clipped: NDArray[np.float64] = np.clip(result, 0.0, 1.0)
+    return clipped

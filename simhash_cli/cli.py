@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from . import __version__, pipeline
 from .blocking import DEFAULT_BLOCKS, DEFAULT_MAX_CANDIDATES
@@ -313,6 +314,14 @@ def compare_command(
     "1 strict, 4 balanced, 8 loose; any divisor of --bits.",
 )
 @click.option(
+    "--max-distance",
+    type=click.IntRange(0),
+    default=None,
+    metavar="K",
+    help="Instead of --blocks: candidates are exactly the pairs of fingerprints within K bits "
+    "(Manku's permuted tables), whatever the seed.",
+)
+@click.option(
     "--threshold",
     type=click.FloatRange(-1.0, 1.0),
     default=0.9,
@@ -357,6 +366,7 @@ def dedupe_command(
     char_ngrams: int | None,
     weighting: str,
     blocks: int,
+    max_distance: int | None,
     threshold: float,
     verify_mode: str | None,
     max_candidates: int,
@@ -377,6 +387,17 @@ def dedupe_command(
       simhash dedupe --blocks 8 --threshold 0.8 -f json crawl/ | jq '.summary'
       simhash fingerprint crawl/ > fps.jsonl; simhash dedupe --fingerprints fps.jsonl
     """
+    ctx = click.get_current_context()
+    if (
+        max_distance is not None
+        and ctx.get_parameter_source("blocks") is ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError("--blocks and --max-distance are two schemes: choose one")
+    if max_distance is not None and fingerprints is None and max_distance >= (bits or DEFAULT_BITS):
+        raise click.BadParameter(
+            f"must be below the fingerprint width ({bits or DEFAULT_BITS})",
+            param_hint="--max-distance",
+        )
     messages = Messages(sys.stderr, quiet=quiet)
     if fingerprints is not None:
         docs = _load_fingerprints(
@@ -388,6 +409,7 @@ def dedupe_command(
         verify = Verify(verify_mode or Verify.EXACT.value)
     config = pipeline.DedupeConfig(
         blocks=blocks,
+        max_distance=max_distance,
         threshold=threshold,
         verify=verify,
         max_candidates=max_candidates,

@@ -179,11 +179,13 @@ def summary_record(result: DedupeResult) -> Record:
         "clusters": len(result.clusters),
         "documents_in_clusters": sum(int(members.size) for members in result.clusters),
         **_settings_record(docs.settings),
-        "blocks": config.blocks,
+        "blocks": config.blocks if config.max_distance is None else None,
+        "max_distance": config.max_distance,
         "threshold": config.threshold,
         "verify": config.verify.value,
         "expected_recall": result.expected_recall,
         "suggested_blocks": result.suggested_blocks,
+        "suggested_max_distance": result.suggested_max_distance,
         "audit": None
         if audit is None
         else {
@@ -482,9 +484,12 @@ class Messages:
         """Counts, expected recall, a hint when it is low, and the audit."""
         config, bits = result.config, result.corpus.settings.bits
         self.corpus_summary(result.corpus, "read")
+        if config.max_distance is None:
+            scheme = f"from {_count(config.blocks, 'block')} of {bits // config.blocks} bits"
+        else:
+            scheme = f"within {_count(config.max_distance, 'bit')} (Manku's tables)"
         self.info(
-            f"{_count(result.candidates, 'candidate pair')} from "
-            f"{_count(config.blocks, 'block')} of {bits // config.blocks} bits; "
+            f"{_count(result.candidates, 'candidate pair')} {scheme}; "
             f"{_count(len(result.pairs), 'pair')} at "
             f"{config.verify.value} cosine >= {config.threshold:g}; "
             f"{_count(len(result.clusters), 'cluster')}"
@@ -498,6 +503,14 @@ class Messages:
                 Text(
                     f"hint: recall is low; --blocks {result.suggested_blocks} reaches 0.95 at "
                     "this threshold (more candidates to verify)",
+                    style="yellow",
+                )
+            )
+        elif result.suggested_max_distance is not None:
+            self.info(
+                Text(
+                    f"hint: recall is low; --max-distance {result.suggested_max_distance} "
+                    "reaches 0.95 at this threshold (more candidates to verify)",
                     style="yellow",
                 )
             )

@@ -38,6 +38,7 @@ __all__ = [
     "corpus_from_vectors",
     "dedupe",
     "suggest_blocks",
+    "suggest_max_distance",
 ]
 
 AUDIT_MAX_DOCS = 5000
@@ -279,6 +280,9 @@ class DedupeConfig:
     verify: Verify = Verify.EXACT
     max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
     audit: bool = False
+    max_distance: int | None = None
+    """When set, candidates are exactly the pairs within this many bits (Manku's tables) and
+    ``blocks`` is not used."""
 
 
 @dataclass(frozen=True)
@@ -311,6 +315,7 @@ class DedupeResult:
     clusters: list[NDArray[np.int64]]
     expected_recall: float
     suggested_blocks: int | None
+    suggested_max_distance: int | None
     audit: Audit | None
 
 
@@ -324,6 +329,15 @@ def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int 
     return None
 
 
+def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
+    """Smallest Hamming radius whose expected recall at ``threshold`` >= target."""
+    for distance in range(bits):
+        probability = blocking.within_probability(threshold, bits=bits, max_distance=distance)
+        if float(probability) >= target:
+            return distance
+    return None
+
+
 def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     """Candidates by blocking, verification at the threshold, clusters by connected components.
 
@@ -334,7 +348,8 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     """
     config = config or DedupeConfig()
     bits = docs.settings.bits
-    blocking.validate_blocks(bits, config.blocks)
+    if config.max_distance is None:
+        blocking.validate_blocks(bits, config.blocks)
     verify.validate_threshold(config.threshold)
     needs_vectors = config.verify is Verify.EXACT or config.audit
     if needs_vectors and docs.weights is None:
@@ -349,17 +364,29 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
             f"--audit compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
             f"(this corpus has {len(docs):,})"
         )
-    pairs = blocking.candidates(
-        docs.fingerprints, bits, config.blocks, max_candidates=config.max_candidates
-    )
+    if config.max_distance is None:
+        pairs = blocking.candidates(
+            docs.fingerprints, bits, config.blocks, max_candidates=config.max_candidates
+        )
+        expected = float(
+            blocking.candidate_probability(config.threshold, bits=bits, blocks=config.blocks)
+        )
+    else:
+        pairs = blocking.pairs_within(
+            docs.fingerprints, config.max_distance, bits=bits, max_pairs=config.max_candidates
+        )
+        expected = float(
+            blocking.within_probability(
+                config.threshold, bits=bits, max_distance=config.max_distance
+            )
+        )
+    low = expected < RECALL_HINT_BELOW
     exact = config.verify is Verify.EXACT
     scored = verify.score_pairs(
         pairs, docs.fingerprints, bits=bits, weights=docs.weights if exact else None
     )
     kept = scored.select(verify.keep_mask(scored, threshold=config.threshold, verify=config.verify))
-    expected = float(
-        blocking.candidate_probability(config.threshold, bits=bits, blocks=config.blocks)
-    )
+    by_blocks = config.max_distance is None
     return DedupeResult(
         corpus=docs,
         config=config,
@@ -367,8 +394,9 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)),
         expected_recall=expected,
-        suggested_blocks=(
-            suggest_blocks(bits, config.threshold) if expected < RECALL_HINT_BELOW else None
+        suggested_blocks=suggest_blocks(bits, config.threshold) if low and by_blocks else None,
+        suggested_max_distance=(
+            suggest_max_distance(bits, config.threshold) if low and not by_blocks else None
         ),
         audit=_audit(docs, pairs, config.threshold) if config.audit else None,
     )

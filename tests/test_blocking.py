@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -10,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, candidate_probability, candidates, hamming
-from simhash_cli.blocking import CandidateBudgetError, count_candidates, validate_blocks
+from simhash_cli.blocking import (
+    CandidateBudgetError,
+    choose_tables,
+    count_candidates,
+    pairs_within,
+    validate_blocks,
+    within_probability,
+)
 from simhash_cli.fingerprint import as_fingerprint_array
 
 
@@ -120,3 +128,68 @@ def test_candidate_probability_is_the_s_curve() -> None:
 def test_no_documents_or_one_document_has_no_pairs() -> None:
     assert candidates([], 64, 4).shape == (0, 2)
     assert candidates([5], 64, 4).shape == (0, 2)
+
+
+# ---------------------------------------------------------------- Manku's tables
+
+
+def brute_force_within(words: np.ndarray, k: int) -> list[tuple[int, int]]:
+    ints = [int.from_bytes(row.astype("<u8").tobytes(), "little") for row in words]
+    return [
+        (i, j)
+        for i, j in itertools.combinations(range(len(ints)), 2)
+        if hamming(ints[i], ints[j]) <= k
+    ]
+
+
+@st.composite
+def clustered_fingerprints(draw: st.DrawFn) -> tuple[np.ndarray, int, int]:
+    """Fingerprints around a few centres, with exact copies: the hard case for the tables."""
+    n_words = draw(st.sampled_from([1, 1, 2]))
+    bits = 64 * n_words
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    centres = rng.integers(0, 2**64, size=(draw(st.integers(1, 5)), n_words), dtype=np.uint64)
+    n = draw(st.integers(0, 40))
+    words = centres[rng.integers(0, centres.shape[0], size=n)].copy()
+    for row in range(n):
+        for bit in rng.choice(bits, size=int(rng.integers(0, 6)), replace=False):
+            words[row, bit // 64] ^= np.uint64(1) << np.uint64(bit % 64)
+    return words, bits, draw(st.integers(0, 7))
+
+
+@given(clustered_fingerprints(), st.one_of(st.none(), st.integers(1, 12)))
+def test_pairs_within_is_exactly_brute_force(
+    case: tuple[np.ndarray, int, int], extra_blocks: int | None
+) -> None:
+    words, bits, k = case
+    blocks = None if extra_blocks is None or k == 0 else k + extra_blocks
+    found = pairs_within(words if words.shape[1] > 1 else words[:, 0], k, bits=bits, blocks=blocks)
+    assert found.dtype == np.int64 and found.shape[1] == 2
+    assert [tuple(p) for p in found.tolist()] == brute_force_within(words, k)
+
+
+def test_pairs_within_expands_identical_fingerprints() -> None:
+    fps = np.array([7, 7, 7, 8, 7 ^ 1], dtype=np.uint64)
+    assert pairs_within(fps, 0).tolist() == [[0, 1], [0, 2], [1, 2]]
+    assert pairs_within(fps, 1).tolist() == [[0, 1], [0, 2], [0, 4], [1, 2], [1, 4], [2, 4]]
+
+
+def test_pairs_within_refuses_bad_arguments() -> None:
+    with pytest.raises(ParameterError, match="max_distance must be from 0 to 63"):
+        pairs_within(np.zeros(3, dtype=np.uint64), 64)
+    with pytest.raises(ParameterError, match="blocks must be from 4 to 64"):
+        pairs_within(np.array([1, 2], dtype=np.uint64), 3, blocks=3)
+
+
+def test_choose_tables_grows_with_the_corpus() -> None:
+    assert choose_tables(1_000, 64, 3) <= choose_tables(10_000_000, 64, 3)
+    assert choose_tables(10, 64, 0) == 1
+    assert all(choose_tables(n, 64, 3) > 3 for n in (2, 10**3, 10**6))
+
+
+def test_within_probability_is_the_binomial_tail() -> None:
+    p = np.arccos(0.95) / np.pi
+    expected = sum(math.comb(64, d) * p**d * (1 - p) ** (64 - d) for d in range(4))
+    assert within_probability(0.95, bits=64, max_distance=3) == pytest.approx(expected)
+    assert within_probability(1.0, bits=64, max_distance=0) == pytest.approx(1.0)

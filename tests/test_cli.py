@@ -462,3 +462,48 @@ def _reading_stdin(pid: int) -> bool:
         return "pipe" in Path(f"/proc/{pid}/wchan").read_text()
     except OSError:
         return False
+
+
+def test_dedupe_max_distance_finds_exactly_the_close_pairs() -> None:
+    fps = jsonl(run("fingerprint", str(SAMPLE)).stdout)
+    values = [int(r["fingerprint"], 16) for r in fps]
+    ids = [r["id"] for r in fps]
+    for k in (0, 7, 20):
+        out = json.loads(
+            run(
+                "dedupe",
+                "--max-distance",
+                str(k),
+                "--verify",
+                "estimate",
+                "--threshold",
+                "-1",
+                "-f",
+                "json",
+                str(SAMPLE),
+            ).stdout
+        )
+        got = {(p["a"], p["b"]) for p in out["pairs"]}
+        expected = {
+            (ids[i], ids[j])
+            for i in range(len(ids))
+            for j in range(i + 1, len(ids))
+            if (values[i] ^ values[j]).bit_count() <= k
+        }
+        assert got == expected
+        assert out["summary"]["max_distance"] == k and out["summary"]["blocks"] is None
+
+
+def test_max_distance_and_blocks_are_exclusive() -> None:
+    result = run("dedupe", "--max-distance", "3", "--blocks", "4", str(SAMPLE))
+    assert result.exit_code == ExitCode.USAGE
+    assert "--blocks and --max-distance are two schemes: choose one" in result.stderr
+    wide = run("dedupe", "--max-distance", "64", str(SAMPLE))
+    assert wide.exit_code == ExitCode.USAGE
+    assert "must be below the fingerprint width (64)" in wide.stderr
+
+
+def test_max_distance_hint() -> None:
+    result = run("dedupe", "--max-distance", "3", str(SAMPLE))
+    assert "within 3 bits (Manku's tables)" in result.stderr
+    assert "hint: recall is low; --max-distance 14 reaches 0.95" in result.stderr

@@ -119,3 +119,14 @@ def test_vectors_without_a_non_zero_weight_are_skipped(tmp_path: Path) -> None:
         ("e", "empty (no non-zero weight)"),
     ]
     assert docs.n_features.tolist() == [2]
+
+
+def test_max_distance_collapses_copies_and_respects_the_budget(tmp_path: Path) -> None:
+    lines = "".join(json.dumps({"id": i, "features": {"same": 1}}) + "\n" for i in range(100))
+    (tmp_path / "v.jsonl").write_text(lines)
+    docs = corpus_from_vectors(str(tmp_path / "v.jsonl"))
+    with pytest.raises(CandidateBudgetError, match="4,950 pairs of documents are within 0 bits"):
+        dedupe(docs, DedupeConfig(max_distance=0, max_candidates=1000))
+    result = dedupe(docs, DedupeConfig(max_distance=0))
+    assert len(result.pairs) == 4950 and len(result.clusters) == 1
+    assert result.expected_recall < 0.9 and result.suggested_max_distance is not None

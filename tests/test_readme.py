@@ -42,3 +42,13 @@ def test_readme_command_runs(command: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip(), "the command printed nothing on stdout"
     assert "Traceback" not in done.stderr
+
+
+def test_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"## Python API\n\n```python\n(.*?)```", readme, re.S)
+    assert found is not None
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    exec(compile(found.group(1), "README.md", "exec"), namespace)
+    assert "result" in namespace
