@@ -64,15 +64,10 @@ def floor(texts: list[str]) -> list[int]:
 def pairs_ours(fps: list[int], k: int) -> list[tuple[int, int]]:
     import numpy as np
 
-    from simhash_cli import candidates
-    from simhash_cli.fingerprint import hamming_rows
+    from simhash_cli import pairs_within
 
-    words = np.array(fps, dtype=np.uint64)[:, None]
-    # k + 1 blocks: by pigeonhole every pair within k bits shares a block.
-    found = candidates(words, 64, k + 1, max_candidates=None)
-    close = hamming_rows(words[found[:, 0]], words[found[:, 1]]) <= k
-    kept = found[close]
-    return sorted({tuple(sorted((fps[i], fps[j]))) for i, j in kept.tolist()})
+    found = pairs_within(np.array(fps, dtype=np.uint64), k)
+    return sorted({tuple(sorted((fps[i], fps[j]))) for i, j in found.tolist()})
 
 
 def pairs_pybind(fps: list[int], k: int) -> list[tuple[int, int]]:
