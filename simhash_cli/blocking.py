@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,12 +28,14 @@ __all__ = [
     "DEFAULT_BLOCKS",
     "DEFAULT_MAX_CANDIDATES",
     "CandidateBudgetError",
+    "block_equalities",
     "block_keys",
     "candidate_probability",
     "candidates",
     "choose_tables",
     "count_candidates",
     "pairs_within",
+    "table_key_bits",
     "validate_blocks",
     "within_probability",
 ]
@@ -125,22 +127,49 @@ def _groups(
     return order, starts[shared], sizes[shared]
 
 
-def _pairs_in_groups(
-    order: NDArray[np.int64], starts: NDArray[np.int64], sizes: NDArray[np.int64]
-) -> NDArray[np.int64]:
-    """Every pair of positions within each group -> (k, 2) document indices, i < j."""
+def _pair_chunks(
+    order: NDArray[np.int64],
+    starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
+    chunk_pairs: int | None = None,
+) -> Iterator[NDArray[np.int64]]:
+    """Every pair of positions within each group, as (k, 2) document indices i < j, yielded in
+    chunks of about ``chunk_pairs`` (None: one chunk) so that even one hot group of thousands
+    of documents never has all its pairs in memory at once."""
     if sizes.size == 0:
-        return np.empty((0, 2), dtype=np.int64)
+        return
     # Each position p of a group of size s starting at st pairs with the positions after it.
     first = np.repeat(starts, sizes)
     ends = np.repeat(starts + sizes, sizes)
     positions = first + (np.arange(first.size) - np.repeat(np.cumsum(sizes) - sizes, sizes))
     partners = ends - positions - 1
-    left = np.repeat(positions, partners)
-    offsets = np.arange(left.size) - np.repeat(np.cumsum(partners) - partners, partners)
-    right = left + 1 + offsets
-    a, b = order[left], order[right]
-    return np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1)
+    total = np.cumsum(partners)
+    if chunk_pairs is None or total[-1] <= chunk_pairs:
+        cuts = np.array([], dtype=np.int64)
+    else:
+        cuts = np.unique(np.searchsorted(total, np.arange(chunk_pairs, total[-1], chunk_pairs)))
+    for lo, hi in zip(
+        np.concatenate(([0], cuts)).tolist(),
+        np.concatenate((cuts, [positions.size])).tolist(),
+        strict=True,
+    ):
+        if hi <= lo:
+            continue
+        chunk_partners = partners[lo:hi]
+        left = np.repeat(positions[lo:hi], chunk_partners)
+        offsets = np.arange(left.size) - np.repeat(
+            np.cumsum(chunk_partners) - chunk_partners, chunk_partners
+        )
+        a, b = order[left], order[left + 1 + offsets]
+        yield np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1)
+
+
+def _pairs_in_groups(
+    order: NDArray[np.int64], starts: NDArray[np.int64], sizes: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """Every pair of positions within each group -> (k, 2) document indices, i < j."""
+    chunks = list(_pair_chunks(order, starts, sizes))
+    return np.concatenate(chunks) if chunks else np.empty((0, 2), dtype=np.int64)
 
 
 def count_candidates(fingerprints: NDArray[np.uint64], *, bits: int, blocks: int) -> int:
@@ -281,17 +310,8 @@ def _close_pairs_in_groups(
     that memory follows ``chunk_pairs``, not the number of pairs sharing a key."""
     from .fingerprint import hamming_rows
 
-    if sizes.size == 0:
-        return np.empty((0, 2), dtype=np.int64)
-    pair_counts = sizes * (sizes - 1) // 2
-    cuts = np.searchsorted(
-        np.cumsum(pair_counts), np.arange(chunk_pairs, int(pair_counts.sum()), chunk_pairs)
-    )
-    kept = []
-    for group_slice in np.split(np.arange(sizes.size), np.unique(cuts)):
-        if group_slice.size == 0:
-            continue
-        pairs = _pairs_in_groups(order, starts[group_slice], sizes[group_slice])
+    kept = [np.empty((0, 2), dtype=np.int64)]
+    for pairs in _pair_chunks(order, starts, sizes, chunk_pairs):
         close = hamming_rows(words[pairs[:, 0]], words[pairs[:, 1]]) <= max_distance
         kept.append(pairs[close])
     return np.concatenate(kept)
@@ -369,8 +389,8 @@ def pairs_within(
         bits: fingerprint width (default: 64 per word).
         blocks: m, to override the choice (must exceed ``max_distance``).
         chunk_pairs: pairs built at once inside the tables.
-        max_pairs: refuse (CandidateBudgetError), before building them, to return more pairs
-            than this (copies of one fingerprint are all within 0 bits of each other).
+        max_pairs: refuse (CandidateBudgetError) to compare, or to return, more pairs than
+            this (copies of one fingerprint are all within 0 bits of each other).
 
     Returns:
         int64 (n_pairs, 2), i < j, sorted, unique.
@@ -393,10 +413,20 @@ def pairs_within(
         if not max_distance < m <= width:
             raise ParameterError(f"blocks must be from {max_distance + 1} to {width}, not {m}")
         bounds = _block_bounds(width, m)
+        compared = 0
         for kept in itertools.combinations(range(m), m - max_distance):
             chosen = [bounds[i] for i in kept]
             key = _table_key(distinct, chosen)
             order, starts, sizes = _groups(key, sum(width for _, width in chosen))
+            compared += int((sizes * (sizes - 1) // 2).sum())
+            if max_pairs is not None and compared > max_pairs:
+                raise CandidateBudgetError(
+                    f"{math.comb(m, max_distance)} tables for pairs within {max_distance} bits "
+                    f"would compare more than {max_pairs:,} pairs of fingerprints among "
+                    f"{n_reps:,} distinct ones: they are too alike for this scheme. Fewer bits "
+                    "of distance, more --bits or --weighting tfidf (when common words make "
+                    "every document alike) help; --max-candidates raises the budget"
+                )
             found.append(
                 _close_pairs_in_groups(distinct, order, starts, sizes, max_distance, chunk_pairs)
             )
@@ -425,3 +455,27 @@ def within_probability(cosine: ArrayLike, *, bits: int, max_distance: int) -> ND
         result = result + math.comb(bits, d) * p**d * (1.0 - p) ** (bits - d)
     clipped: NDArray[np.float64] = np.clip(result, 0.0, 1.0)
     return clipped
+
+
+def block_equalities(
+    first: NDArray[np.uint64], second: NDArray[np.uint64], *, bits: int, blocks: int
+) -> NDArray[np.bool_]:
+    """(k, blocks) whether each pair of rows agrees on each of ``blocks`` near-equal blocks
+    (the blocks of Manku's tables; equal blocks when ``blocks`` divides ``bits``)."""
+    result = np.empty((first.shape[0], blocks), dtype=bool)
+    for column, (start, width) in enumerate(_block_bounds(bits, blocks)):
+        result[:, column] = np.all(
+            _bit_slice(first, start, width) == _bit_slice(second, start, width), axis=1
+        )
+    return result
+
+
+def table_key_bits(bits: int, blocks: int, max_distance: int) -> list[tuple[int, int]]:
+    """(key bits, how many tables have it) over Manku's C(m, k) tables of m near-equal blocks."""
+    base, extra = divmod(bits, blocks)
+    kept = blocks - max_distance
+    return [
+        (kept * base + wide, math.comb(extra, wide) * math.comb(blocks - extra, kept - wide))
+        for wide in range(min(extra, kept) + 1)
+        if kept - wide <= blocks - extra
+    ]

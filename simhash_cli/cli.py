@@ -11,13 +11,13 @@ import io
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from . import __version__, pipeline
-from .blocking import DEFAULT_BLOCKS, DEFAULT_MAX_CANDIDATES
+from .blocking import DEFAULT_MAX_CANDIDATES
 from .errors import ExitCode, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
@@ -27,7 +27,10 @@ from .output import (
     emit_comparison,
     emit_dedupe,
     emit_fingerprints,
+    emit_plan,
 )
+from .plan import Background
+from .plan import plan as planner
 from .tokenizer import MAX_NGRAM, TokenizerConfig
 from .vectorize import Weighting
 from .verify import Verify
@@ -145,6 +148,27 @@ def vectors_option(command: F) -> F:
         default=None,
         help='JSON Lines of {"id": ..., "features": {feature: weight}}, used exactly as given.',
     )(command)
+
+
+class _BlocksType(click.ParamType):  # type: ignore[type-arg]
+    """``auto`` or a whole number of blocks."""
+
+    name = "auto|N"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | str:
+        if value == pipeline.AUTO:
+            return pipeline.AUTO
+        if isinstance(value, int):
+            return value
+        try:
+            number = int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither 'auto' nor a whole number", param, ctx)
+        if not 1 <= number <= MAX_BITS:
+            self.fail(f"{number} is not from 1 to {MAX_BITS}", param, ctx)
+        return number
 
 
 def _format(fmt: str | None) -> Format:
@@ -307,11 +331,13 @@ def compare_command(
 @tokenizer_options
 @click.option(
     "--blocks",
-    type=click.IntRange(1, MAX_BITS),
-    default=DEFAULT_BLOCKS,
+    type=_BlocksType(),
+    default=pipeline.AUTO,
     show_default=True,
-    help="Equal blocks per fingerprint; a shared block makes a candidate. "
-    "1 strict, 4 balanced, 8 loose; any divisor of --bits.",
+    metavar="auto|N",
+    help="Equal blocks per fingerprint; a shared block makes a candidate. 1 strict, 4 "
+    "balanced, 8 loose (the page's schemes), any divisor of --bits, or auto: the cheapest "
+    "scheme reaching 0.95 expected recall at --threshold on this corpus.",
 )
 @click.option(
     "--max-distance",
@@ -365,7 +391,7 @@ def dedupe_command(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
-    blocks: int,
+    blocks: int | Literal["auto"],
     max_distance: int | None,
     threshold: float,
     verify_mode: str | None,
@@ -422,6 +448,69 @@ def dedupe_command(
     if check and len(result.pairs):
         sys.stdout.flush()
         click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+
+
+@main.command("plan")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(-1.0, 1.0),
+    default=0.9,
+    show_default=True,
+    help="The cosine pairs must reach.",
+)
+@click.option(
+    "--bits",
+    type=int,
+    default=DEFAULT_BITS,
+    show_default=True,
+    callback=_check_bits,
+    help="Fingerprint width.",
+)
+@click.option("--docs", type=click.IntRange(0), required=True, help="Documents in the corpus.")
+@click.option(
+    "--background",
+    type=click.FloatRange(-1.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help="Cosine of a typical unrelated pair: 0 for random vectors; term counts of natural "
+    "text are often 0.5 or more (dedupe measures it on the corpus itself).",
+)
+@click.option(
+    "--max-candidates",
+    type=click.IntRange(0),
+    default=DEFAULT_MAX_CANDIDATES,
+    show_default=True,
+    help="Leave out schemes expected to compare more pairs than this.",
+)
+@format_option
+def plan_command(
+    threshold: float,
+    bits: int,
+    docs: int,
+    background: float,
+    max_candidates: int,
+    fmt: str | None,
+) -> None:
+    """Compare candidate schemes for a threshold, fingerprint width and corpus size.
+
+    For each scheme worth considering: the chance that a pair at the threshold becomes a
+    candidate (expected recall), the chance pairs expected among DOCS documents, and the
+    S-curve of the candidate probability against cosine. The scheme marked * is the one
+    `dedupe --blocks auto` would choose under the same background.
+
+    \b
+    Examples:
+      simhash plan --threshold 0.9 --docs 1000000
+      simhash plan --threshold 0.8 --bits 128 --docs 50000 --background 0.5 -f json
+    """
+    chosen = planner(
+        bits=bits,
+        threshold=threshold,
+        n_docs=docs,
+        background=Background(cosine=background),
+        max_candidates=max_candidates,
+    )
+    emit_plan(chosen, _format(fmt), sys.stdout)
 
 
 def _load_fingerprints(

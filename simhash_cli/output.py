@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import IO, Any
 
+import numpy as np
 from rich import box
 from rich.console import Console
 from rich.progress import (
@@ -35,6 +36,7 @@ from rich.text import Text
 from .corpus import Event, Skipped
 from .fingerprint import to_hex, to_int
 from .pipeline import Comparison, Corpus, DedupeResult, Settings
+from .plan import PAGE_BLOCKS, Assessment, Plan
 
 __all__ = [
     "Format",
@@ -46,6 +48,7 @@ __all__ = [
     "emit_comparison",
     "emit_dedupe",
     "emit_fingerprints",
+    "emit_plan",
     "fingerprint_records",
     "pair_records",
 ]
@@ -179,8 +182,10 @@ def summary_record(result: DedupeResult) -> Record:
         "clusters": len(result.clusters),
         "documents_in_clusters": sum(int(members.size) for members in result.clusters),
         **_settings_record(docs.settings),
-        "blocks": config.blocks if config.max_distance is None else None,
-        "max_distance": config.max_distance,
+        "scheme": result.scheme.label(docs.settings.bits),
+        "planned": result.plan is not None,
+        "blocks": result.scheme.blocks if result.scheme.max_distance is None else None,
+        "max_distance": result.scheme.max_distance,
         "threshold": config.threshold,
         "verify": config.verify.value,
         "expected_recall": result.expected_recall,
@@ -484,12 +489,10 @@ class Messages:
         """Counts, expected recall, a hint when it is low, and the audit."""
         config, bits = result.config, result.corpus.settings.bits
         self.corpus_summary(result.corpus, "read")
-        if config.max_distance is None:
-            scheme = f"from {_count(config.blocks, 'block')} of {bits // config.blocks} bits"
-        else:
-            scheme = f"within {_count(config.max_distance, 'bit')} (Manku's tables)"
+        scheme = result.scheme.label(bits)
+        how = "chosen by the planner" if result.plan is not None else "as asked"
         self.info(
-            f"{_count(result.candidates, 'candidate pair')} {scheme}; "
+            f"{_count(result.candidates, 'candidate pair')} from {scheme} ({how}); "
             f"{_count(len(result.pairs), 'pair')} at "
             f"{config.verify.value} cosine >= {config.threshold:g}; "
             f"{_count(len(result.clusters), 'cluster')}"
@@ -514,6 +517,20 @@ class Messages:
                     style="yellow",
                 )
             )
+        elif result.plan is not None and result.plan.chosen is None:
+            tfidf = (
+                " or --weighting tfidf (common words make these documents look alike)"
+                if result.corpus.settings.weighting in ("tf", "binary", "log")
+                else ""
+            )
+            self.info(
+                Text(
+                    f"hint: no scheme at {bits} bits reaches {result.plan.target:g} expected "
+                    f"recall at cosine {config.threshold:g} within the candidate budget "
+                    f"(--max-candidates); try more --bits{tfidf}",
+                    style="yellow",
+                )
+            )
         elif result.expected_recall < 0.9:
             self.info(Text("hint: recall is low; try more --bits", style="yellow"))
         audit = result.audit
@@ -530,3 +547,101 @@ class Messages:
 class _ProgressHooks:
     on_listed: Callable[[int], None] | None = None
     on_read: Callable[[], None] | None = None
+
+
+# ---------------------------------------------------------------------------- plan
+
+CURVE_COSINES = tuple(round(0.5 + 0.05 * i, 2) for i in range(11))
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def _shown_assessments(plan: Plan, *, others: int = 5) -> list[Assessment]:
+    """The chosen scheme, the page's three, the cheapest others that reach the target, and
+    the best recall within the budget."""
+    shown: list[Assessment] = [] if plan.chosen is None else [plan.chosen]
+    for assessment in plan.assessments:
+        scheme = assessment.scheme
+        page = scheme.max_distance is None and scheme.blocks in PAGE_BLOCKS
+        if page and assessment not in shown:
+            shown.append(assessment)
+    reaching = [a for a in plan.assessments if a.recall >= plan.target and a not in shown]
+    shown += reaching[:others]
+    if plan.best_effort() not in shown:
+        shown.append(plan.best_effort())
+    return shown
+
+
+def plan_record(plan: Plan) -> Record:
+    """``simhash plan -f json``."""
+
+    def record(assessment: Assessment) -> Record:
+        scheme = assessment.scheme
+        curve = scheme.probability(np.array(CURVE_COSINES), plan.bits)
+        return {
+            "scheme": scheme.label(plan.bits),
+            "kind": scheme.kind,
+            "blocks": scheme.blocks,
+            "max_distance": scheme.max_distance,
+            "tables": scheme.tables,
+            "recall": assessment.recall,
+            "expected_candidates": assessment.expected_candidates,
+            "in_budget": plan.in_budget(assessment),
+            "curve": [[c, float(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)],
+        }
+
+    return {
+        "bits": plan.bits,
+        "threshold": plan.threshold,
+        "docs": plan.n_docs,
+        "target_recall": plan.target,
+        "max_candidates": plan.max_candidates,
+        "chosen": None if plan.chosen is None else record(plan.chosen),
+        "schemes": [record(a) for a in _shown_assessments(plan)],
+    }
+
+
+def emit_plan(plan: Plan, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash plan``: the schemes worth considering with their S-curves."""
+    document = plan_record(plan)
+    if fmt in (Format.JSON, Format.JSONL):
+        out.write(_json(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        return
+    if fmt is Format.CSV:
+        rows = [{k: v for k, v in r.items() if k != "curve"} for r in document["schemes"]]
+        _write_records(rows, fmt, out)
+        return
+    table = Table(
+        title=(
+            f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
+            f"{plan.n_docs:,} documents (target recall {plan.target:g})"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("")
+    table.add_column("scheme")
+    table.add_column(f"recall at {plan.threshold:g}", justify="right")
+    table.add_column("expected candidates", justify="right")
+    table.add_column("P(candidate), cosine 0.5 .. 1.0", no_wrap=True)
+    chosen = document["chosen"]
+    for entry in document["schemes"]:
+        bars = "".join(_BARS[min(int(p * len(_BARS)), len(_BARS) - 1)] for _, p in entry["curve"])
+        table.add_row(
+            "*" if chosen is not None and entry["scheme"] == chosen["scheme"] else "",
+            entry["scheme"],
+            f"{entry['recall']:.2f}",
+            f"{entry['expected_candidates']:,.0f}"
+            + ("" if entry["in_budget"] else " (over budget)"),
+            bars,
+        )
+    console = _console(out)
+    console.print(table)
+    if chosen is None:
+        console.print(
+            f"No scheme at {plan.bits} bits reaches recall {plan.target:g} at cosine "
+            f"{plan.threshold:g} within the candidate budget: more --bits, a higher "
+            "--threshold or a larger --max-candidates. dedupe would use "
+            f"{plan.best_effort().scheme.label(plan.bits)}."
+        )
+    else:
+        console.print(f"* chosen: {chosen['scheme']} (the least expected work)")

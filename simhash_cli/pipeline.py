@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,12 +21,14 @@ from .fingerprint import (
     validate_bits,
     validate_seed,
 )
+from .plan import Plan, Scheme, plan, sample_background
 from .tokenizer import TokenizerConfig
 from .vectorize import Weighting, from_mappings, vectorize
 from .verify import ScoredPairs, Verify
 
 __all__ = [
     "AUDIT_MAX_DOCS",
+    "AUTO",
     "Audit",
     "Comparison",
     "Corpus",
@@ -41,6 +44,7 @@ __all__ = [
     "suggest_max_distance",
 ]
 
+AUTO: Literal["auto"] = "auto"
 AUDIT_MAX_DOCS = 5000
 RECALL_HINT_BELOW = 0.9
 VECTORS_TOKENIZER = "vectors"
@@ -275,7 +279,9 @@ def compare(pair: Corpus) -> Comparison:
 class DedupeConfig:
     """Tuning of ``dedupe``: blocking scheme, verification and threshold."""
 
-    blocks: int = blocking.DEFAULT_BLOCKS
+    blocks: int | Literal["auto"] = AUTO
+    """Equal blocks per fingerprint, or ``auto``: the planner's cheapest scheme that reaches
+    0.95 expected recall at the threshold on this corpus (blocks or Manku's tables)."""
     threshold: float = 0.9
     verify: Verify = Verify.EXACT
     max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
@@ -310,6 +316,8 @@ class DedupeResult:
 
     corpus: Corpus
     config: DedupeConfig
+    scheme: Scheme
+    plan: Plan | None
     candidates: int
     pairs: ScoredPairs
     clusters: list[NDArray[np.int64]]
@@ -338,8 +346,28 @@ def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -
     return None
 
 
+def _scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Plan | None]:
+    """The scheme the config names, or the planner's choice for this corpus."""
+    bits = docs.settings.bits
+    if config.max_distance is not None:
+        k = config.max_distance
+        if not 0 <= k < bits:
+            raise ParameterError(f"max_distance must be from 0 to {bits - 1}, not {k}")
+        return Scheme("tables", blocking.choose_tables(len(docs), bits, k), k), None
+    if config.blocks != AUTO:
+        return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
+    chosen = plan(
+        bits=bits,
+        threshold=config.threshold,
+        n_docs=len(docs),
+        background=sample_background(docs.fingerprints),
+        max_candidates=config.max_candidates,
+    )
+    return chosen.best_effort().scheme, chosen
+
+
 def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
-    """Candidates by blocking, verification at the threshold, clusters by connected components.
+    """Candidates by the chosen scheme, verification at the threshold, clusters.
 
     Raises:
         ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
@@ -348,8 +376,6 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     """
     config = config or DedupeConfig()
     bits = docs.settings.bits
-    if config.max_distance is None:
-        blocking.validate_blocks(bits, config.blocks)
     verify.validate_threshold(config.threshold)
     needs_vectors = config.verify is Verify.EXACT or config.audit
     if needs_vectors and docs.weights is None:
@@ -364,32 +390,32 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
             f"--audit compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
             f"(this corpus has {len(docs):,})"
         )
-    if config.max_distance is None:
+    scheme, planned = _scheme(docs, config)
+    if scheme.max_distance is None:
         pairs = blocking.candidates(
-            docs.fingerprints, bits, config.blocks, max_candidates=config.max_candidates
-        )
-        expected = float(
-            blocking.candidate_probability(config.threshold, bits=bits, blocks=config.blocks)
+            docs.fingerprints, bits, scheme.blocks, max_candidates=config.max_candidates
         )
     else:
         pairs = blocking.pairs_within(
-            docs.fingerprints, config.max_distance, bits=bits, max_pairs=config.max_candidates
+            docs.fingerprints,
+            scheme.max_distance,
+            bits=bits,
+            blocks=scheme.blocks if scheme.max_distance else None,
+            max_pairs=config.max_candidates,
         )
-        expected = float(
-            blocking.within_probability(
-                config.threshold, bits=bits, max_distance=config.max_distance
-            )
-        )
-    low = expected < RECALL_HINT_BELOW
+    expected = float(scheme.probability(config.threshold, bits))
+    low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
     scored = verify.score_pairs(
         pairs, docs.fingerprints, bits=bits, weights=docs.weights if exact else None
     )
     kept = scored.select(verify.keep_mask(scored, threshold=config.threshold, verify=config.verify))
-    by_blocks = config.max_distance is None
+    by_blocks = scheme.max_distance is None
     return DedupeResult(
         corpus=docs,
         config=config,
+        scheme=scheme,
+        plan=planned,
         candidates=len(scored),
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)),

@@ -332,7 +332,7 @@ def test_dedupe_audit_reports_recall() -> None:
 
 
 def test_dedupe_low_recall_hint() -> None:
-    result = run("dedupe", str(SAMPLE))
+    result = run("dedupe", "--blocks", "4", str(SAMPLE))
     assert "expected recall at cosine 0.9: 0.30" in result.stderr
     assert "hint: recall is low; --blocks 16 reaches 0.95" in result.stderr
 
@@ -412,7 +412,7 @@ def test_a_locale_that_cannot_encode_the_ids(tmp_path: Path) -> None:
 
 
 def test_candidate_budget_is_a_one_line_error() -> None:
-    result = run("dedupe", "--max-candidates", "1", str(SAMPLE))
+    result = run("dedupe", "--blocks", "4", "--max-candidates", "1", str(SAMPLE))
     assert result.exit_code == ExitCode.ERROR
     assert result.stderr.startswith(
         "Error: 4 blocks of 16 bits would give up to 10 candidate pairs among 8 documents "
@@ -505,5 +505,34 @@ def test_max_distance_and_blocks_are_exclusive() -> None:
 
 def test_max_distance_hint() -> None:
     result = run("dedupe", "--max-distance", "3", str(SAMPLE))
-    assert "within 3 bits (Manku's tables)" in result.stderr
+    assert "from 4 Manku tables for pairs within 3 bits (as asked)" in result.stderr
     assert "hint: recall is low; --max-distance 14 reaches 0.95" in result.stderr
+
+
+def test_plan_command() -> None:
+    result = run("plan", "--docs", "10000", "--threshold", "0.95", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["chosen"]["recall"] >= 0.95
+    assert {s["scheme"] for s in out["schemes"]} >= {
+        "1 block of 64 bits",
+        "4 blocks of 16 bits",
+        "8 blocks of 8 bits",
+    }
+    assert all(len(s["curve"]) == 11 for s in out["schemes"])
+    table = run("plan", "--docs", "10000", "--threshold", "0.95", "-f", "table")
+    assert "* chosen: " in table.stdout and "P(candidate)" in table.stdout
+
+
+def test_plan_says_when_nothing_reaches_the_target() -> None:
+    result = run("plan", "--docs", "1000000", "--threshold", "0.9", "-f", "table")
+    assert "No scheme at 64 bits reaches recall 0.95 at cosine 0.9" in result.stdout
+    assert json.loads(run("plan", "--docs", "1000000", "-f", "json").stdout)["chosen"] is None
+
+
+def test_dedupe_auto_is_the_default_and_says_so() -> None:
+    result = run("dedupe", "-f", "json", str(SAMPLE))
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["planned"] is True and summary["expected_recall"] >= 0.95
+    assert "(chosen by the planner)" in result.stderr
+    assert run("dedupe", "--blocks", "five", str(SAMPLE)).exit_code == ExitCode.USAGE

@@ -1,0 +1,262 @@
+"""The planner: which candidate scheme finds the pairs at a threshold for the least work.
+
+A scheme is either ``blocks`` (m equal blocks, a shared block makes a candidate) or ``tables``
+(Manku's tables: exactly the pairs within k bits). For a pair at cosine c every fingerprint bit
+differs with p = arccos(c) / pi, which gives each scheme's chance of making that pair a
+candidate: its expected recall at the threshold. What the scheme costs depends on the corpus:
+how many of its n(n-1)/2 pairs become candidates by chance. That rate is measured on a sample of
+random pairs of the corpus's own fingerprints when there is a corpus (term counts make unrelated
+texts look alike: the rate can be far above the rate for random fingerprints), and otherwise
+modelled from a background cosine.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .blocking import (
+    block_equalities,
+    candidate_probability,
+    choose_tables,
+    table_key_bits,
+    validate_blocks,
+    within_probability,
+)
+from .errors import ParameterError
+from .fingerprint import validate_bits
+
+__all__ = [
+    "Assessment",
+    "Background",
+    "Plan",
+    "Scheme",
+    "assess",
+    "plan",
+    "sample_background",
+    "schemes_for",
+]
+
+TARGET_RECALL = 0.95
+SAMPLE_PAIRS = 20_000
+PAGE_BLOCKS = (1, 4, 8)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A way of finding candidates.
+
+    Attributes:
+        kind: ``blocks`` or ``tables``.
+        blocks: m, the number of blocks the fingerprint is cut into.
+        max_distance: k for ``tables`` (pairs within k bits), None for ``blocks``.
+    """
+
+    kind: Literal["blocks", "tables"]
+    blocks: int
+    max_distance: int | None = None
+
+    @property
+    def tables(self) -> int:
+        """Sorted tables the scheme builds: m for blocks, C(m, k) for Manku's tables."""
+        if self.max_distance is None:
+            return self.blocks
+        return math.comb(self.blocks, self.max_distance)
+
+    def label(self, bits: int) -> str:
+        """``4 blocks of 16 bits`` or ``10 Manku tables for pairs within 3 bits``."""
+        if self.max_distance is None:
+            plural = "block" if self.blocks == 1 else "blocks"
+            return f"{self.blocks} {plural} of {bits // self.blocks} bits"
+        plural = "table" if self.tables == 1 else "tables"
+        return f"{self.tables} Manku {plural} for pairs within {self.max_distance} bits"
+
+    def probability(self, cosine: float | NDArray[np.float64], bits: int) -> NDArray[np.float64]:
+        """Chance that a pair with this true cosine becomes a candidate (the S-curve)."""
+        if self.max_distance is None:
+            return candidate_probability(cosine, bits=bits, blocks=self.blocks)
+        return within_probability(cosine, bits=bits, max_distance=self.max_distance)
+
+
+@dataclass(frozen=True)
+class Background:
+    """How often unrelated pairs become candidates: a model cosine, or a measured sample.
+
+    Attributes:
+        cosine: the cosine of a typical unrelated pair (used when there is no sample).
+        sample: (s, 2, n_words) uint64, fingerprints of s random pairs of the corpus.
+    """
+
+    cosine: float = 0.0
+    sample: NDArray[np.uint64] | None = None
+
+    def work(self, scheme: Scheme, bits: int) -> float:
+        """Times an unrelated pair is compared, summed over the scheme's blocks or tables.
+
+        For blocks this is the pairs each block's groups hold (what the candidate budget
+        counts); for tables, the pairs sharing each table's key, every one of which is checked.
+        """
+        if self.sample is None:
+            agree = 1.0 - float(np.arccos(np.clip(self.cosine, -1.0, 1.0)) / np.pi)
+            if scheme.max_distance is None:
+                return scheme.blocks * agree ** (bits // scheme.blocks)
+            return sum(
+                count * agree**key_bits
+                for key_bits, count in table_key_bits(bits, scheme.blocks, scheme.max_distance)
+            )
+        equal = block_equalities(
+            self.sample[:, 0, :], self.sample[:, 1, :], bits=bits, blocks=scheme.blocks
+        )
+        if scheme.max_distance is None:
+            return float(equal.mean(axis=0).sum())
+        kept = scheme.blocks - scheme.max_distance
+        return float(
+            sum(
+                np.all(equal[:, list(columns)], axis=1).mean()
+                for columns in itertools.combinations(range(scheme.blocks), kept)
+            )
+        )
+
+
+def sample_background(
+    fingerprints: NDArray[np.uint64], *, pairs: int = SAMPLE_PAIRS, seed: int = 0
+) -> Background:
+    """Random pairs (i != j) of the corpus's fingerprints, drawn with a fixed seed."""
+    n = fingerprints.shape[0]
+    if n < 2:
+        return Background()
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, n, size=pairs)
+    second = (first + rng.integers(1, n, size=pairs)) % n
+    return Background(sample=np.stack((fingerprints[first], fingerprints[second]), axis=1))
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A scheme judged for one threshold and corpus size.
+
+    Attributes:
+        scheme: the scheme.
+        recall: chance that a pair exactly at the threshold becomes a candidate.
+        expected_candidates: pairs of unrelated documents the scheme would compare among n
+            documents, counted once per block or table that pairs them (pairs at or above the
+            threshold come on top, and are what the run is for).
+        cost: expected candidates plus one row per document per table: the work to compare.
+    """
+
+    scheme: Scheme
+    recall: float
+    expected_candidates: float
+    cost: float
+
+
+MAX_TABLES = 256
+
+
+def schemes_for(bits: int, n_docs: int) -> list[Scheme]:
+    """Every block count that divides ``bits``, and Manku's tables (k = 1 .. 16, at most
+    256 tables, as many blocks as :func:`choose_tables` picks for this corpus size or the
+    fewest, k + 1)."""
+    bits = validate_bits(bits)
+    block_schemes = [Scheme("blocks", m) for m in range(1, bits + 1) if bits % m == 0]
+    table_schemes = []
+    for k in range(1, min(16, bits // 4) + 1):
+        for m in sorted({k + 1, choose_tables(max(n_docs, 2), bits, k)}):
+            if math.comb(m, k) <= MAX_TABLES:
+                table_schemes.append(Scheme("tables", m, k))
+    return block_schemes + table_schemes
+
+
+def assess(
+    scheme: Scheme, *, bits: int, threshold: float, n_docs: int, background: Background
+) -> Assessment:
+    """Recall at the threshold, expected chance candidates and cost of one scheme."""
+    if scheme.max_distance is None:
+        validate_blocks(bits, scheme.blocks)
+    all_pairs = n_docs * (n_docs - 1) / 2
+    expected = all_pairs * background.work(scheme, bits)
+    return Assessment(
+        scheme=scheme,
+        recall=float(scheme.probability(threshold, bits)),
+        expected_candidates=expected,
+        cost=expected + scheme.tables * n_docs,
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen scheme (None when none reaches the target within the budget) and every
+    scheme judged, cheapest first."""
+
+    bits: int
+    threshold: float
+    n_docs: int
+    target: float
+    max_candidates: float | None
+    chosen: Assessment | None
+    assessments: Sequence[Assessment]
+
+    def in_budget(self, assessment: Assessment) -> bool:
+        """Whether the scheme is expected to stay within the candidate budget."""
+        return self.max_candidates is None or assessment.expected_candidates <= self.max_candidates
+
+    def best_effort(self) -> Assessment:
+        """The chosen scheme, or failing that the one with the highest recall in budget."""
+        if self.chosen is not None:
+            return self.chosen
+        pool = [a for a in self.assessments if self.in_budget(a)] or list(self.assessments)
+        return max(pool, key=lambda a: (a.recall, -a.cost))
+
+
+def plan(
+    *,
+    bits: int,
+    threshold: float,
+    n_docs: int,
+    background: Background | None = None,
+    target: float = TARGET_RECALL,
+    max_candidates: float | None = None,
+) -> Plan:
+    """Judge every scheme and choose the cheapest whose recall at ``threshold`` >= ``target``.
+
+    Args:
+        bits: fingerprint width.
+        threshold: the cosine pairs must reach.
+        n_docs: documents in the corpus.
+        background: how unrelated pairs look (default: random fingerprints, cosine 0).
+        target: the recall a scheme must reach at the threshold.
+        max_candidates: leave out schemes expected to produce more candidates than this.
+
+    Raises:
+        ParameterError: a threshold outside [-1, 1] or a negative corpus size.
+    """
+    bits = validate_bits(bits)
+    if not -1.0 <= threshold <= 1.0:
+        raise ParameterError(f"threshold must be a cosine from -1 to 1, not {threshold}")
+    if n_docs < 0:
+        raise ParameterError(f"the number of documents cannot be negative ({n_docs})")
+    background = background or Background()
+    judged = [
+        assess(s, bits=bits, threshold=threshold, n_docs=n_docs, background=background)
+        for s in schemes_for(bits, n_docs)
+    ]
+    judged.sort(key=lambda a: (a.cost, a.scheme.tables, a.scheme.kind))
+    in_budget = [
+        a for a in judged if max_candidates is None or a.expected_candidates <= max_candidates
+    ]
+    reaching = [a for a in in_budget if a.recall >= target]
+    return Plan(
+        bits=bits,
+        threshold=threshold,
+        n_docs=n_docs,
+        target=target,
+        max_candidates=max_candidates,
+        chosen=reaching[0] if reaching else None,
+        assessments=judged,
+    )

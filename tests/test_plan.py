@@ -1,0 +1,98 @@
+"""The planner: recall of each scheme at the threshold, expected work, the cheapest choice."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simhash_cli import ParameterError, candidate_probability, within_probability
+from simhash_cli.plan import Background, Scheme, plan, sample_background, schemes_for
+
+
+@given(
+    bits=st.sampled_from([32, 64, 128]),
+    threshold=st.floats(0.5, 0.99),
+    n_docs=st.integers(2, 10**7),
+    background=st.floats(-0.2, 0.8),
+)
+def test_the_choice_reaches_the_target_and_nothing_cheaper_does(
+    bits: int, threshold: float, n_docs: int, background: float
+) -> None:
+    chosen = plan(
+        bits=bits,
+        threshold=threshold,
+        n_docs=n_docs,
+        background=Background(cosine=background),
+        max_candidates=20_000_000,
+    )
+    reaching = [a for a in chosen.assessments if a.recall >= 0.95 and chosen.in_budget(a)]
+    if chosen.chosen is None:
+        assert reaching == []
+        assert chosen.best_effort() in chosen.assessments
+    else:
+        assert chosen.chosen.recall >= 0.95
+        assert chosen.chosen.cost == min(a.cost for a in reaching)
+
+
+def test_recall_is_the_schemes_s_curve_at_the_threshold() -> None:
+    judged = {a.scheme: a for a in plan(bits=64, threshold=0.9, n_docs=1000).assessments}
+    assert judged[Scheme("blocks", 4)].recall == pytest.approx(
+        float(candidate_probability(0.9, bits=64, blocks=4))
+    )
+    tables = next(a for s, a in judged.items() if s.max_distance == 3)
+    assert tables.recall == pytest.approx(float(within_probability(0.9, bits=64, max_distance=3)))
+
+
+def test_model_work_for_random_fingerprints() -> None:
+    # Random fingerprints share a given 16-bit block with probability 2^-16.
+    pairs = 1000 * 999 / 2
+    assessment = next(
+        a
+        for a in plan(bits=64, threshold=0.9, n_docs=1000).assessments
+        if a.scheme == Scheme("blocks", 4)
+    )
+    assert assessment.expected_candidates == pytest.approx(pairs * 4 * 2.0**-16)
+    # 64 bits in 5 blocks: four of 13 bits and one of 12. C(5, 3) = 10 tables keyed by the 2
+    # blocks they keep: 6 keys of 26 bits, 4 of 25.
+    tables = Scheme("tables", 5, 3)
+    work = Background(cosine=0.0).work(tables, 64)
+    assert work == pytest.approx(6 * 2.0**-26 + 4 * 2.0**-25)
+    assert tables.tables == math.comb(5, 3)
+
+
+def test_sampled_work_matches_the_model_on_random_fingerprints() -> None:
+    rng = np.random.default_rng(1)
+    # 8-bit fingerprints: a 2-bit block is shared by chance a quarter of the time.
+    fps = rng.integers(0, 256, size=(5000, 1), dtype=np.uint64)
+    sampled = sample_background(fps, pairs=20_000)
+    for scheme in (Scheme("blocks", 4), Scheme("tables", 4, 1)):
+        assert sampled.work(scheme, 8) == pytest.approx(Background().work(scheme, 8), rel=0.1)
+
+
+def test_alike_documents_make_schemes_expensive() -> None:
+    calm = plan(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.0))
+    alike = plan(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.8))
+    four = Scheme("blocks", 4)
+    calm_cost, alike_cost = (
+        next(a for a in p.assessments if a.scheme == four).expected_candidates
+        for p in (calm, alike)
+    )
+    assert alike_cost > 1000 * calm_cost
+
+
+def test_schemes_include_the_page_and_bounded_tables() -> None:
+    schemes = schemes_for(64, 10_000)
+    assert {Scheme("blocks", m) for m in (1, 4, 8)} <= set(schemes)
+    assert all(s.tables <= 256 for s in schemes)
+    assert all(64 % s.blocks == 0 for s in schemes if s.kind == "blocks")
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ParameterError, match="threshold must be a cosine"):
+        plan(bits=64, threshold=1.5, n_docs=10)
+    with pytest.raises(ParameterError, match="cannot be negative"):
+        plan(bits=64, threshold=0.9, n_docs=-1)
