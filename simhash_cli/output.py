@@ -33,6 +33,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from .calibrate import Calibration
 from .corpus import Event, Skipped
 from .fingerprint import to_hex, to_int
 from .pipeline import Comparison, Corpus, DedupeResult, Settings
@@ -45,6 +46,7 @@ __all__ = [
     "comparison_record",
     "dedupe_document",
     "default_format",
+    "emit_calibration",
     "emit_comparison",
     "emit_dedupe",
     "emit_fingerprints",
@@ -645,3 +647,97 @@ def emit_plan(plan: Plan, fmt: Format, out: IO[str]) -> None:
         )
     else:
         console.print(f"* chosen: {chosen['scheme']} (the least expected work)")
+
+
+# ---------------------------------------------------------------------------- calibrate
+
+
+def calibration_record(result: Calibration) -> Record:
+    """``simhash calibrate -f json``."""
+    return {
+        "documents": result.documents,
+        "pairs": result.pairs,
+        "similar_pairs": result.similar_pairs,
+        "threshold": result.threshold,
+        "seeds": result.seeds,
+        "bits": result.bits,
+        "error_by_bits": [
+            {"bits": b, "mean_absolute_error": e} for b, e in result.error_by_bits.items()
+        ],
+        "weighted_error": result.weighted_error,
+        "unweighted_error": result.unweighted_error,
+        "schemes": [
+            {
+                "blocks": s.blocks,
+                "recall": s.recall,
+                "expected_recall": s.expected_recall,
+                "false_candidate_rate": s.false_candidate_rate,
+            }
+            for s in result.schemes
+        ],
+    }
+
+
+def emit_calibration(result: Calibration, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash calibrate``: three tables a person can read, or one JSON to keep."""
+    document = calibration_record(result)
+    if fmt in (Format.JSON, Format.JSONL):
+        out.write(_json(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        return
+    if fmt is Format.CSV:
+        _write_records(document["error_by_bits"], fmt, out)
+        return
+    console = _console(out)
+    sweep = Table(
+        title=(
+            f"Estimated against true cosine: {result.pairs:,} pairs of {result.documents:,} "
+            f"documents, {result.seeds} seeds"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    sweep.add_column("bits", justify="right")
+    sweep.add_column("mean absolute error", justify="right")
+    sweep.add_column("x previous (1/sqrt(2) = 0.71)", justify="right")
+    previous = None
+    for entry in document["error_by_bits"]:
+        error = entry["mean_absolute_error"]
+        ratio = "" if previous in (None, 0) else f"{error / previous:.2f}"
+        sweep.add_row(str(entry["bits"]), f"{error:.3f}", ratio)
+        previous = error
+    console.print(sweep)
+    if result.weighted_error is None or result.unweighted_error is None:
+        console.print(f"No pair reaches cosine {result.threshold:g}: nothing to compare below.")
+        return
+    weights = Table(
+        title=(
+            f"Weights matter: the {result.similar_pairs:,} pairs with true cosine >= "
+            f"{result.threshold:g}, {result.bits} bits"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    weights.add_column("fingerprint")
+    weights.add_column("mean absolute error", justify="right")
+    weights.add_row("weighted", f"{result.weighted_error:.3f}")
+    weights.add_row("unweighted (a set)", f"{result.unweighted_error:.3f}")
+    console.print(weights)
+    schemes = Table(
+        title=f"Blocking at {result.bits} bits against true cosine >= {result.threshold:g}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    for name in ("scheme", "measured recall", "expected recall", "false-candidate rate"):
+        schemes.add_column(name, justify="left" if name == "scheme" else "right")
+    for entry in document["schemes"]:
+        width = result.bits // entry["blocks"]
+        schemes.add_row(
+            _count(entry["blocks"], "block") + f" of {width} bits",
+            f"{entry['recall']:.3f}",
+            f"{entry['expected_recall']:.3f}",
+            f"{entry['false_candidate_rate']:.4f}",
+        )
+    console.print(schemes)

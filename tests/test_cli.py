@@ -536,3 +536,16 @@ def test_dedupe_auto_is_the_default_and_says_so() -> None:
     assert summary["planned"] is True and summary["expected_recall"] >= 0.95
     assert "(chosen by the planner)" in result.stderr
     assert run("dedupe", "--blocks", "five", str(SAMPLE)).exit_code == ExitCode.USAGE
+
+
+def test_calibrate_command() -> None:
+    result = run("calibrate", "--seeds", "5", "-f", "json", str(SAMPLE))
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [e["bits"] for e in out["error_by_bits"]] == [8, 16, 32, 64, 128, 256, 512]
+    assert out["similar_pairs"] == 4 and len(out["schemes"]) == 3
+    table = run("calibrate", "--seeds", "5", "-f", "table", str(SAMPLE))
+    assert "mean absolute error" in table.stdout and "unweighted (a set)" in table.stdout
+    alone = run("calibrate", str(SAMPLE / "chess-openings.txt"))
+    assert alone.exit_code == ExitCode.ERROR
+    assert alone.stderr == "Error: calibrate needs at least two documents with features\n"
