@@ -123,6 +123,18 @@ def tokenizer_options(command: F) -> F:
     return command
 
 
+def jobs_option(command: F) -> F:
+    """``-j/--jobs``: processes that read and tokenize files."""
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(1, 512),
+        default=os.cpu_count() or 1,
+        show_default="all cores",
+        help="Processes that read and tokenize files (results are the same for any number).",
+    )(command)
+
+
 def format_option(command: F) -> F:
     """``-f/--format``: table on a terminal, jsonl when piped."""
     return click.option(
@@ -191,6 +203,7 @@ def _load(
     *,
     distinct: bool = True,
 ) -> pipeline.Corpus:
+    jobs = int(options.get("jobs") or 1)
     """Read the input the options name. ``options`` are the shared settings and tokenizer
     options as click parsed them (bits, seed, ngram, char_ngrams, weighting)."""
     bits = options["bits"] or DEFAULT_BITS
@@ -219,6 +232,7 @@ def _load(
             on_listed=hooks.on_listed,
             on_read=hooks.on_read,
             distinct=distinct,
+            jobs=jobs,
         )
 
 
@@ -256,6 +270,7 @@ def main(traceback: bool) -> None:
 @vectors_option
 @settings_options
 @tokenizer_options
+@jobs_option
 @format_option
 @quiet_option
 def fingerprint_command(
@@ -266,6 +281,7 @@ def fingerprint_command(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
+    jobs: int,
     fmt: str | None,
     quiet: bool,
 ) -> None:
@@ -382,6 +398,7 @@ def compare_command(
     is_flag=True,
     help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any pair is flagged (for CI pipelines).",
 )
+@jobs_option
 @format_option
 @quiet_option
 def dedupe_command(
@@ -400,6 +417,7 @@ def dedupe_command(
     max_candidates: int,
     audit: bool,
     check: bool,
+    jobs: int,
     fmt: str | None,
     quiet: bool,
 ) -> None:
@@ -541,6 +559,7 @@ def plan_command(
     show_default=True,
     help="Documents evaluated (every pair of them); a larger corpus is sampled.",
 )
+@jobs_option
 @format_option
 @quiet_option
 def calibrate_command(
@@ -554,6 +573,7 @@ def calibrate_command(
     threshold: float,
     seeds: int,
     max_docs: int,
+    jobs: int,
     fmt: str | None,
     quiet: bool,
 ) -> None:

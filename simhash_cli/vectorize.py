@@ -25,6 +25,7 @@ __all__ = [
     "apply_weighting",
     "count_matrix",
     "from_mappings",
+    "merge_counts",
     "row_mapping",
     "vectorize",
 ]
@@ -87,9 +88,10 @@ def count_matrix(
 class _Counter:
     """Accumulates (document, feature, count) entries batch by batch; see count_matrix."""
 
-    def __init__(self, config: TokenizerConfig) -> None:
+    def __init__(self, config: TokenizerConfig, *, bulk_words: bool = True) -> None:
         self.config = config
-        self.words: _WordTable | None = _WordTable() if config == TokenizerConfig() else None
+        bulk = bulk_words and config == TokenizerConfig()
+        self.words: _WordTable | None = _WordTable() if bulk else None
         self.vocabulary: dict[str, int] = {}  # the analyzer path's feature -> id
         self.names: list[str] = []  # feature of each provisional id, in first-seen order
         # int32: four bytes an entry instead of eight, over millions of documents
@@ -125,29 +127,43 @@ class _Counter:
         self.counts.append(batch.data.astype(np.int32))
         self.sizes.append(np.diff(batch.indptr).astype(np.int64))
 
+    def _ids_of(self, features: Sequence[str]) -> NDArray[np.int64]:
+        """Provisional ids of distinct features, new ones added (dict look-ups in C)."""
+        before = len(self.vocabulary)
+        ids = np.fromiter(
+            map(self.vocabulary.setdefault, features, itertools.count(before)),
+            np.int64,
+            len(features),
+        )
+        # setdefault consumed one number per call; renumber the new ones densely.
+        new = ids >= before
+        if new.any():
+            fresh = np.arange(len(self.names), len(self.names) + int(new.sum()))
+            new_names = list(itertools.compress(features, new.tolist()))
+            self.vocabulary.update(zip(new_names, fresh.tolist(), strict=True))
+            self.names.extend(new_names)
+            ids[new] = fresh
+        return ids
+
     def _add_analyzed(self, texts: list[str]) -> None:
         analyze = self.config.analyzer()
         sizes = np.empty(len(texts), dtype=np.int64)
         for row, text in enumerate(texts):
             counted = Counter(analyze(text))
             sizes[row] = len(counted)
-            before = len(self.vocabulary)
-            ids = np.fromiter(
-                map(self.vocabulary.setdefault, counted, itertools.count(before)),
-                np.int64,
-                len(counted),
-            )
-            # setdefault consumed one number per call; renumber the new ones densely.
-            new = ids >= before
-            if new.any():
-                fresh = np.arange(len(self.names), len(self.names) + int(new.sum()))
-                new_names = list(itertools.compress(counted, new.tolist()))
-                self.vocabulary.update(zip(new_names, fresh.tolist(), strict=True))
-                self.names.extend(new_names)
-                ids[new] = fresh
-            self.ids.append(ids.astype(np.int32))
+            self.ids.append(self._ids_of(list(counted)).astype(np.int32))
             self.counts.append(np.fromiter(counted.values(), np.int32, len(counted)))
         self.sizes.append(sizes)
+
+    def add_counts(self, counts: sp.csr_array, features: Sequence[str]) -> None:
+        """Append the rows of another count matrix (its own columns ``features``)."""
+        if self.words is not None:
+            self.words = None
+            self.vocabulary = {name: i for i, name in enumerate(self.names)}
+        local = self._ids_of(features)
+        self.ids.append(local[counts.indices].astype(np.int32))
+        self.counts.append(counts.data.astype(np.int32))
+        self.sizes.append(np.diff(counts.indptr).astype(np.int64))
 
     def matrix(self) -> tuple[sp.csr_array, list[str]]:
         names = self.names
@@ -245,6 +261,17 @@ class _WordTable:
                 strict=True,
             )
         )
+
+
+def merge_counts(
+    parts: Iterable[tuple[sp.csr_array, Sequence[str]]],
+) -> tuple[sp.csr_array, list[str]]:
+    """Stack count matrices made separately (batches counted in other processes), rows in
+    order, into the one :func:`count_matrix` would have made from all their texts."""
+    counter = _Counter(TokenizerConfig(), bulk_words=False)  # columns come by name
+    for counts, features in parts:
+        counter.add_counts(counts, features)
+    return counter.matrix()
 
 
 def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:

@@ -130,3 +130,26 @@ def test_max_distance_collapses_copies_and_respects_the_budget(tmp_path: Path) -
     result = dedupe(docs, DedupeConfig(max_distance=0))
     assert len(result.pairs) == 4950 and len(result.clusters) == 1
     assert result.expected_recall < 0.9 and result.suggested_max_distance is not None
+
+
+def test_jobs_give_the_same_corpus_and_events(messy_dir: Path) -> None:
+    for i in range(40):
+        (messy_dir / f"gen{i:02d}.txt").write_text(f"common words here and number {i % 7} " * 3)
+    (messy_dir / "2nd.bin").write_bytes(b"\x00\x01")
+
+    def load(jobs: int) -> tuple[object, list[Event]]:
+        events: list[Event] = []
+        docs = corpus_from_paths(
+            [str(messy_dir)],
+            jobs=jobs,
+            batch_files=7,
+            weighting=Weighting.TFIDF,
+            on_event=events.append,
+        )
+        return docs, events
+
+    (one, one_events), (two, two_events) = load(1), load(2)
+    assert one_events == two_events and len(one_events) == 5
+    assert one.ids == two.ids and one.features == two.features  # type: ignore[attr-defined]
+    assert np.array_equal(one.fingerprints, two.fingerprints)  # type: ignore[attr-defined]
+    assert np.array_equal(one.weights.toarray(), two.weights.toarray())  # type: ignore[attr-defined]
