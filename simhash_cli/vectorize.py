@@ -191,18 +191,40 @@ class _WordTable:
     Each key has a home slot (its low bits). A token whose slot holds its key (and check) is
     found with two array look-ups; the few that miss (new words, or words whose home slot
     another word took first) are resolved together: new words get ids and, where their home
-    slot is free, the slot; the rest live in a small dict.
+    slot is free, the slot; the rest live in a small dict. The table doubles (and its words
+    are placed again) to stay at most a quarter full, so few words ever miss.
     """
 
-    SLOT_BITS = 22
+    INITIAL_BITS = 16
 
     def __init__(self) -> None:
-        size = 1 << self.SLOT_BITS
+        self._allocate(1 << self.INITIAL_BITS)
+        self.overflow: dict[int, tuple[int, int]] = {}  # key -> (id, check)
+        self.count = 0
+
+    def _allocate(self, size: int) -> None:
         self.mask = np.uint64(size - 1)
         self.slot_id = np.full(size, -1, dtype=np.int64)
         self.slot_key = np.zeros(size, dtype=np.uint64)
         self.slot_check = np.zeros(size, dtype=np.uint64)
-        self.overflow: dict[int, tuple[int, int]] = {}  # key -> (id, check)
+
+    def _grow(self, words: int) -> None:
+        """Room for ``words`` words at a quarter full: every known word placed again."""
+        size = self.slot_id.size
+        if 4 * words <= size:
+            return
+        while 4 * words > size:
+            size *= 2
+        used = np.flatnonzero(self.slot_id >= 0)
+        keys = [self.slot_key[used], np.fromiter(self.overflow, np.uint64, len(self.overflow))]
+        ids = [self.slot_id[used], np.array([v[0] for v in self.overflow.values()], np.int64)]
+        checks = [
+            self.slot_check[used],
+            np.array([v[1] for v in self.overflow.values()], np.uint64),
+        ]
+        self._allocate(size)
+        self.overflow = {}
+        self._place(np.concatenate(keys), np.concatenate(checks), np.concatenate(ids))
 
     def ids(self, tokens: WordTokens, names: list[str]) -> NDArray[np.int64]:
         """Ids of every token; new words are named (appended to ``names``) and get new ids.
@@ -237,6 +259,8 @@ class _WordTable:
             starts = tokens.start[missed[first[new]]].tolist()
             stops = tokens.stop[missed[first[new]]].tolist()
             names.extend(tokens.text[a:b] for a, b in zip(starts, stops, strict=True))
+            self.count += int(new.sum())
+            self._grow(self.count)
             self._place(keys[new], checks[first[new]], fresh)
         ids[missed] = resolved[inverse.reshape(-1)]
         return ids

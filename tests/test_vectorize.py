@@ -138,3 +138,14 @@ def test_batches_by_size_give_the_same_matrix() -> None:
     split = count_matrix(texts, batch_chars=10)
     assert whole[1] == split[1]
     assert np.array_equal(whole[0].toarray(), split[0].toarray())
+
+
+def test_the_word_table_grows_without_losing_a_word() -> None:
+    # 60,000 distinct words: the table starts with room for 16,384 and doubles twice.
+    texts = [" ".join(f"w{i}" for i in range(j, 60_000, 3)) + " w1 w1" for j in range(3)]
+    weights, names = count_matrix(texts, batch_docs=1)
+    assert len(names) == 60_000
+    for row, text in enumerate(texts):
+        assert sorted(row_mapping(weights, names, row).items()) == sorted(
+            (k, float(v)) for k, v in Counter(tokenize(text)).items()
+        )
