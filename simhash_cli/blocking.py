@@ -10,6 +10,10 @@ p = theta / pi, a block matches with (1 - p)^r, and a pair becomes a candidate w
 
 Grouping sorts each block's keys once (O(n log n) per block); pairs are generated inside the
 groups with array arithmetic, never with a Python loop per pair.
+
+:func:`pairs_within` is the other scheme, Manku's permuted tables: m > k blocks and one table
+per choice of m - k of them as the key, so that every pair within k bits meets in some table
+and is found for certain; only pairs sharing a key are ever compared.
 """
 
 from __future__ import annotations
@@ -22,10 +26,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import ParameterError, SimhashError
-from .fingerprint import as_fingerprint_array, validate_bits
+from .fingerprint import as_fingerprint_array, hamming_rows, validate_bits
 
 __all__ = [
-    "DEFAULT_BLOCKS",
     "DEFAULT_MAX_CANDIDATES",
     "CandidateBudgetError",
     "block_equalities",
@@ -40,7 +43,6 @@ __all__ = [
     "within_probability",
 ]
 
-DEFAULT_BLOCKS = 4
 DEFAULT_MAX_CANDIDATES = 20_000_000
 
 
@@ -308,8 +310,6 @@ def _close_pairs_in_groups(
 ) -> NDArray[np.int64]:
     """The pairs within each group that are within ``max_distance`` bits, built in chunks so
     that memory follows ``chunk_pairs``, not the number of pairs sharing a key."""
-    from .fingerprint import hamming_rows
-
     kept = [np.empty((0, 2), dtype=np.int64)]
     for pairs in _pair_chunks(order, starts, sizes, chunk_pairs):
         close = hamming_rows(words[pairs[:, 0]], words[pairs[:, 1]]) <= max_distance

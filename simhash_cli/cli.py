@@ -123,6 +123,28 @@ def tokenizer_options(command: F) -> F:
     return command
 
 
+def threshold_option(command: F) -> F:
+    """``--threshold``: the cosine that makes a pair a near-duplicate."""
+    return click.option(
+        "--threshold",
+        type=click.FloatRange(-1.0, 1.0),
+        default=0.9,
+        show_default=True,
+        help="Pairs whose cosine is at least this are near-duplicates.",
+    )(command)
+
+
+def max_candidates_option(command: F) -> F:
+    """``--max-candidates``: the budget of candidate pairs a scheme may compare."""
+    return click.option(
+        "--max-candidates",
+        type=click.IntRange(0),
+        default=DEFAULT_MAX_CANDIDATES,
+        show_default=True,
+        help="Candidate pairs a scheme may compare; more are refused before they are built.",
+    )(command)
+
+
 def jobs_option(command: F) -> F:
     """``-j/--jobs``: processes that read and tokenize files."""
     return click.option(
@@ -365,13 +387,7 @@ def compare_command(
     help="Instead of --blocks: candidates are exactly the pairs of fingerprints within K bits "
     "(Manku's permuted tables), whatever the seed.",
 )
-@click.option(
-    "--threshold",
-    type=click.FloatRange(-1.0, 1.0),
-    default=0.9,
-    show_default=True,
-    help="Keep pairs whose cosine is at least this.",
-)
+@threshold_option
 @click.option(
     "--verify",
     "verify_mode",
@@ -380,13 +396,7 @@ def compare_command(
     help="exact: true cosine of the vectors; estimate: cos(pi*hamming/bits) "
     "[default: exact; estimate with --fingerprints].",
 )
-@click.option(
-    "--max-candidates",
-    type=click.IntRange(0),
-    default=DEFAULT_MAX_CANDIDATES,
-    show_default=True,
-    help="Refuse, before building them, schemes that would yield more candidate pairs.",
-)
+@max_candidates_option
 @click.option(
     "--audit",
     is_flag=True,
@@ -471,13 +481,7 @@ def dedupe_command(
 
 
 @main.command("plan")
-@click.option(
-    "--threshold",
-    type=click.FloatRange(-1.0, 1.0),
-    default=0.9,
-    show_default=True,
-    help="The cosine pairs must reach.",
-)
+@threshold_option
 @click.option(
     "--bits",
     type=int,
@@ -495,13 +499,7 @@ def dedupe_command(
     help="Cosine of a typical unrelated pair: 0 for random vectors; term counts of natural "
     "text are often 0.5 or more (dedupe measures it on the corpus itself).",
 )
-@click.option(
-    "--max-candidates",
-    type=click.IntRange(0),
-    default=DEFAULT_MAX_CANDIDATES,
-    show_default=True,
-    help="Leave out schemes expected to compare more pairs than this.",
-)
+@max_candidates_option
 @format_option
 def plan_command(
     threshold: float,
@@ -538,13 +536,7 @@ def plan_command(
 @vectors_option
 @settings_options
 @tokenizer_options
-@click.option(
-    "--threshold",
-    type=click.FloatRange(-1.0, 1.0),
-    default=0.9,
-    show_default=True,
-    help="Pairs at or above this true cosine count as similar.",
-)
+@threshold_option
 @click.option(
     "--seeds",
     type=click.IntRange(1, 1000),
