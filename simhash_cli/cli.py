@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, NoReturn, TypeVar
 
 import click
@@ -19,6 +19,7 @@ from click.core import ParameterSource
 from . import __version__, pipeline
 from .blocking import DEFAULT_MAX_CANDIDATES
 from .calibrate import DEFAULT_MAX_DOCS, calibrate
+from .corpus import Skipped
 from .errors import ExitCode, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
@@ -224,6 +225,7 @@ def _load(
     options: dict[str, Any],
     *,
     distinct: bool = True,
+    vectors_needed: bool = True,
 ) -> pipeline.Corpus:
     jobs = int(options.get("jobs") or 1)
     """Read the input the options name. ``options`` are the shared settings and tokenizer
@@ -244,6 +246,8 @@ def _load(
     if not paths:
         raise click.UsageError("no input: give PATH... (- for standard input) or --vectors FILE")
     with messages.progress("reading") as hooks:
+        if not vectors_needed and weighting is not Weighting.TFIDF:
+            return pipeline.concatenate(_stream(messages, paths, options, hooks))
         return pipeline.corpus_from_paths(
             paths,
             bits=bits,
@@ -256,6 +260,23 @@ def _load(
             distinct=distinct,
             jobs=jobs,
         )
+
+
+def _stream(
+    messages: Messages, paths: tuple[str, ...], options: dict[str, Any], hooks: Any
+) -> Iterator[pipeline.Corpus]:
+    """Fingerprints only, batch by batch (:func:`~simhash_cli.pipeline.iter_fingerprints`)."""
+    return pipeline.iter_fingerprints(
+        paths,
+        bits=options["bits"] or DEFAULT_BITS,
+        seed=DEFAULT_SEED if options["seed"] is None else options["seed"],
+        tokenizer=_tokenizer(options["ngram"], options["char_ngrams"]),
+        weighting=Weighting(options["weighting"]),
+        on_event=messages.event,
+        on_listed=hooks.on_listed,
+        on_read=hooks.on_read,
+        jobs=int(options.get("jobs") or 1),
+    )
 
 
 # ---------------------------------------------------------------------------- commands
@@ -319,9 +340,29 @@ def fingerprint_command(
       echo '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}' | simhash fingerprint --vectors -
     """
     messages = Messages(sys.stderr, quiet=quiet)
-    docs = _load(messages, paths, vectors, click.get_current_context().params)
-    emit_fingerprints(docs, _format(fmt), sys.stdout)
-    messages.corpus_summary(docs, "fingerprinted")
+    options = click.get_current_context().params
+    output = _format(fmt)
+    if vectors is not None or Weighting(weighting) is Weighting.TFIDF or not paths:
+        docs = _load(messages, paths, vectors, options)
+        emit_fingerprints(docs, output, sys.stdout)
+        messages.corpus_summary(docs, "fingerprinted")
+        return
+    # Streamed: batches are written as they are made, and only a batch is ever in memory.
+    skipped: list[Skipped] = []
+    documents = 0
+
+    def counted(batches: Iterator[pipeline.Corpus]) -> Iterator[pipeline.Corpus]:
+        nonlocal documents
+        for batch in batches:
+            documents += len(batch)
+            skipped.extend(batch.skipped)
+            yield batch
+
+    # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
+    same_terminal = output is not Format.TABLE and sys.stdout.isatty()
+    with messages.progress("reading", shown=not same_terminal) as hooks:
+        emit_fingerprints(counted(_stream(messages, paths, options, hooks)), output, sys.stdout)
+    messages.counts_summary(documents, skipped, "fingerprinted")
 
 
 @main.command("compare")
@@ -461,8 +502,17 @@ def dedupe_command(
         )
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
     else:
-        docs = _load(messages, paths, vectors, click.get_current_context().params)
         verify = Verify(verify_mode or Verify.EXACT.value)
+        options = click.get_current_context().params
+        # Verified by estimate, only fingerprints are needed: stream them, keep no vectors.
+        fingerprints_only = (
+            verify is Verify.ESTIMATE
+            and not audit
+            and vectors is None
+            and bool(paths)
+            and Weighting(weighting) is not Weighting.TFIDF
+        )
+        docs = _load(messages, paths, vectors, options, vectors_needed=not fingerprints_only)
     config = pipeline.DedupeConfig(
         blocks=blocks,
         max_distance=max_distance,

@@ -12,8 +12,9 @@ import csv
 import json
 import math
 import os
+import textwrap
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -36,7 +37,7 @@ from rich.text import Text
 from .calibrate import Calibration
 from .corpus import Event, Skipped
 from .fingerprint import to_hex, to_int
-from .pipeline import Comparison, Corpus, DedupeResult, Settings
+from .pipeline import Comparison, Corpus, DedupeResult, Settings, concatenate
 from .plan import PAGE_BLOCKS, Assessment, Plan
 
 __all__ = [
@@ -248,21 +249,42 @@ def _json(value: Any, out: IO[str], *, indent: int | None = None) -> str:
     return text.translate(_LINE_BREAKS)
 
 
+class _RecordWriter:
+    """json / jsonl / csv, written as records arrive: a million fingerprints never wait in a
+    list. The json form is the same bytes as ``json.dumps(all_records, indent=2)``."""
+
+    def __init__(self, fmt: Format, out: IO[str]) -> None:
+        self.fmt, self.out = fmt, out
+        self.count = 0
+        self.csv: csv.DictWriter[str] | None = None
+
+    def write(self, records: Iterable[Record]) -> None:
+        for record in records:
+            if self.fmt is Format.JSON:
+                item = textwrap.indent(_json(record, self.out, indent=2), "  ")
+                self.out.write(("[\n" if self.count == 0 else ",\n") + item)
+            elif self.fmt is Format.JSONL:
+                self.out.write(_json(record, self.out) + "\n")
+            elif self.fmt is Format.CSV:
+                if self.csv is None:
+                    # RFC 4180 line ends: the csv module then quotes fields holding \r or \n.
+                    self.csv = csv.DictWriter(
+                        self.out, fieldnames=list(record), lineterminator="\r\n"
+                    )
+                    self.csv.writeheader()
+                self.csv.writerow({k: "" if v is None else v for k, v in record.items()})
+            self.count += 1
+
+    def close(self) -> None:
+        if self.fmt is Format.JSON:
+            self.out.write("[]\n" if self.count == 0 else "\n]\n")
+
+
 def _write_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
     """json / jsonl / csv writer shared by every command."""
-    if fmt is Format.JSON:
-        out.write(_json(list(records), out, indent=2) + "\n")
-    elif fmt is Format.JSONL:
-        for record in records:
-            out.write(_json(record, out) + "\n")
-    elif fmt is Format.CSV:
-        if not records:
-            return
-        # RFC 4180 line ends: the csv module then quotes any field holding \r or \n.
-        writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\r\n")
-        writer.writeheader()
-        for record in records:
-            writer.writerow({k: "" if v is None else v for k, v in record.items()})
+    writer = _RecordWriter(fmt, out)
+    writer.write(records)
+    writer.close()
 
 
 def _console(out: IO[str]) -> Console:
@@ -277,12 +299,18 @@ def _cosine_text(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
-def emit_fingerprints(docs: Corpus, fmt: Format, out: IO[str]) -> None:
-    """Write ``simhash fingerprint`` output."""
-    records = fingerprint_records(docs)
+def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash fingerprint`` output, batch by batch as batches arrive (a table waits
+    for all of them)."""
+    batches = [docs] if isinstance(docs, Corpus) else docs
     if fmt is not Format.TABLE:
-        _write_records(records, fmt, out)
+        writer = _RecordWriter(fmt, out)
+        for batch in batches:
+            writer.write(fingerprint_records(batch))
+        writer.close()
         return
+    docs = docs if isinstance(docs, Corpus) else concatenate(batches)
+    records = fingerprint_records(docs)
     s = docs.settings
     table = Table(
         title=f"{_count(len(records), 'fingerprint')} ({s.describe()})", title_justify="left"
@@ -445,10 +473,10 @@ class Messages:
             self.console.print(text)
 
     @contextmanager
-    def progress(self, description: str) -> Iterator[_ProgressHooks]:
-        """Progress bar over files, shown only when stderr is a terminal."""
+    def progress(self, description: str, *, shown: bool = True) -> Iterator[_ProgressHooks]:
+        """Progress bar over files, shown only when stderr is a terminal (and ``shown``)."""
         hooks = _ProgressHooks()
-        if self.quiet or not self.console.is_terminal:
+        if self.quiet or not shown or not self.console.is_terminal:
             yield hooks
             return
         with Progress(
@@ -482,10 +510,14 @@ class Messages:
 
     def corpus_summary(self, docs: Corpus, verb: str) -> None:
         """``fingerprinted 8 documents (2 skipped: 1 binary, 1 empty)``."""
-        skipped = _skip_counts(docs.skipped)
-        detail = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
-        tail = f" ({len(docs.skipped)} skipped: {detail})" if skipped else ""
-        self.info(f"{verb} {_count(len(docs), 'document')}{tail}")
+        self.counts_summary(len(docs), docs.skipped, verb)
+
+    def counts_summary(self, documents: int, skipped: Sequence[Skipped], verb: str) -> None:
+        """The same from counts, for output that streamed."""
+        by_reason = _skip_counts(skipped)
+        detail = ", ".join(f"{count} {reason}" for reason, count in sorted(by_reason.items()))
+        tail = f" ({len(skipped)} skipped: {detail})" if by_reason else ""
+        self.info(f"{verb} {_count(documents, 'document')}{tail}")
 
     def dedupe_summary(self, result: DedupeResult) -> None:
         """Counts, expected recall, a hint when it is low, and the audit."""

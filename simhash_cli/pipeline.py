@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,6 +22,7 @@ from .fingerprint import (
     DEFAULT_SEED,
     fingerprint_matrix,
     from_int,
+    n_words,
     to_int,
     validate_bits,
     validate_seed,
@@ -40,10 +42,12 @@ __all__ = [
     "DedupeResult",
     "Settings",
     "compare",
+    "concatenate",
     "corpus_from_fingerprints",
     "corpus_from_paths",
     "corpus_from_vectors",
     "dedupe",
+    "iter_fingerprints",
     "suggest_blocks",
     "suggest_max_distance",
 ]
@@ -52,6 +56,7 @@ AUTO: Literal["auto"] = "auto"
 AUDIT_MAX_DOCS = 5000
 # Below this many files a batch is not worth a process: starting one costs about 0.3 s.
 MIN_BATCH_FILES = 1000
+EMPTY_TEXT = "empty (no tokens)"
 RECALL_HINT_BELOW = 0.9
 VECTORS_TOKENIZER = "vectors"
 VECTORS_WEIGHTING = "given"
@@ -195,7 +200,7 @@ def corpus_from_paths(
             ids.append(document.id)
             yield document.text
 
-    per_batch = batch_files or max(MIN_BATCH_FILES, -(-len(files) // (4 * max(jobs, 1))))
+    per_batch = batch_files or _batch_size(len(files), jobs)
     if jobs > 1 and corpus.STDIN not in files and len(files) > per_batch:
         counts, features = _count_in_processes(
             files, tokenizer, handle, ids, jobs=jobs, batch_files=per_batch, on_read=on_read
@@ -203,7 +208,138 @@ def corpus_from_paths(
     else:
         counts, features = count_matrix(texts(), tokenizer)
     weights = apply_weighting(counts, weighting)
-    return _from_weights(ids, weights, features, settings, on_event, skipped, "empty (no tokens)")
+    return _from_weights(ids, weights, features, settings, on_event, skipped, EMPTY_TEXT)
+
+
+# A batch holds its documents' vectors while it is counted: this many files at the most.
+MAX_BATCH_FILES = 20_000
+
+
+def _batch_size(n_files: int, jobs: int) -> int:
+    """Files per batch: four batches per process, at least 1,000 (a process costs ~0.3 s to
+    start), at most 20,000 (memory)."""
+    return min(MAX_BATCH_FILES, max(MIN_BATCH_FILES, -(-n_files // (4 * max(jobs, 1)))))
+
+
+def _fingerprint_files(
+    files: list[str], tokenizer: TokenizerConfig, weighting: Weighting, settings: Settings
+) -> tuple[list[corpus.Event], Corpus]:
+    """One batch read, counted, weighted and fingerprinted (in a worker or here); only the
+    fingerprints come back, not the vectors."""
+    events: list[corpus.Event] = []
+    ids: list[str] = []
+
+    def texts() -> Iterator[str]:
+        for document in corpus.read_documents(files, events.append):
+            ids.append(document.id)
+            yield document.text
+
+    counts, features = count_matrix(texts(), tokenizer)
+    weights = apply_weighting(counts, weighting)
+    batch = _from_weights(ids, weights, features, settings, events.append, [], EMPTY_TEXT)
+    return events, Corpus(batch.ids, batch.fingerprints, batch.n_features, settings)
+
+
+def iter_fingerprints(
+    paths: Sequence[str],
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: Weighting = Weighting.TF,
+    on_event: corpus.OnEvent = lambda event: None,
+    on_listed: Callable[[int], None] | None = None,
+    on_read: Callable[[], None] | None = None,
+    jobs: int = 1,
+    batch_files: int | None = None,
+) -> Iterator[Corpus]:
+    """Fingerprints of files, batch by batch, in file order: memory follows the batch, not the
+    corpus (no vectors are kept). Each batch's documents depend on that batch alone, which is
+    why tfidf, whose weights come from the whole corpus, is not offered here.
+
+    Yields:
+        One Corpus per batch (ids, fingerprints, feature counts; weights None).
+
+    Raises:
+        ParameterError: tfidf weighting.
+        PathNotFoundError: a path does not exist (before anything is read).
+    """
+    if weighting is Weighting.TFIDF:
+        raise ParameterError("tfidf weights need the whole corpus; use corpus_from_paths")
+    tokenizer = tokenizer or TokenizerConfig()
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    listing: list[corpus.Skipped] = []
+    files = corpus.list_files(paths, _collecting(on_event, listing))
+    if on_listed is not None:
+        on_listed(len(files))
+    per_batch = batch_files or _batch_size(len(files), jobs)
+    batches = [files[i : i + per_batch] for i in range(0, len(files), per_batch)]
+    arguments = (
+        batches,
+        itertools.repeat(tokenizer),
+        itertools.repeat(weighting),
+        itertools.repeat(settings),
+    )
+    if not batches:
+        empty = np.zeros((0, n_words(settings.bits)), np.uint64)
+        yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing)
+    elif jobs > 1 and corpus.STDIN not in files and len(batches) > 1:
+        with _worker_pool(jobs) as pool:
+            results = pool.map(_fingerprint_files, *arguments)
+            yield from _report(batches, results, on_event, on_read, listing)
+    else:
+        yield from _report(batches, map(_fingerprint_files, *arguments), on_event, on_read, listing)
+
+
+def _report(
+    batches: list[list[str]],
+    results: Iterable[tuple[list[corpus.Event], Corpus]],
+    on_event: corpus.OnEvent,
+    on_read: Callable[[], None] | None,
+    listing: list[corpus.Skipped],
+) -> Iterator[Corpus]:
+    """Pass each batch's events on, in order; the first batch also carries the files that
+    listing skipped, so that the batches' skips add up to the run's."""
+    for number, (files, (events, batch)) in enumerate(zip(batches, results, strict=True)):
+        for event in events:
+            on_event(event)
+        if on_read is not None:
+            for _ in files:
+                on_read()
+        skipped = [event for event in events if isinstance(event, corpus.Skipped)]
+        batch.skipped = (listing if number == 0 else []) + skipped
+        yield batch
+
+
+def concatenate(batches: Iterable[Corpus]) -> Corpus:
+    """One corpus from batches with the same settings (fingerprints only, no vectors)."""
+    parts = list(batches)
+    if not parts:
+        raise InputError("no batches to join")
+    settings = parts[0].settings
+    return Corpus(
+        [doc_id for part in parts for doc_id in part.ids],
+        np.concatenate([part.fingerprints for part in parts]),
+        np.concatenate([part.n_features for part in parts]),
+        settings,
+        skipped=[skip for part in parts for skip in part.skipped],
+    )
+
+
+@contextmanager
+def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """Worker processes that ignore Ctrl-C: this process stops them and reports it once."""
+    with ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=signal.signal,
+        initargs=(signal.SIGINT, signal.SIG_IGN),
+    ) as pool:
+        try:
+            yield pool
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _count_files(
@@ -235,27 +371,17 @@ def _count_in_processes(
     """Batches of files read and counted by ``jobs`` processes, merged in file order."""
     batches = [files[i : i + batch_files] for i in range(0, len(files), batch_files)]
     parts: list[tuple[sp.csr_array, list[str]]] = []
-    # Workers ignore Ctrl-C: this process stops them and reports the interruption once.
-    with ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=signal.signal,
-        initargs=(signal.SIGINT, signal.SIG_IGN),
-    ) as pool:
-        try:
-            for batch, (batch_ids, events, counts, features) in zip(
-                batches, pool.map(_count_files, batches, itertools.repeat(tokenizer)), strict=True
-            ):
-                for event in events:
-                    on_event(event)
-                ids.extend(batch_ids)
-                parts.append((counts, features))
-                if on_read is not None:
-                    for _ in batch:
-                        on_read()
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    with _worker_pool(jobs) as pool:
+        for batch, (batch_ids, events, counts, features) in zip(
+            batches, pool.map(_count_files, batches, itertools.repeat(tokenizer)), strict=True
+        ):
+            for event in events:
+                on_event(event)
+            ids.extend(batch_ids)
+            parts.append((counts, features))
+            if on_read is not None:
+                for _ in batch:
+                    on_read()
     return merge_counts(parts)
 
 

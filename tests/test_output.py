@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ from simhash_cli.corpus import Skipped, read_fingerprints
 from simhash_cli.output import (
     Format,
     Messages,
+    _RecordWriter,
     default_format,
     emit_dedupe,
     emit_fingerprints,
@@ -110,3 +112,15 @@ def test_default_format_follows_the_terminal() -> None:
 
     assert default_format(Tty()) is Format.TABLE
     assert default_format(io.StringIO()) is Format.JSONL
+
+
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_streamed_json_is_the_same_bytes_as_one_dump(size: int) -> None:
+    records = [{"id": f"d{i}", "fingerprint": "00ff", "text": "é\u2028"} for i in range(size)]
+    out = io.StringIO()
+    writer = _RecordWriter(Format.JSON, out)
+    writer.write(records[:1])
+    writer.write(records[1:])
+    writer.close()
+    expected = json.dumps(records, ensure_ascii=False, indent=2).replace("\u2028", "\\u2028")
+    assert out.getvalue() == expected + "\n"

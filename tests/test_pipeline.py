@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from simhash_cli import (
 )
 from simhash_cli.blocking import CandidateBudgetError
 from simhash_cli.corpus import Event, Skipped
+from simhash_cli.pipeline import concatenate, iter_fingerprints
 
 
 def test_corpus_from_paths_reports_and_drops_empty_documents(messy_dir: Path) -> None:
@@ -153,3 +155,32 @@ def test_jobs_give_the_same_corpus_and_events(messy_dir: Path) -> None:
     assert one.ids == two.ids and one.features == two.features  # type: ignore[attr-defined]
     assert np.array_equal(one.fingerprints, two.fingerprints)  # type: ignore[attr-defined]
     assert np.array_equal(one.weights.toarray(), two.weights.toarray())  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("batch_files", "jobs"), [(None, 1), (3, 1), (4, 2)])
+def test_streamed_fingerprints_equal_the_whole_corpus(
+    messy_dir: Path, batch_files: int | None, jobs: int
+) -> None:
+    for i in range(12):
+        (messy_dir / f"gen{i:02d}.txt").write_text(f"some shared words and {i % 5} " * 4)
+    os.mkfifo(messy_dir / "fifo")
+    whole = corpus_from_paths([str(messy_dir)], weighting=Weighting.LOG)
+    batches = list(
+        iter_fingerprints(
+            [str(messy_dir)], weighting=Weighting.LOG, batch_files=batch_files, jobs=jobs
+        )
+    )
+    streamed = concatenate(batches)
+    assert streamed.ids == whole.ids
+    assert np.array_equal(streamed.fingerprints, whole.fingerprints)
+    assert streamed.n_features.tolist() == whole.n_features.tolist()
+    assert sorted(s.reason for s in streamed.skipped) == sorted(s.reason for s in whole.skipped)
+    assert "not a regular file" in {s.reason for s in streamed.skipped}
+    assert all(batch.weights is None for batch in batches)
+
+
+def test_streaming_refuses_tfidf_and_handles_no_files(tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match="tfidf weights need the whole corpus"):
+        next(iter_fingerprints([str(tmp_path)], weighting=Weighting.TFIDF))
+    (only,) = list(iter_fingerprints([str(tmp_path)]))
+    assert len(only) == 0 and only.fingerprints.shape == (0, 1)
