@@ -10,6 +10,10 @@ Tasks:
   floor        INPUT is a JSON list of texts; only re.findall(r"\\w+", text.lower()).
   pairs        INPUT is a JSON object {"fingerprints": [...], "max_distance": k}; all pairs of
                64-bit fingerprints within k bits.
+  dedupe       INPUT is a JSON list of texts; the near-duplicate pairs each tool reports as a
+               user would run it (ours: tfidf, threshold 0.9, exact verification, planned
+               scheme; datasketch: MinHash 128 + MinHashLSH at Jaccard 0.8; simhash-pybind:
+               fingerprints within 3 bits).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import hashlib
 import importlib
 import json
 import re
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -88,6 +93,52 @@ def pairs_pip_simhash(fps: list[int], k: int) -> list[tuple[int, int]]:
     return sorted(found)
 
 
+def dedupe_ours(texts: list[str]) -> list[tuple[int, int]]:
+    from simhash_cli import DedupeConfig, Weighting, corpus_from_texts, dedupe
+
+    docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
+    result = dedupe(docs, DedupeConfig(threshold=THRESHOLD))
+    ids = [int(i) for i in docs.ids]
+    return [(ids[i], ids[j]) for i, j in result.pairs.pairs.tolist()]
+
+
+def dedupe_datasketch(texts: list[str]) -> list[tuple[int, int]]:
+    from datasketch import MinHash, MinHashLSH
+
+    sets = [[t.encode() for t in set(WORD.findall(text.lower()))] for text in texts]
+    signatures = MinHash.bulk(sets, num_perm=128)
+    lsh = MinHashLSH(threshold=0.8, num_perm=128)
+    for i, signature in enumerate(signatures):
+        lsh.insert(i, signature)
+    pairs = set()
+    for i, signature in enumerate(signatures):
+        for j in lsh.query(signature):
+            if j != i:
+                pairs.add((min(i, j), max(i, j)))
+    return sorted(pairs)
+
+
+def dedupe_pybind(texts: list[str]) -> list[tuple[int, int]]:
+    import simhash
+    import xxhash
+
+    hash64 = xxhash.xxh3_64_intdigest
+    fps = [
+        simhash.compute([hash64(t.encode()) for t in WORD.findall(text.lower())]) for text in texts
+    ]
+    owners: dict[int, list[int]] = {}
+    for i, fp in enumerate(fps):
+        owners.setdefault(fp, []).append(i)
+    pairs = set()
+    for group in owners.values():
+        pairs.update((a, b) for k, a in enumerate(group) for b in group[k + 1 :])
+    for a, b in simhash.find_all(fps, 4, 3):
+        pairs.update((min(i, j), max(i, j)) for i in owners[a] for j in owners[b] if i != j)
+    return sorted(pairs)
+
+
+THRESHOLD = 0.9
+
 TASKS: dict[tuple[str, str], Callable[..., Any]] = {
     ("ours", "fingerprint"): fingerprint_ours,
     ("simhash-pybind", "fingerprint"): fingerprint_pybind,
@@ -97,6 +148,9 @@ TASKS: dict[tuple[str, str], Callable[..., Any]] = {
     ("ours", "pairs"): pairs_ours,
     ("simhash-pybind", "pairs"): pairs_pybind,
     ("simhash", "pairs"): pairs_pip_simhash,
+    ("ours", "dedupe"): dedupe_ours,
+    ("datasketch", "dedupe"): dedupe_datasketch,
+    ("simhash-pybind", "dedupe"): dedupe_pybind,
 }
 
 
@@ -108,6 +162,16 @@ IMPORTS = {
     "datasketch": ["datasketch"],
     "re.findall": [],
 }
+
+
+def peak_megabytes() -> float:
+    """This process's peak resident memory. VmHWM belongs to the address space made at exec,
+    unlike ru_maxrss, which Linux carries over from the forking parent."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:
@@ -122,7 +186,11 @@ def main() -> None:
     result = function(*args)
     seconds = time.perf_counter() - start
     digest = hashlib.sha256(json.dumps(result).encode()).hexdigest()[:16]
-    print(json.dumps({"seconds": seconds, "digest": digest, "count": len(result)}))
+    peak_mb = peak_megabytes()
+    outcome = {"seconds": seconds, "digest": digest, "count": len(result), "peak_mb": peak_mb}
+    if task == "dedupe":
+        outcome["pairs"] = result
+    print(json.dumps(outcome))
 
 
 if __name__ == "__main__":

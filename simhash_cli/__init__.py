@@ -45,6 +45,7 @@ from .pipeline import (
     compare,
     corpus_from_fingerprints,
     corpus_from_paths,
+    corpus_from_texts,
     corpus_from_vectors,
     dedupe,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "compare",
     "corpus_from_fingerprints",
     "corpus_from_paths",
+    "corpus_from_texts",
     "corpus_from_vectors",
     "cosine_pairs",
     "dedupe",

@@ -29,7 +29,14 @@ from .fingerprint import (
 )
 from .plan import Plan, Scheme, plan, sample_background
 from .tokenizer import TokenizerConfig
-from .vectorize import Weighting, apply_weighting, count_matrix, from_mappings, merge_counts
+from .vectorize import (
+    Weighting,
+    apply_weighting,
+    count_matrix,
+    from_mappings,
+    merge_counts,
+    vectorize,
+)
 from .verify import ScoredPairs, Verify
 
 __all__ = [
@@ -45,6 +52,7 @@ __all__ = [
     "concatenate",
     "corpus_from_fingerprints",
     "corpus_from_paths",
+    "corpus_from_texts",
     "corpus_from_vectors",
     "dedupe",
     "iter_fingerprints",
@@ -383,6 +391,27 @@ def _count_in_processes(
                 for _ in batch:
                     on_read()
     return merge_counts(parts)
+
+
+def corpus_from_texts(
+    texts: Sequence[str],
+    *,
+    ids: Sequence[str] | None = None,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: Weighting = Weighting.TF,
+    on_event: corpus.OnEvent = lambda event: None,
+) -> Corpus:
+    """Documents already in memory (ids default to "0", "1", ...), as :func:`corpus_from_paths`
+    would make them from files holding these texts."""
+    tokenizer = tokenizer or TokenizerConfig()
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    names = [str(i) for i in range(len(texts))] if ids is None else list(ids)
+    if len(names) != len(texts):
+        raise InputError(f"{len(names)} ids for {len(texts)} texts")
+    weights, features = vectorize(texts, tokenizer=tokenizer, weighting=weighting)
+    return _from_weights(names, weights, features, settings, on_event, [], EMPTY_TEXT)
 
 
 def corpus_from_vectors(
