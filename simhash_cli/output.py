@@ -181,6 +181,7 @@ def summary_record(result: DedupeResult) -> Record:
         "skipped": len(docs.skipped),
         "skipped_by_reason": _skip_counts(docs.skipped),
         "candidates": result.candidates,
+        "gated_out": result.gated_out,
         "pairs": len(result.pairs),
         "clusters": len(result.clusters),
         "documents_in_clusters": sum(int(members.size) for members in result.clusters),
@@ -525,8 +526,13 @@ class Messages:
         self.corpus_summary(result.corpus, "read")
         scheme = result.scheme.label(bits)
         how = "chosen by the planner" if result.plan is not None else "as asked"
+        gate = (
+            f" ({result.gated_out:,} too far in Hamming distance to check)"
+            if result.gated_out
+            else ""
+        )
         self.info(
-            f"{_count(result.candidates, 'candidate pair')} from {scheme} ({how}); "
+            f"{_count(result.candidates, 'candidate pair')} from {scheme} ({how}){gate}; "
             f"{_count(len(result.pairs), 'pair')} at "
             f"{config.verify.value} cosine >= {config.threshold:g}; "
             f"{_count(len(result.clusters), 'cluster')}"

@@ -22,6 +22,7 @@ from .fingerprint import (
     DEFAULT_SEED,
     fingerprint_matrix,
     from_int,
+    hamming_rows,
     n_words,
     to_int,
     validate_bits,
@@ -516,6 +517,9 @@ class DedupeConfig:
     max_distance: int | None = None
     """When set, candidates are exactly the pairs within this many bits (Manku's tables) and
     ``blocks`` is not used."""
+    hamming_gate: bool = True
+    """Skip the exact check of candidates whose Hamming distance a pair at the threshold
+    reaches with odds below 1 in 10,000 (:func:`~simhash_cli.verify.hamming_gate`)."""
 
 
 @dataclass(frozen=True)
@@ -546,6 +550,8 @@ class DedupeResult:
     scheme: Scheme
     plan: Plan | None
     candidates: int
+    gated_out: int
+    """Candidates not checked exactly: beyond the Hamming gate of the threshold."""
     pairs: ScoredPairs
     clusters: list[NDArray[np.int64]]
     expected_recall: float
@@ -633,6 +639,16 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
+    n_candidates = pairs.shape[0]
+    candidate_pairs = pairs
+    gated_out = 0
+    if exact and config.hamming_gate:
+        # Exact cosine costs microseconds a pair; the fingerprints already say which candidates
+        # are hopeless (Hamming distance far beyond what the threshold produces).
+        distance = hamming_rows(docs.fingerprints[pairs[:, 0]], docs.fingerprints[pairs[:, 1]])
+        near = distance <= verify.hamming_gate(config.threshold, bits)
+        gated_out = int((~near).sum())
+        pairs = pairs[near]
     scored = verify.score_pairs(
         pairs, docs.fingerprints, bits=bits, weights=docs.weights if exact else None
     )
@@ -643,7 +659,8 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         config=config,
         scheme=scheme,
         plan=planned,
-        candidates=len(scored),
+        candidates=n_candidates,
+        gated_out=gated_out,
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)),
         expected_recall=expected,
@@ -651,7 +668,7 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         suggested_max_distance=(
             suggest_max_distance(bits, config.threshold) if low and not by_blocks else None
         ),
-        audit=_audit(docs, pairs, config.threshold) if config.audit else None,
+        audit=_audit(docs, candidate_pairs, config.threshold) if config.audit else None,
     )
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "Verify",
     "cosine_pairs",
     "estimate_cosine_rows",
+    "hamming_gate",
     "keep_mask",
     "score_pairs",
     "unit_rows",
@@ -50,6 +51,24 @@ def validate_threshold(threshold: float) -> float:
     if not -1.0 <= threshold <= 1.0:
         raise ParameterError(f"threshold must be a cosine from -1 to 1, not {threshold}")
     return float(threshold)
+
+
+# A candidate further than this quantile of the Hamming distance of a pair exactly at the
+# threshold is not checked exactly: a pair at or above the threshold lands there with odds
+# below this (pairs above the threshold even less often).
+GATE_MISS = 1e-4
+
+
+def hamming_gate(threshold: float, bits: int, *, miss: float = GATE_MISS) -> int:
+    """Largest Hamming distance worth an exact check for pairs at cosine ``threshold``.
+
+    A pair at cosine c differs in each bit with p = arccos(c) / pi, so its distance follows
+    Binomial(bits, p); the gate is that distribution's (1 - miss) quantile.
+    """
+    from scipy.stats import binom
+
+    p = float(np.arccos(np.clip(validate_threshold(threshold), -1.0, 1.0)) / np.pi)
+    return int(binom.ppf(1.0 - miss, validate_bits(bits), p))
 
 
 def estimate_cosine_rows(hamming: NDArray[np.int64], bits: int) -> NDArray[np.float64]:

@@ -16,6 +16,7 @@ from simhash_cli import (
     Weighting,
     compare,
     corpus_from_paths,
+    corpus_from_texts,
     corpus_from_vectors,
     dedupe,
 )
@@ -184,3 +185,21 @@ def test_streaming_refuses_tfidf_and_handles_no_files(tmp_path: Path) -> None:
         next(iter_fingerprints([str(tmp_path)], weighting=Weighting.TFIDF))
     (only,) = list(iter_fingerprints([str(tmp_path)]))
     assert len(only) == 0 and only.fingerprints.shape == (0, 1)
+
+
+def test_the_hamming_gate_only_skips_hopeless_candidates(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(300)]
+    texts: list[str] = []
+    for doc in range(60):
+        base = rng.choice(words, size=80)
+        if doc % 3 == 0 and texts:
+            base = np.array(texts[-1].split())
+            base[rng.integers(0, base.size, 4)] = "edit"
+        texts.append(" ".join(base))
+    docs = corpus_from_texts(texts)
+    gated = dedupe(docs, DedupeConfig(blocks=16, threshold=0.8))
+    full = dedupe(docs, DedupeConfig(blocks=16, threshold=0.8, hamming_gate=False))
+    assert gated.pairs.pairs.tolist() == full.pairs.pairs.tolist()
+    assert gated.candidates == full.candidates and full.gated_out == 0
+    assert gated.gated_out > 0

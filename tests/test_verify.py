@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
 from simhash_cli.fingerprint import as_fingerprint_array
-from simhash_cli.verify import keep_mask, validate_threshold
+from simhash_cli.verify import hamming_gate, keep_mask, validate_threshold
 
 
 def test_true_cosine_of_pairs() -> None:
@@ -50,3 +50,14 @@ def test_identical_documents_pass_a_threshold_of_one() -> None:
 def test_threshold_must_be_a_cosine() -> None:
     with pytest.raises(ParameterError, match="threshold must be a cosine from -1 to 1"):
         validate_threshold(1.5)
+
+
+def test_hamming_gate_is_the_binomial_quantile() -> None:
+    from scipy.stats import binom
+
+    p = math.acos(0.9) / math.pi
+    assert hamming_gate(0.9, 64) == int(binom.ppf(1 - 1e-4, 64, p))
+    assert hamming_gate(0.9, 64) < hamming_gate(0.5, 64) < 64
+    assert hamming_gate(1.0, 64) == 0
+    # A pair exactly at the threshold is gated out with odds below 1 in 10,000.
+    assert binom.sf(hamming_gate(0.9, 64), 64, p) < 1e-4
