@@ -235,15 +235,7 @@ def _fingerprint_files(
 ) -> tuple[list[corpus.Event], Corpus]:
     """One batch read, counted, weighted and fingerprinted (in a worker or here); only the
     fingerprints come back, not the vectors."""
-    events: list[corpus.Event] = []
-    ids: list[str] = []
-
-    def texts() -> Iterator[str]:
-        for document in corpus.read_documents(files, events.append):
-            ids.append(document.id)
-            yield document.text
-
-    counts, features = count_matrix(texts(), tokenizer)
+    ids, events, counts, features = _count_files(files, tokenizer)
     weights = apply_weighting(counts, weighting)
     batch = _from_weights(ids, weights, features, settings, events.append, [], EMPTY_TEXT)
     return events, Corpus(batch.ids, batch.fingerprints, batch.n_features, settings)
