@@ -416,7 +416,7 @@ def main() -> None:
         "`simhash plan` for these files at 64 bits and cosine 0.9, chance pairs measured on their",
         "own fingerprints (tf weights; * = what `dedupe --blocks auto` runs):",
         "",
-        "| scheme | expected recall at 0.9 | expected chance candidates |",
+        "| scheme | expected recall at 0.9 | pairs compared by chance |",
         "| --- | ---: | ---: |",
         *django_plan,
         "",

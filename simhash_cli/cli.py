@@ -564,9 +564,9 @@ def plan_command(
     """Compare candidate schemes for a threshold, fingerprint width and corpus size.
 
     For each scheme worth considering: the chance that a pair at the threshold becomes a
-    candidate (expected recall), the chance pairs expected among DOCS documents, and the
-    S-curve of the candidate probability against cosine. The scheme marked * is the one
-    `dedupe --blocks auto` would choose under the same background.
+    candidate (expected recall), the pairs of unrelated documents it would compare among
+    DOCS, and the S-curve of the candidate probability against cosine. The scheme marked *
+    is the one `dedupe --blocks auto` would choose under the same background.
 
     \b
     Examples:

@@ -661,7 +661,7 @@ def emit_plan(plan: Plan, fmt: Format, out: IO[str]) -> None:
     table.add_column("")
     table.add_column("scheme")
     table.add_column(f"recall at {plan.threshold:g}", justify="right")
-    table.add_column("expected candidates", justify="right")
+    table.add_column("pairs compared by chance", justify="right")
     table.add_column("P(candidate), cosine 0.5 .. 1.0", no_wrap=True)
     chosen = document["chosen"]
     for entry in document["schemes"]:
