@@ -11,6 +11,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, TypeVar
 
 import click
@@ -25,6 +26,7 @@ from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
     Format,
     Messages,
+    ProgressHooks,
     default_format,
     emit_calibration,
     emit_comparison,
@@ -218,6 +220,31 @@ def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
     return TokenizerConfig(ngram=ngram, char_ngrams=char_ngrams)
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """The shared settings and tokenizer options as click parsed them, with defaults filled."""
+
+    bits: int
+    seed: int
+    tokenizer: TokenizerConfig
+    weighting: Weighting
+    jobs: int
+
+    @classmethod
+    def parse(cls, options: dict[str, Any]) -> _Reading:
+        return cls(
+            bits=options["bits"] or DEFAULT_BITS,
+            seed=DEFAULT_SEED if options["seed"] is None else options["seed"],
+            tokenizer=_tokenizer(options["ngram"], options["char_ngrams"]),
+            weighting=Weighting(options["weighting"]),
+            jobs=int(options.get("jobs") or 1),
+        )
+
+    def streamable(self, paths: tuple[str, ...], vectors: str | None) -> bool:
+        """Whether fingerprints can be made batch by batch (tfidf needs the whole corpus)."""
+        return vectors is None and bool(paths) and self.weighting is not Weighting.TFIDF
+
+
 def _load(
     messages: Messages,
     paths: tuple[str, ...],
@@ -227,55 +254,53 @@ def _load(
     distinct: bool = True,
     vectors_needed: bool = True,
 ) -> pipeline.Corpus:
-    jobs = int(options.get("jobs") or 1)
-    """Read the input the options name. ``options`` are the shared settings and tokenizer
-    options as click parsed them (bits, seed, ngram, char_ngrams, weighting)."""
-    bits = options["bits"] or DEFAULT_BITS
-    seed = DEFAULT_SEED if options["seed"] is None else options["seed"]
-    tokenizer = _tokenizer(options["ngram"], options["char_ngrams"])
-    weighting = Weighting(options["weighting"])
+    """Read the input the options name (``options``: the command's parameters as click parsed
+    them). Without ``vectors_needed`` the fingerprints are streamed and no vectors kept."""
+    reading = _Reading.parse(options)
     if vectors is not None:
         if paths:
             raise click.UsageError("give PATHs or --vectors, not both")
-        if weighting is not Weighting.TF or tokenizer != TokenizerConfig():
+        if reading.weighting is not Weighting.TF or reading.tokenizer != TokenizerConfig():
             raise click.UsageError(
                 "--vectors are fingerprinted exactly as given; "
                 "--ngram, --char-ngrams and --weighting apply to text"
             )
-        return pipeline.corpus_from_vectors(vectors, bits=bits, seed=seed, on_event=messages.event)
+        return pipeline.corpus_from_vectors(
+            vectors, bits=reading.bits, seed=reading.seed, on_event=messages.event
+        )
     if not paths:
         raise click.UsageError("no input: give PATH... (- for standard input) or --vectors FILE")
     with messages.progress("reading") as hooks:
-        if not vectors_needed and weighting is not Weighting.TFIDF:
-            return pipeline.concatenate(_stream(messages, paths, options, hooks))
+        if not vectors_needed and reading.streamable(paths, vectors):
+            return pipeline.concatenate(_stream(messages, paths, reading, hooks))
         return pipeline.corpus_from_paths(
             paths,
-            bits=bits,
-            seed=seed,
-            tokenizer=tokenizer,
-            weighting=weighting,
+            bits=reading.bits,
+            seed=reading.seed,
+            tokenizer=reading.tokenizer,
+            weighting=reading.weighting,
             on_event=messages.event,
             on_listed=hooks.on_listed,
             on_read=hooks.on_read,
             distinct=distinct,
-            jobs=jobs,
+            jobs=reading.jobs,
         )
 
 
 def _stream(
-    messages: Messages, paths: tuple[str, ...], options: dict[str, Any], hooks: Any
+    messages: Messages, paths: tuple[str, ...], reading: _Reading, hooks: ProgressHooks
 ) -> Iterator[pipeline.Corpus]:
     """Fingerprints only, batch by batch (:func:`~simhash_cli.pipeline.iter_fingerprints`)."""
     return pipeline.iter_fingerprints(
         paths,
-        bits=options["bits"] or DEFAULT_BITS,
-        seed=DEFAULT_SEED if options["seed"] is None else options["seed"],
-        tokenizer=_tokenizer(options["ngram"], options["char_ngrams"]),
-        weighting=Weighting(options["weighting"]),
+        bits=reading.bits,
+        seed=reading.seed,
+        tokenizer=reading.tokenizer,
+        weighting=reading.weighting,
         on_event=messages.event,
         on_listed=hooks.on_listed,
         on_read=hooks.on_read,
-        jobs=int(options.get("jobs") or 1),
+        jobs=reading.jobs,
     )
 
 
@@ -342,7 +367,8 @@ def fingerprint_command(
     messages = Messages(sys.stderr, quiet=quiet)
     options = click.get_current_context().params
     output = _format(fmt)
-    if vectors is not None or Weighting(weighting) is Weighting.TFIDF or not paths:
+    reading = _Reading.parse(options)
+    if not reading.streamable(paths, vectors):
         docs = _load(messages, paths, vectors, options)
         emit_fingerprints(docs, output, sys.stdout)
         messages.corpus_summary(docs, "fingerprinted")
@@ -361,7 +387,7 @@ def fingerprint_command(
     # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
     same_terminal = output is not Format.TABLE and sys.stdout.isatty()
     with messages.progress("reading", shown=not same_terminal) as hooks:
-        emit_fingerprints(counted(_stream(messages, paths, options, hooks)), output, sys.stdout)
+        emit_fingerprints(counted(_stream(messages, paths, reading, hooks)), output, sys.stdout)
     messages.counts_summary(documents, skipped, "fingerprinted")
 
 
@@ -507,14 +533,8 @@ def dedupe_command(
         verify = Verify(verify_mode or Verify.EXACT.value)
         options = click.get_current_context().params
         # Verified by estimate, only fingerprints are needed: stream them, keep no vectors.
-        fingerprints_only = (
-            verify is Verify.ESTIMATE
-            and not audit
-            and vectors is None
-            and bool(paths)
-            and Weighting(weighting) is not Weighting.TFIDF
-        )
-        docs = _load(messages, paths, vectors, options, vectors_needed=not fingerprints_only)
+        vectors_needed = verify is Verify.EXACT or audit
+        docs = _load(messages, paths, vectors, options, vectors_needed=vectors_needed)
     config = pipeline.DedupeConfig(
         blocks=blocks,
         max_distance=max_distance,

@@ -43,6 +43,7 @@ from .plan import PAGE_BLOCKS, Assessment, Plan
 __all__ = [
     "Format",
     "Messages",
+    "ProgressHooks",
     "cluster_records",
     "comparison_record",
     "dedupe_document",
@@ -474,9 +475,9 @@ class Messages:
             self.console.print(text)
 
     @contextmanager
-    def progress(self, description: str, *, shown: bool = True) -> Iterator[_ProgressHooks]:
+    def progress(self, description: str, *, shown: bool = True) -> Iterator[ProgressHooks]:
         """Progress bar over files, shown only when stderr is a terminal (and ``shown``)."""
-        hooks = _ProgressHooks()
+        hooks = ProgressHooks()
         if self.quiet or not shown or not self.console.is_terminal:
             yield hooks
             return
@@ -584,7 +585,9 @@ class Messages:
 
 
 @dataclass
-class _ProgressHooks:
+class ProgressHooks:
+    """Callbacks a reader calls as it lists and reads files (None when nothing is shown)."""
+
     on_listed: Callable[[int], None] | None = None
     on_read: Callable[[], None] | None = None
 
