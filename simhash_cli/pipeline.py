@@ -631,18 +631,19 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
-    n_candidates = pairs.shape[0]
-    candidate_pairs = pairs
-    gated_out = 0
+    distance = hamming_rows(docs.fingerprints[pairs[:, 0]], docs.fingerprints[pairs[:, 1]])
     if exact and config.hamming_gate:
         # Exact cosine costs microseconds a pair; the fingerprints already say which candidates
         # are hopeless (Hamming distance far beyond what the threshold produces).
-        distance = hamming_rows(docs.fingerprints[pairs[:, 0]], docs.fingerprints[pairs[:, 1]])
         near = distance <= verify.hamming_gate(config.threshold, bits)
-        gated_out = int((~near).sum())
-        pairs = pairs[near]
+    else:
+        near = np.ones(distance.size, dtype=bool)
     scored = verify.score_pairs(
-        pairs, docs.fingerprints, bits=bits, weights=docs.weights if exact else None
+        pairs[near],
+        docs.fingerprints,
+        bits=bits,
+        weights=docs.weights if exact else None,
+        distances=distance[near],
     )
     kept = scored.select(verify.keep_mask(scored, threshold=config.threshold, verify=config.verify))
     by_blocks = scheme.max_distance is None
@@ -651,8 +652,8 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         config=config,
         scheme=scheme,
         plan=planned,
-        candidates=n_candidates,
-        gated_out=gated_out,
+        candidates=pairs.shape[0],
+        gated_out=int((~near).sum()),
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)),
         expected_recall=expected,
@@ -660,7 +661,7 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         suggested_max_distance=(
             suggest_max_distance(bits, config.threshold) if low and not by_blocks else None
         ),
-        audit=_audit(docs, candidate_pairs, config.threshold) if config.audit else None,
+        audit=_audit(docs, pairs, config.threshold) if config.audit else None,
     )
 
 

@@ -108,8 +108,7 @@ class _Counter:
                 # Two different words share a 64-bit key (about once in 10**8 corpora of a
                 # million distinct words): count everything from here on by the words
                 # themselves, which is exact, keeping the ids given so far.
-                self.words = None
-                self.vocabulary = {name: i for i, name in enumerate(self.names)}
+                self._count_by_name()
             else:
                 self._add_entries(tokens.doc, ids, len(texts))
                 return
@@ -126,6 +125,12 @@ class _Counter:
         self.ids.append(batch.indices.astype(np.int32))
         self.counts.append(batch.data.astype(np.int32))
         self.sizes.append(np.diff(batch.indptr).astype(np.int64))
+
+    def _count_by_name(self) -> None:
+        """From here on, features are looked up by their text (the ids given so far kept)."""
+        if self.words is not None:
+            self.words = None
+            self.vocabulary = {name: i for i, name in enumerate(self.names)}
 
     def _ids_of(self, features: Sequence[str]) -> NDArray[np.int64]:
         """Provisional ids of distinct features, new ones added (dict look-ups in C)."""
@@ -157,9 +162,7 @@ class _Counter:
 
     def add_counts(self, counts: sp.csr_array, features: Sequence[str]) -> None:
         """Append the rows of another count matrix (its own columns ``features``)."""
-        if self.words is not None:
-            self.words = None
-            self.vocabulary = {name: i for i, name in enumerate(self.names)}
+        self._count_by_name()
         local = self._ids_of(features)
         self.ids.append(local[counts.indices].astype(np.int32))
         self.counts.append(counts.data.astype(np.int32))

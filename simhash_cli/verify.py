@@ -149,10 +149,15 @@ def score_pairs(
     *,
     bits: int,
     weights: sp.csr_array | None = None,
+    distances: NDArray[np.int64] | None = None,
 ) -> ScoredPairs:
-    """Score pairs: Hamming and estimate always, true cosine when ``weights`` are given."""
+    """Score pairs: Hamming and estimate always, true cosine when ``weights`` are given.
+
+    ``distances``, the pairs' Hamming distances when the caller has them already.
+    """
     bits = validate_bits(bits)
-    distances = hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]])
+    if distances is None:
+        distances = hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]])
     cosine = np.full(pairs.shape[0], np.nan) if weights is None else cosine_pairs(weights, pairs)
     return ScoredPairs(pairs, distances, estimate_cosine_rows(distances, bits), cosine)
 
