@@ -174,6 +174,11 @@ def _pairs_in_groups(
     return np.concatenate(chunks) if chunks else np.empty((0, 2), dtype=np.int64)
 
 
+def _pair_count(sizes: NDArray[np.int64]) -> int:
+    """Pairs within groups of these sizes: the sum of s(s-1)/2."""
+    return int((sizes * (sizes - 1) // 2).sum())
+
+
 def count_candidates(fingerprints: NDArray[np.uint64], *, bits: int, blocks: int) -> int:
     """Upper bound on the candidate pairs :func:`candidates` would return (pairs per block, summed).
 
@@ -182,7 +187,7 @@ def count_candidates(fingerprints: NDArray[np.uint64], *, bits: int, blocks: int
     total = 0
     for key in block_keys(fingerprints, bits=bits, blocks=blocks):
         _, _, sizes = _groups(key)
-        total += int((sizes * (sizes - 1) // 2).sum())
+        total += _pair_count(sizes)
     return total
 
 
@@ -209,7 +214,7 @@ def candidates(
     n = words.shape[0]
     keys = block_keys(words, bits=bits, blocks=blocks)
     grouped = [_groups(key) for key in keys]
-    expected = sum(int((sizes * (sizes - 1) // 2).sum()) for _, _, sizes in grouped)
+    expected = sum(_pair_count(sizes) for _, _, sizes in grouped)
     if max_candidates is not None and expected > max_candidates:
         raise CandidateBudgetError(
             f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
@@ -418,7 +423,7 @@ def pairs_within(
             chosen = [bounds[i] for i in kept]
             key = _table_key(distinct, chosen)
             order, starts, sizes = _groups(key, sum(width for _, width in chosen))
-            compared += int((sizes * (sizes - 1) // 2).sum())
+            compared += _pair_count(sizes)
             if max_pairs is not None and compared > max_pairs:
                 raise CandidateBudgetError(
                     f"{math.comb(m, max_distance)} tables for pairs within {max_distance} bits "
@@ -433,7 +438,7 @@ def pairs_within(
     rep_pairs = _unique_rows(np.concatenate(found), n_reps)
     if max_pairs is not None:
         copies = np.bincount(inverse, minlength=n_reps).astype(np.int64)
-        total = int((copies * (copies - 1) // 2).sum())
+        total = _pair_count(copies)
         total += int((copies[rep_pairs[:, 0]] * copies[rep_pairs[:, 1]]).sum())
         if total > max_pairs:
             raise CandidateBudgetError(
