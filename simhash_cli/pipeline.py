@@ -202,20 +202,14 @@ def corpus_from_paths(
     files = corpus.list_files(paths, handle, distinct=distinct)
     if on_listed is not None:
         on_listed(len(files))
-    ids: list[str] = []
-
-    def texts() -> Iterator[str]:
-        for document in corpus.read_documents(files, handle, on_read=on_read):
-            ids.append(document.id)
-            yield document.text
-
     per_batch = batch_files or _batch_size(len(files), jobs)
     if jobs > 1 and corpus.STDIN not in files and len(files) > per_batch:
+        ids: list[str] = []
         counts, features = _count_in_processes(
             files, tokenizer, handle, ids, jobs=jobs, batch_files=per_batch, on_read=on_read
         )
     else:
-        counts, features = count_matrix(texts(), tokenizer)
+        ids, _, counts, features = _count_files(files, tokenizer, handle, on_read)
     weights = apply_weighting(counts, weighting)
     return _from_weights(ids, weights, features, settings, on_event, skipped, EMPTY_TEXT)
 
@@ -344,14 +338,18 @@ def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
 
 
 def _count_files(
-    files: list[str], tokenizer: TokenizerConfig
+    files: list[str],
+    tokenizer: TokenizerConfig,
+    on_event: corpus.OnEvent | None = None,
+    on_read: Callable[[], None] | None = None,
 ) -> tuple[list[str], list[corpus.Event], sp.csr_array, list[str]]:
-    """One batch, in a worker process: (ids read, events, term counts, their columns)."""
+    """Read and count files: (ids read, events, term counts, their columns). In a worker the
+    events are collected and returned; given ``on_event`` they go there as they happen."""
     events: list[corpus.Event] = []
     ids: list[str] = []
 
     def texts() -> Iterator[str]:
-        for document in corpus.read_documents(files, events.append):
+        for document in corpus.read_documents(files, on_event or events.append, on_read=on_read):
             ids.append(document.id)
             yield document.text
 
