@@ -193,3 +193,24 @@ def test_within_probability_is_the_binomial_tail() -> None:
     expected = sum(math.comb(64, d) * p**d * (1 - p) ** (64 - d) for d in range(4))
     assert within_probability(0.95, bits=64, max_distance=3) == pytest.approx(expected)
     assert within_probability(1.0, bits=64, max_distance=0) == pytest.approx(1.0)
+
+
+def test_pairs_within_collapses_a_hot_bucket_among_distinct_fingerprints() -> None:
+    # 600 copies of one page, 30 of another, their near neighbours and 2,000 unrelated ones:
+    # the collapse must keep every pair the brute force finds, copies and neighbours alike.
+    rng = np.random.default_rng(7)
+    hot, warm = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+    near = [hot ^ np.uint64(0b101), warm ^ np.uint64(1 << 40), hot ^ np.uint64(1 << 63)]
+    fps = np.concatenate(
+        (
+            np.full(600, hot, dtype=np.uint64),
+            rng.integers(0, 2**64, size=2_000, dtype=np.uint64),
+            np.full(30, warm, dtype=np.uint64),
+            np.array(near, dtype=np.uint64),
+        )
+    )
+    fps = fps[rng.permutation(fps.size)]
+    xor = fps[:, None] ^ fps[None, :]
+    distance = np.unpackbits(xor.view(np.uint8).reshape(fps.size, fps.size, 8), axis=2).sum(2)
+    i, j = np.nonzero(np.triu(distance <= 3, k=1))
+    assert pairs_within(fps, 3).tolist() == np.stack((i, j), axis=1).tolist()
