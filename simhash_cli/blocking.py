@@ -8,8 +8,9 @@ seed.  Beyond that the scheme is probabilistic: each bit differs with probabilit
 p = theta / pi, a block matches with (1 - p)^r, and a pair becomes a candidate with
 1 - (1 - (1 - p)^r)^blocks, the S-curve :func:`candidate_probability` computes.
 
-Grouping sorts each block's keys once (O(n log n) per block); pairs are generated inside the
-groups with array arithmetic, never with a Python loop per pair.
+Grouping sorts keys as 16-bit digits with numpy's stable sort, a linear-time radix sort for
+16-bit integers (one pass per digit); pairs are generated inside the groups with array
+arithmetic, never with a Python loop per pair.
 
 :func:`pairs_within` is the other scheme, Manku's permuted tables: m > k blocks and one table
 per choice of m - k of them as the key, so that every pair within k bits meets in some table
