@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, TokenizerConfig, tokenize
-from simhash_cli.tokenizer import KeyCollision, WordTokens, _is_word, word_tokens
+from simhash_cli.tokenizer import (
+    KeyCollision,
+    WordTokens,
+    _ascii_word_characters,
+    _is_word,
+    word_tokens,
+)
 from simhash_cli.vectorize import _WordTable
 
 
@@ -90,14 +96,52 @@ def test_word_token_keys_identify_tokens(texts: list[str]) -> None:
     assert len(by_key) == len(set(words))
 
 
+def _keyed(texts: list[str]) -> dict[str, tuple[int, int]]:
+    tokens = word_tokens(texts)
+    return {
+        tokens.text[a:b]: (k, c)
+        for a, b, k, c in zip(
+            tokens.start.tolist(),
+            tokens.stop.tolist(),
+            tokens.key.tolist(),
+            tokens.check.tolist(),
+            strict=True,
+        )
+    }
+
+
+@given(texts_strategy, texts_strategy)
+def test_a_word_has_one_key_in_every_batch(first: list[str], second: list[str]) -> None:
+    # An ASCII batch is read byte by byte and any other as UTF-32: keys must not depend on it.
+    a, b = _keyed(first), _keyed(second)
+    assert all(a[word] == b[word] for word in a.keys() & b.keys())
+
+
+def test_keys_agree_between_ascii_and_wider_batches() -> None:
+    words = "a ab abcdefgh abcdefghi extraordinarily_long_identifier_42 café ü"
+    ascii_only, mixed = _keyed([words.replace("café ü", "")]), _keyed([words, "Σίσυφος"])
+    assert ascii_only.items() <= mixed.items()
+    assert mixed["abcdefgh"][1] == 0 and mixed["café"][1] == 0  # Latin-1, 8 bytes at most
+    assert mixed["abcdefghi"][1] != 0 and mixed["σίσυφος"][1] != 0  # hashed, so checked
+
+
+def test_short_latin1_words_never_share_a_key() -> None:
+    rng = np.random.default_rng(5)
+    alphabet = list("abcdefghijklmnopqrstuvwxyz0123456789_éàüß")
+    words = {"".join(rng.choice(alphabet, size=int(rng.integers(1, 9)))) for _ in range(50_000)}
+    keyed = _keyed([" ".join(sorted(words))])
+    assert len({key for key, _ in keyed.values()}) == len(words)
+
+
 def test_different_words_sharing_a_key_are_caught() -> None:
-    tokens = word_tokens(["alpha beta", "alpha"])
+    # Longer than eight bytes: shorter Latin-1 words are their own keys and cannot collide.
+    tokens = word_tokens(["alphabetical betamaxes", "alphabetical"])
     forged = WordTokens(
         tokens.text,
         tokens.doc,
         tokens.start,
         tokens.stop,
-        np.full(3, 42, dtype=np.uint64),  # "alpha" and "beta" forced onto one key
+        np.full(3, 42, dtype=np.uint64),  # the two words forced onto one key
         tokens.check,
     )
     with pytest.raises(KeyCollision):
@@ -119,3 +163,4 @@ def test_word_character_table_equals_python_re_for_every_code_point() -> None:
         (re.fullmatch(r"\w", chr(c)) is not None for c in range(0x110000)), bool, 0x110000
     )
     assert np.array_equal(_is_word(codes), expected)
+    assert np.array_equal(_ascii_word_characters(), expected[:128])
