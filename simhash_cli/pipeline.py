@@ -219,9 +219,9 @@ MAX_BATCH_FILES = 20_000
 
 
 def _batch_size(n_files: int, jobs: int) -> int:
-    """Files per batch: four batches per process, at least 1,000 (a process costs ~0.3 s to
+    """Files per batch: two batches per process, at least 1,000 (a process costs ~0.3 s to
     start), at most 20,000 (memory)."""
-    return min(MAX_BATCH_FILES, max(MIN_BATCH_FILES, -(-n_files // (4 * max(jobs, 1)))))
+    return min(MAX_BATCH_FILES, max(MIN_BATCH_FILES, -(-n_files // (2 * max(jobs, 1)))))
 
 
 def _fingerprint_files(
