@@ -34,11 +34,13 @@ __all__ = [
     "DEFAULT_MAX_CANDIDATES",
     "CandidateBudgetError",
     "block_equalities",
+    "candidate_chunks",
     "candidate_probability",
     "candidates",
     "choose_tables",
     "count_candidates",
     "pairs_within",
+    "sort_pairs",
     "table_key_bits",
     "validate_blocks",
     "within_probability",
@@ -205,6 +207,57 @@ def _block_groups(
     return [_groups(_digits(words, block * width, width)) for block in range(blocks)]
 
 
+def candidate_chunks(
+    fingerprints: Sequence[int] | NDArray[np.uint64],
+    bits: int,
+    blocks: int,
+    *,
+    max_candidates: int | None = DEFAULT_MAX_CANDIDATES,
+    chunk_pairs: int = 1 << 22,
+) -> Iterator[NDArray[np.int64]]:
+    """The pairs of :func:`candidates`, unsorted, in chunks of about ``chunk_pairs``: memory
+    follows the chunk, not the number of candidates, so a caller can filter as they come.
+
+    Each pair appears once, from the first block it shares (a pair sharing an earlier block
+    is dropped where a later block finds it again), so no chunk needs the others.
+
+    Raises:
+        CandidateBudgetError: as :func:`candidates`, before any pair is built (the check is
+            made by this call, not when the iterator is first read).
+    """
+    words = as_fingerprint_array(fingerprints, bits)
+    grouped = _block_groups(words, bits, blocks)
+    expected = sum(_pair_count(sizes) for _, _, sizes in grouped)
+    if max_candidates is not None and expected > max_candidates:
+        raise CandidateBudgetError(
+            f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
+            f"{expected:,} candidate pairs "
+            f"among {words.shape[0]:,} documents (budget {max_candidates:,}). Fewer, longer "
+            "blocks (a smaller --blocks) give fewer candidates; when most documents look alike "
+            "to the fingerprint (common words dominate term counts), --weighting tfidf helps; "
+            "--max-candidates raises the budget"
+        )
+    return _first_shared(words, bits // blocks, grouped, chunk_pairs)
+
+
+def _first_shared(
+    words: NDArray[np.uint64],
+    width: int,
+    grouped: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]],
+    chunk_pairs: int,
+) -> Iterator[NDArray[np.int64]]:
+    for block, group in enumerate(grouped):
+        for pairs in _pair_chunks(*group, chunk_pairs):
+            if block:
+                differ = words[pairs[:, 0]] ^ words[pairs[:, 1]]
+                earlier = np.zeros(pairs.shape[0], dtype=bool)
+                for before in range(block):
+                    earlier |= ~_bit_slice(differ, before * width, width).any(axis=1)
+                pairs = pairs[~earlier]
+            if pairs.size:
+                yield pairs
+
+
 def candidates(
     fingerprints: Sequence[int] | NDArray[np.uint64],
     bits: int,
@@ -224,22 +277,15 @@ def candidates(
     Returns:
         int64 array (n_pairs, 2) of index pairs i < j, unique, sorted.
     """
-    words = as_fingerprint_array(fingerprints, bits)
-    n = words.shape[0]
-    grouped = _block_groups(words, bits, blocks)
-    expected = sum(_pair_count(sizes) for _, _, sizes in grouped)
-    if max_candidates is not None and expected > max_candidates:
-        raise CandidateBudgetError(
-            f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
-            f"{expected:,} candidate pairs "
-            f"among {n:,} documents (budget {max_candidates:,}). Fewer, longer blocks "
-            "(a smaller --blocks) give fewer candidates; when most documents look alike to the "
-            "fingerprint (common words dominate term counts), --weighting tfidf helps; "
-            "--max-candidates raises the budget"
-        )
-    if expected == 0:
+    chunks = list(candidate_chunks(fingerprints, bits, blocks, max_candidates=max_candidates))
+    return sort_pairs(np.concatenate(chunks) if chunks else np.empty((0, 2), dtype=np.int64))
+
+
+def sort_pairs(pairs: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Distinct (i, j) rows of non-negative indices, sorted."""
+    if pairs.size == 0:
         return np.empty((0, 2), dtype=np.int64)
-    pairs = np.concatenate([_pairs_in_groups(*group) for group in grouped])
+    n = int(pairs.max()) + 1
     codes = pairs[:, 0] * np.int64(n) + pairs[:, 1]
     # Sort, then drop repeats: several times faster than np.unique's hash table here.
     codes.sort()
@@ -325,16 +371,6 @@ def _close_pairs_in_groups(
         close = hamming_rows(words[pairs[:, 0]], words[pairs[:, 1]]) <= max_distance
         kept.append(pairs[close])
     return np.concatenate(kept)
-
-
-def _unique_rows(pairs: NDArray[np.int64], n: int) -> NDArray[np.int64]:
-    """Distinct (i, j) rows, sorted."""
-    if pairs.size == 0:
-        return np.empty((0, 2), dtype=np.int64)
-    codes = pairs[:, 0] * np.int64(n) + pairs[:, 1]
-    codes.sort()
-    codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
-    return np.stack((codes // n, codes % n), axis=1)
 
 
 class _Distinct(NamedTuple):
@@ -452,10 +488,7 @@ def pairs_within(
         if not max_distance < m <= width:
             raise ParameterError(f"blocks must be from {max_distance + 1} to {width}, not {m}")
         distinct, found = _search_tables(words, width, m, max_distance, chunk_pairs, max_pairs)
-    n_reps = distinct.fingerprints.shape[0]
-    rep_pairs = _unique_rows(
-        np.concatenate(found) if found else np.empty((0, 2), dtype=np.int64), n_reps
-    )
+    rep_pairs = sort_pairs(np.concatenate(found) if found else np.empty((0, 2), dtype=np.int64))
     if max_pairs is not None:
         copies = distinct.counts
         total = _pair_count(copies)
@@ -466,7 +499,7 @@ def pairs_within(
                 f"(budget {max_pairs:,}), mostly copies of the same fingerprint; "
                 "--max-candidates raises the budget"
             )
-    return _unique_rows(_expand_duplicates(rep_pairs, distinct), n)
+    return sort_pairs(_expand_duplicates(rep_pairs, distinct))
 
 
 def _search_tables(

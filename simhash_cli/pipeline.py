@@ -614,28 +614,18 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
             f"(this corpus has {len(docs):,})"
         )
     scheme, planned = _scheme(docs, config)
-    if scheme.max_distance is None:
-        pairs = blocking.candidates(
-            docs.fingerprints, bits, scheme.blocks, max_candidates=config.max_candidates
-        )
-    else:
-        pairs = blocking.pairs_within(
-            docs.fingerprints,
-            scheme.max_distance,
-            bits=bits,
-            blocks=scheme.blocks if scheme.max_distance else None,
-            max_pairs=config.max_candidates,
-        )
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
-    distance = hamming_rows(docs.fingerprints[pairs[:, 0]], docs.fingerprints[pairs[:, 1]])
-    if exact and config.hamming_gate:
-        # Exact cosine costs microseconds a pair; the fingerprints already say which candidates
-        # are hopeless (Hamming distance far beyond what the threshold produces).
-        near = distance <= verify.hamming_gate(config.threshold, bits)
-    else:
-        near = np.ones(distance.size, dtype=bool)
+    n_candidates, pairs, distance, audited = _near_candidates(docs, config, scheme)
+    near = np.ones(distance.size, dtype=bool)
+    many = distance.size > verify.SKETCH_PAIRS_PER_DOC * len(docs)
+    if exact and config.hamming_gate and many and bits < verify.SKETCH_BITS:
+        # Too many to check exactly even so: a wider SimHash of the same vectors thins them.
+        assert docs.weights is not None
+        near = verify.sketch_gate(
+            docs.weights, docs.features, pairs, config.threshold, seed=docs.settings.seed
+        )
     scored = verify.score_pairs(
         pairs[near],
         docs.fingerprints,
@@ -650,8 +640,8 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         config=config,
         scheme=scheme,
         plan=planned,
-        candidates=pairs.shape[0],
-        gated_out=int((~near).sum()),
+        candidates=n_candidates,
+        gated_out=n_candidates - int(near.sum()) if exact else 0,
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)),
         expected_recall=expected,
@@ -659,8 +649,56 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         suggested_max_distance=(
             suggest_max_distance(bits, config.threshold) if low and not by_blocks else None
         ),
-        audit=_audit(docs, pairs, config.threshold) if config.audit else None,
+        audit=_audit(docs, audited, config.threshold) if audited is not None else None,
     )
+
+
+def _near_candidates(
+    docs: Corpus, config: DedupeConfig, scheme: Scheme
+) -> tuple[int, NDArray[np.int64], NDArray[np.int64], NDArray[np.int64] | None]:
+    """(number of candidates, the ones worth verifying, their Hamming distances, every
+    candidate when an audit needs them), sorted by pair.
+
+    Candidates come chunk by chunk and are thinned as they come, so memory follows the pairs
+    kept, not the candidates: with exact verification, those within the Hamming gate
+    (:func:`~simhash_cli.verify.hamming_gate`; exact cosine costs microseconds a pair, and
+    the fingerprints already say which candidates are hopeless); with estimated, those whose
+    estimate reaches the threshold.
+    """
+    bits = docs.settings.bits
+    chunks: Iterable[NDArray[np.int64]]
+    if scheme.max_distance is None:
+        chunks = blocking.candidate_chunks(
+            docs.fingerprints, bits, scheme.blocks, max_candidates=config.max_candidates
+        )
+    else:
+        chunks = [
+            blocking.pairs_within(
+                docs.fingerprints,
+                scheme.max_distance,
+                bits=bits,
+                blocks=scheme.blocks if scheme.max_distance else None,
+                max_pairs=config.max_candidates,
+            )
+        ]
+    if config.verify is Verify.ESTIMATE:
+        limit = verify.estimate_limit(config.threshold, bits)
+    elif config.hamming_gate:
+        limit = verify.hamming_gate(config.threshold, bits)
+    else:
+        limit = bits
+    empty = np.empty((0, 2), dtype=np.int64)
+    count, kept, everything = 0, [empty], [empty]
+    for chunk in chunks:
+        count += chunk.shape[0]
+        if config.audit:
+            everything.append(chunk)
+        distance = hamming_rows(docs.fingerprints[chunk[:, 0]], docs.fingerprints[chunk[:, 1]])
+        kept.append(chunk[distance <= limit])
+    pairs = blocking.sort_pairs(np.concatenate(kept))
+    distance = hamming_rows(docs.fingerprints[pairs[:, 0]], docs.fingerprints[pairs[:, 1]])
+    audited = blocking.sort_pairs(np.concatenate(everything)) if config.audit else None
+    return count, pairs, distance, audited
 
 
 def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -> Audit:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from simhash_cli import ParameterError, candidate_probability, candidates, hamming
 from simhash_cli.blocking import (
     CandidateBudgetError,
+    candidate_chunks,
     choose_tables,
     count_candidates,
     pairs_within,
@@ -69,6 +70,22 @@ def test_candidates_equal_brute_force(corpus: tuple[list[int], int, int]) -> Non
     pairs = candidates(fps, bits, blocks)
     assert pairs.dtype == np.int64 and pairs.shape[1] == 2
     assert [tuple(p) for p in pairs.tolist()] == brute_force(fps, bits, blocks)
+
+
+@given(corpora(), st.integers(1, 8))
+def test_candidate_chunks_give_every_candidate_once(
+    corpus: tuple[list[int], int, int], chunk_pairs: int
+) -> None:
+    fps, bits, blocks = corpus
+    chunks = list(candidate_chunks(fps, bits, blocks, chunk_pairs=chunk_pairs))
+    found = [tuple(p) for chunk in chunks for p in chunk.tolist()]
+    assert len(found) == len(set(found))
+    assert sorted(found) == brute_force(fps, bits, blocks)
+
+
+def test_candidate_chunks_refuse_the_budget_before_building_pairs() -> None:
+    with pytest.raises(CandidateBudgetError, match="would give up to 19,800 candidate pairs"):
+        candidate_chunks(np.zeros(100, dtype=np.uint64), 64, 4, max_candidates=1000)
 
 
 @given(corpora())

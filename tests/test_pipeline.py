@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from simhash_cli import (
     corpus_from_texts,
     corpus_from_vectors,
     dedupe,
+    verify,
 )
 from simhash_cli.blocking import CandidateBudgetError
 from simhash_cli.corpus import Event, Skipped
@@ -203,3 +205,24 @@ def test_the_hamming_gate_only_skips_hopeless_candidates(tmp_path: Path) -> None
     assert gated.pairs.pairs.tolist() == full.pairs.pairs.tolist()
     assert gated.candidates == full.candidates and full.gated_out == 0
     assert gated.gated_out > 0
+
+
+def test_the_wide_sketch_gate_only_skips_hopeless_candidates() -> None:
+    # Blocks of one bit make every pair a candidate, and a small vocabulary makes unrelated
+    # documents alike enough for the fingerprints' gate to pass far more than 16 pairs per
+    # document: the 256-bit sketch must then keep every pair the full check keeps.
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(100)]
+    texts: list[str] = []
+    for doc in range(150):
+        base = rng.choice(words, size=60)
+        if doc % 2 and texts:
+            base = np.array(texts[-1].split())
+            base[rng.integers(0, base.size, 3)] = "edit"
+        texts.append(" ".join(base))
+    docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
+    with mock.patch.object(verify, "sketch_gate", wraps=verify.sketch_gate) as sketch:
+        gated = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85))
+    full = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85, hamming_gate=False))
+    assert sketch.call_count == 1 and gated.candidates == full.candidates == 150 * 149 // 2
+    assert gated.pairs.pairs.tolist() == full.pairs.pairs.tolist() and len(full.pairs) == 75

@@ -10,7 +10,15 @@ import scipy.sparse as sp
 
 from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
 from simhash_cli.fingerprint import as_fingerprint_array
-from simhash_cli.verify import hamming_gate, keep_mask, validate_threshold
+from simhash_cli.verify import (
+    THRESHOLD_TOLERANCE,
+    estimate_cosine_rows,
+    estimate_limit,
+    hamming_gate,
+    keep_mask,
+    sketch_gate,
+    validate_threshold,
+)
 
 
 def test_true_cosine_of_pairs() -> None:
@@ -61,3 +69,26 @@ def test_hamming_gate_is_the_binomial_quantile() -> None:
     assert hamming_gate(1.0, 64) == 0
     # A pair exactly at the threshold is gated out with odds below 1 in 10,000.
     assert binom.sf(hamming_gate(0.9, 64), 64, p) < 1e-4
+
+
+@pytest.mark.parametrize("threshold", [-1.0, 0.0, 0.5, 0.9, math.cos(math.pi * 3 / 64), 1.0])
+def test_estimate_limit_is_the_last_distance_whose_estimate_reaches_the_threshold(
+    threshold: float,
+) -> None:
+    limit = estimate_limit(threshold, 64)
+    estimates = estimate_cosine_rows(np.arange(65), 64)
+    assert np.all(estimates[: limit + 1] >= threshold - THRESHOLD_TOLERANCE)
+    assert limit == 64 or estimates[limit + 1] < threshold - THRESHOLD_TOLERANCE
+
+
+def test_sketch_gate_keeps_near_copies_and_drops_unrelated_rows() -> None:
+    rng = np.random.default_rng(9)
+    base = rng.random((50, 400)) * (rng.random((50, 400)) < 0.2)
+    copies = base * (1 + 0.05 * rng.random(base.shape))  # cosine above 0.99 with its base
+    weights = sp.csr_array(np.vstack((base, copies)))
+    features = [f"f{i}" for i in range(400)]
+    near = np.stack((np.arange(50), np.arange(50, 100)), axis=1)
+    far = np.stack((np.arange(50), (np.arange(50) + 1) % 50), axis=1)  # about 0.2 apart
+    assert cosine_pairs(weights, near).min() > 0.99 and cosine_pairs(weights, far).max() < 0.5
+    assert sketch_gate(weights, features, near, 0.9, seed=1).all()
+    assert not sketch_gate(weights, features, far, 0.9, seed=1).any()
