@@ -552,54 +552,78 @@ def dedupe_command(
         click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
 
 
-@main.command("plan", short_help="Which candidate scheme suits a threshold and corpus size.")
+@main.command("plan", short_help="Which candidate scheme suits a threshold and corpus.")
+@click.argument("paths", nargs=-1, metavar="[PATH|-]...")
+@vectors_option
+@settings_options
+@tokenizer_options
 @threshold_option
 @click.option(
-    "--bits",
-    type=int,
-    default=DEFAULT_BITS,
-    show_default=True,
-    callback=_check_bits,
-    help="Fingerprint width.",
+    "--docs",
+    type=click.IntRange(0),
+    help="Documents in the corpus (required without PATHs; with them, their number).",
 )
-@click.option("--docs", type=click.IntRange(0), required=True, help="Documents in the corpus.")
 @click.option(
     "--background",
     type=click.FloatRange(-1.0, 1.0),
-    default=0.0,
-    show_default=True,
     help="Cosine of a typical unrelated pair: 0 for random vectors; term counts of natural "
-    "text are often 0.5 or more (dedupe measures it on the corpus itself).",
+    "text are often 0.5 or more. Without PATHs [default: 0]; with them, measured on their "
+    "fingerprints as dedupe does.",
 )
 @max_candidates_option
+@jobs_option
 @format_option
+@quiet_option
 def plan_command(
+    paths: tuple[str, ...],
+    vectors: str | None,
+    bits: int | None,
+    seed: int | None,
+    ngram: int,
+    char_ngrams: int | None,
+    weighting: str,
     threshold: float,
-    bits: int,
-    docs: int,
-    background: float,
+    docs: int | None,
+    background: float | None,
     max_candidates: int,
+    jobs: int,
     fmt: str | None,
+    quiet: bool,
 ) -> None:
-    """Compare candidate schemes for a threshold, fingerprint width and corpus size.
+    """Compare candidate schemes for a threshold, fingerprint width and corpus.
 
     For each scheme worth considering: the chance that a pair at the threshold becomes a
     candidate (expected recall), the pairs of unrelated documents it would compare among
     DOCS, and the S-curve of the candidate probability against cosine. The scheme marked *
-    is the one `dedupe --blocks auto` would choose under the same background.
+    is the one `dedupe --blocks auto` would choose. Given PATHs (or --vectors), the corpus is
+    read and fingerprinted, and the plan is the one dedupe would make for it.
 
     \b
     Examples:
       simhash plan --threshold 0.9 --docs 1000000
       simhash plan --threshold 0.8 --bits 128 --docs 50000 --background 0.5 -f json
+      simhash plan --threshold 0.9 sample_corpus/
     """
-    chosen = planner(
-        bits=bits,
-        threshold=threshold,
-        n_docs=docs,
-        background=Background(cosine=background),
-        max_candidates=max_candidates,
-    )
+    if paths or vectors is not None:
+        if docs is not None or background is not None:
+            raise click.UsageError(
+                "--docs and --background describe a corpus you do not give; "
+                "with PATHs or --vectors they are measured"
+            )
+        messages = Messages(sys.stderr, quiet=quiet)
+        params = click.get_current_context().params
+        corpus = _load(messages, paths, vectors, params, vectors_needed=False)
+        chosen = pipeline.plan_for(corpus, threshold=threshold, max_candidates=max_candidates)
+    else:
+        if docs is None:
+            raise click.UsageError("give --docs N (the corpus size), or the corpus: PATH...")
+        chosen = planner(
+            bits=bits or DEFAULT_BITS,
+            threshold=threshold,
+            n_docs=docs,
+            background=Background(cosine=background or 0.0),
+            max_candidates=max_candidates,
+        )
     emit_plan(chosen, _format(fmt), sys.stdout)
 
 

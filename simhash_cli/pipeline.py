@@ -57,6 +57,7 @@ __all__ = [
     "corpus_from_vectors",
     "dedupe",
     "iter_fingerprints",
+    "plan_for",
     "suggest_blocks",
     "suggest_max_distance",
 ]
@@ -579,14 +580,20 @@ def _scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Plan | None]:
         return Scheme("tables", blocking.choose_tables(len(docs), bits, k), k), None
     if config.blocks != AUTO:
         return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
-    chosen = plan(
-        bits=bits,
-        threshold=config.threshold,
+    chosen = plan_for(docs, threshold=config.threshold, max_candidates=config.max_candidates)
+    return chosen.best_effort().scheme, chosen
+
+
+def plan_for(docs: Corpus, *, threshold: float, max_candidates: int | None) -> Plan:
+    """The planner's view of this corpus: its size, and how often its unrelated documents'
+    fingerprints agree by chance (measured on a sample of its own pairs)."""
+    return plan(
+        bits=docs.settings.bits,
+        threshold=threshold,
         n_docs=len(docs),
         background=sample_background(docs.fingerprints),
-        max_candidates=config.max_candidates,
+        max_candidates=max_candidates,
     )
-    return chosen.best_effort().scheme, chosen
 
 
 def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:

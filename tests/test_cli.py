@@ -530,6 +530,22 @@ def test_plan_says_when_nothing_reaches_the_target() -> None:
     assert json.loads(run("plan", "--docs", "1000000", "-f", "json").stdout)["chosen"] is None
 
 
+def test_plan_on_a_corpus_is_the_plan_dedupe_makes() -> None:
+    planned = run("plan", "--bits", "128", "--threshold", "0.8", "-f", "json", str(SAMPLE))
+    assert planned.exit_code == 0, planned.stderr
+    out = json.loads(planned.stdout)
+    deduped = run("dedupe", "--bits", "128", "--threshold", "0.8", "-f", "json", str(SAMPLE))
+    summary = json.loads(deduped.stdout)["summary"]
+    assert out["chosen"]["scheme"] == summary["scheme"] and summary["planned"] is True
+    assert out["docs"] == 8 and out["bits"] == 128
+
+
+def test_plan_needs_a_corpus_or_its_size() -> None:
+    assert run("plan").exit_code == ExitCode.USAGE
+    both = run("plan", "--docs", "5", str(SAMPLE))
+    assert both.exit_code == ExitCode.USAGE and "--docs and --background" in both.stderr
+
+
 def test_dedupe_auto_is_the_default_and_says_so() -> None:
     result = run("dedupe", "-f", "json", str(SAMPLE))
     summary = json.loads(result.stdout)["summary"]
