@@ -21,6 +21,25 @@ def make_texts(
 ) -> list[str]:
     """``n_docs`` texts; a ``near_dup_rate`` share are copies of an earlier one with ~5% of
     their words replaced."""
+    return make_corpus(
+        n_docs,
+        words_per_doc=words_per_doc,
+        vocabulary=vocabulary,
+        near_dup_rate=near_dup_rate,
+        seed=seed,
+    )[0]
+
+
+def make_corpus(
+    n_docs: int,
+    *,
+    words_per_doc: int = 250,
+    vocabulary: int = 50_000,
+    near_dup_rate: float = 0.1,
+    seed: int = 0,
+) -> tuple[list[str], np.ndarray]:
+    """(texts, source): the texts of :func:`make_texts` and, for each, the earlier text it is
+    an edited copy of (-1 for an original)."""
     rng = np.random.default_rng(seed)
     vocab = np.array([f"w{i}" for i in range(vocabulary)])
     ranks = np.arange(1, vocabulary + 1, dtype=np.float64)
@@ -30,14 +49,16 @@ def make_texts(
     tokens = rng.choice(vocabulary, size=int(lengths.sum()), p=weights)
     bounds = np.concatenate(([0], np.cumsum(lengths)))
     docs: list[np.ndarray] = [tokens[bounds[i] : bounds[i + 1]] for i in range(n_docs)]
+    source = np.full(n_docs, -1, dtype=np.int64)
     for i in np.flatnonzero(rng.random(n_docs) < near_dup_rate):
         if i == 0:
             continue
-        source = docs[int(rng.integers(0, i))].copy()
-        edits = rng.random(source.size) < 0.05
-        source[edits] = rng.choice(vocabulary, size=int(edits.sum()), p=weights)
-        docs[i] = source
-    return [" ".join(vocab[d]) for d in docs]
+        source[i] = int(rng.integers(0, i))
+        copy = docs[int(source[i])].copy()
+        edits = rng.random(copy.size) < 0.05
+        copy[edits] = rng.choice(vocabulary, size=int(edits.sum()), p=weights)
+        docs[i] = copy
+    return [" ".join(vocab[d]) for d in docs], source
 
 
 def write_corpus(directory: Path, texts: list[str]) -> Path:

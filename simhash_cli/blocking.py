@@ -214,12 +214,16 @@ def candidate_chunks(
     *,
     max_candidates: int | None = DEFAULT_MAX_CANDIDATES,
     chunk_pairs: int = 1 << 22,
-) -> Iterator[NDArray[np.int64]]:
-    """The pairs of :func:`candidates`, unsorted, in chunks of about ``chunk_pairs``: memory
-    follows the chunk, not the number of candidates, so a caller can filter as they come.
+) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """The pairs of :func:`candidates`, unsorted, in chunks of about ``chunk_pairs``, each with
+    its Hamming distances: memory follows the chunk, not the number of candidates, so a
+    caller can thin them as they come.
 
     Each pair appears once, from the first block it shares (a pair sharing an earlier block
     is dropped where a later block finds it again), so no chunk needs the others.
+
+    Yields:
+        (pairs, distances): int64 (k, 2) with i < j, and int64 (k,).
 
     Raises:
         CandidateBudgetError: as :func:`candidates`, before any pair is built (the check is
@@ -245,17 +249,17 @@ def _first_shared(
     width: int,
     grouped: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]],
     chunk_pairs: int,
-) -> Iterator[NDArray[np.int64]]:
+) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     for block, group in enumerate(grouped):
         for pairs in _pair_chunks(*group, chunk_pairs):
+            differ = words[pairs[:, 0]] ^ words[pairs[:, 1]]
             if block:
-                differ = words[pairs[:, 0]] ^ words[pairs[:, 1]]
                 earlier = np.zeros(pairs.shape[0], dtype=bool)
                 for before in range(block):
                     earlier |= ~_bit_slice(differ, before * width, width).any(axis=1)
-                pairs = pairs[~earlier]
+                pairs, differ = pairs[~earlier], differ[~earlier]
             if pairs.size:
-                yield pairs
+                yield pairs, np.bitwise_count(differ).sum(axis=1, dtype=np.int64)
 
 
 def candidates(
@@ -277,8 +281,9 @@ def candidates(
     Returns:
         int64 array (n_pairs, 2) of index pairs i < j, unique, sorted.
     """
-    chunks = list(candidate_chunks(fingerprints, bits, blocks, max_candidates=max_candidates))
-    return sort_pairs(np.concatenate(chunks) if chunks else np.empty((0, 2), dtype=np.int64))
+    chunks = candidate_chunks(fingerprints, bits, blocks, max_candidates=max_candidates)
+    pairs = [np.empty((0, 2), dtype=np.int64)] + [pairs for pairs, _ in chunks]
+    return sort_pairs(np.concatenate(pairs))
 
 
 def sort_pairs(pairs: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -625,20 +625,12 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
     n_candidates, pairs, distance, audited = _near_candidates(docs, config, scheme)
-    near = np.ones(distance.size, dtype=bool)
-    many = distance.size > verify.SKETCH_PAIRS_PER_DOC * len(docs)
-    if exact and config.hamming_gate and many and bits < verify.SKETCH_BITS:
-        # Too many to check exactly even so: a wider SimHash of the same vectors thins them.
-        assert docs.weights is not None
-        near = verify.sketch_gate(
-            docs.weights, docs.features, pairs, config.threshold, seed=docs.settings.seed
-        )
     scored = verify.score_pairs(
-        pairs[near],
+        pairs,
         docs.fingerprints,
         bits=bits,
         weights=docs.weights if exact else None,
-        distances=distance[near],
+        distances=distance,
     )
     kept = scored.select(verify.keep_mask(scored, threshold=config.threshold, verify=config.verify))
     by_blocks = scheme.max_distance is None
@@ -648,7 +640,7 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         scheme=scheme,
         plan=planned,
         candidates=n_candidates,
-        gated_out=n_candidates - int(near.sum()) if exact else 0,
+        gated_out=n_candidates - pairs.shape[0] if exact else 0,
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)),
         expected_recall=expected,
@@ -667,45 +659,65 @@ def _near_candidates(
     candidate when an audit needs them), sorted by pair.
 
     Candidates come chunk by chunk and are thinned as they come, so memory follows the pairs
-    kept, not the candidates: with exact verification, those within the Hamming gate
-    (:func:`~simhash_cli.verify.hamming_gate`; exact cosine costs microseconds a pair, and
-    the fingerprints already say which candidates are hopeless); with estimated, those whose
-    estimate reaches the threshold.
+    kept, not the candidates. With estimated verification, those whose estimate reaches the
+    threshold are kept. With exact verification (microseconds a pair), those within the
+    Hamming gate (:func:`~simhash_cli.verify.hamming_gate`): the distance beyond which a pair
+    at the threshold lands with odds below 1 in 10,000. When more than
+    :data:`~simhash_cli.verify.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits cannot tell
+    0.9 from 0.7), every document gets a 256-bit sketch and the same test is made on it.
     """
     bits = docs.settings.bits
-    chunks: Iterable[NDArray[np.int64]]
+    chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
     if scheme.max_distance is None:
         chunks = blocking.candidate_chunks(
             docs.fingerprints, bits, scheme.blocks, max_candidates=config.max_candidates
         )
     else:
-        chunks = [
-            blocking.pairs_within(
-                docs.fingerprints,
-                scheme.max_distance,
-                bits=bits,
-                blocks=scheme.blocks if scheme.max_distance else None,
-                max_pairs=config.max_candidates,
-            )
-        ]
-    if config.verify is Verify.ESTIMATE:
+        within = blocking.pairs_within(
+            docs.fingerprints,
+            scheme.max_distance,
+            bits=bits,
+            blocks=scheme.blocks if scheme.max_distance else None,
+            max_pairs=config.max_candidates,
+        )
+        fps = docs.fingerprints
+        chunks = [(within, hamming_rows(fps[within[:, 0]], fps[within[:, 1]]))]
+    exact = config.verify is Verify.EXACT
+    if not exact:
         limit = verify.estimate_limit(config.threshold, bits)
     elif config.hamming_gate:
         limit = verify.hamming_gate(config.threshold, bits)
     else:
         limit = bits
+    may_sketch = exact and config.hamming_gate and bits < verify.SKETCH_BITS
+    sketches: NDArray[np.uint64] | None = None
+    sketch_limit = verify.hamming_gate(config.threshold, verify.SKETCH_BITS)
+
+    def sketched(pairs: NDArray[np.int64]) -> NDArray[np.int64]:
+        assert sketches is not None
+        near = hamming_rows(sketches[pairs[:, 0]], sketches[pairs[:, 1]]) <= sketch_limit
+        return pairs[near]
+
     empty = np.empty((0, 2), dtype=np.int64)
-    count, kept, everything = 0, [empty], [empty]
-    for chunk in chunks:
-        count += chunk.shape[0]
+    count, n_kept, kept, everything = 0, 0, [empty], [empty]
+    for pairs, distance in chunks:
+        count += pairs.shape[0]
         if config.audit:
-            everything.append(chunk)
-        distance = hamming_rows(docs.fingerprints[chunk[:, 0]], docs.fingerprints[chunk[:, 1]])
-        kept.append(chunk[distance <= limit])
-    pairs = blocking.sort_pairs(np.concatenate(kept))
-    distance = hamming_rows(docs.fingerprints[pairs[:, 0]], docs.fingerprints[pairs[:, 1]])
+            everything.append(pairs)
+        pairs = pairs[distance <= limit]
+        too_many = n_kept + pairs.shape[0] > verify.SKETCH_PAIRS_PER_DOC * len(docs)
+        if may_sketch and sketches is None and too_many:
+            assert docs.weights is not None
+            sketches = verify.sketch(docs.weights, docs.features, seed=docs.settings.seed)
+            kept = [sketched(chunk) for chunk in kept]
+        if sketches is not None:
+            pairs = sketched(pairs)
+        kept.append(pairs)
+        n_kept += pairs.shape[0]
+    near = blocking.sort_pairs(np.concatenate(kept))
+    distance = hamming_rows(docs.fingerprints[near[:, 0]], docs.fingerprints[near[:, 1]])
     audited = blocking.sort_pairs(np.concatenate(everything)) if config.audit else None
-    return count, pairs, distance, audited
+    return count, near, distance, audited
 
 
 def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -> Audit:

@@ -27,7 +27,7 @@ __all__ = [
     "hamming_gate",
     "keep_mask",
     "score_pairs",
-    "sketch_gate",
+    "sketch",
     "unit_rows",
     "validate_threshold",
 ]
@@ -82,33 +82,18 @@ SKETCH_BITS = 256
 SKETCH_PAIRS_PER_DOC = 16
 
 
-def sketch_gate(
-    weights: sp.csr_array,
-    features: Sequence[str],
-    pairs: NDArray[np.int64],
-    threshold: float,
-    *,
-    seed: int,
-    bits: int = SKETCH_BITS,
-) -> NDArray[np.bool_]:
-    """Which pairs are worth an exact check, judged by a ``bits``-bit SimHash of their rows.
+def sketch(
+    weights: sp.csr_array, features: Sequence[str], *, seed: int, bits: int = SKETCH_BITS
+) -> NDArray[np.uint64]:
+    """A ``bits``-bit SimHash of every row, for a second Hamming gate (:func:`hamming_gate` at
+    ``bits``) when the fingerprints' own gate lets too many candidates through.
 
-    The same test as the fingerprints' gate (:func:`hamming_gate`) with more bits: at 256
-    bits a pair at cosine 0.9 lies within 59 bits with odds 1 - 1e-4, where unrelated pairs
-    (cosine 0.5, about 85 bits) almost never do; at 64 bits the same quantile (21 bits of
-    64) lets a large share of them through. On 20,000 synthetic documents (bench/corpus.py,
+    At 256 bits a pair at cosine 0.9 lies within 59 bits with odds 1 - 1e-4, where unrelated
+    pairs (cosine 0.5, about 85 bits) almost never do; at 64 bits the same quantile (21 bits
+    of 64) lets a large share of them through. On 20,000 synthetic documents (bench/corpus.py,
     tfidf, 8 blocks) 2.9 million candidates passed the first gate and 2,418 this one.
     """
-    present = np.zeros(weights.shape[0], dtype=bool)
-    present[pairs.reshape(-1)] = True
-    rows = np.flatnonzero(present)
-    local = (np.cumsum(present) - 1)[pairs]
-    sketches = fingerprint_matrix(
-        sp.csr_array(weights[rows]), features, bits=bits, seed=seed, batch_rows=2048
-    )
-    distance = hamming_rows(sketches[local[:, 0]], sketches[local[:, 1]])
-    mask: NDArray[np.bool_] = distance <= hamming_gate(threshold, bits)
-    return mask
+    return fingerprint_matrix(weights, features, bits=bits, seed=seed, batch_rows=2048)
 
 
 def estimate_limit(threshold: float, bits: int) -> int:

@@ -78,9 +78,11 @@ def test_candidate_chunks_give_every_candidate_once(
 ) -> None:
     fps, bits, blocks = corpus
     chunks = list(candidate_chunks(fps, bits, blocks, chunk_pairs=chunk_pairs))
-    found = [tuple(p) for chunk in chunks for p in chunk.tolist()]
+    found = [tuple(p) for pairs, _ in chunks for p in pairs.tolist()]
     assert len(found) == len(set(found))
     assert sorted(found) == brute_force(fps, bits, blocks)
+    distances = [d for _, chunk_distances in chunks for d in chunk_distances.tolist()]
+    assert distances == [hamming(fps[i], fps[j]) for i, j in found]
 
 
 def test_candidate_chunks_refuse_the_budget_before_building_pairs() -> None:

@@ -221,7 +221,7 @@ def test_the_wide_sketch_gate_only_skips_hopeless_candidates() -> None:
             base[rng.integers(0, base.size, 3)] = "edit"
         texts.append(" ".join(base))
     docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
-    with mock.patch.object(verify, "sketch_gate", wraps=verify.sketch_gate) as sketch:
+    with mock.patch.object(verify, "sketch", wraps=verify.sketch) as sketch:
         gated = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85))
     full = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85, hamming_gate=False))
     assert sketch.call_count == 1 and gated.candidates == full.candidates == 150 * 149 // 2

@@ -11,12 +11,13 @@ import scipy.sparse as sp
 from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
 from simhash_cli.fingerprint import as_fingerprint_array
 from simhash_cli.verify import (
+    SKETCH_BITS,
     THRESHOLD_TOLERANCE,
     estimate_cosine_rows,
     estimate_limit,
     hamming_gate,
     keep_mask,
-    sketch_gate,
+    sketch,
     validate_threshold,
 )
 
@@ -81,7 +82,7 @@ def test_estimate_limit_is_the_last_distance_whose_estimate_reaches_the_threshol
     assert limit == 64 or estimates[limit + 1] < threshold - THRESHOLD_TOLERANCE
 
 
-def test_sketch_gate_keeps_near_copies_and_drops_unrelated_rows() -> None:
+def test_a_sketch_gate_keeps_near_copies_and_drops_unrelated_rows() -> None:
     rng = np.random.default_rng(9)
     base = rng.random((50, 400)) * (rng.random((50, 400)) < 0.2)
     copies = base * (1 + 0.05 * rng.random(base.shape))  # cosine above 0.99 with its base
@@ -90,5 +91,9 @@ def test_sketch_gate_keeps_near_copies_and_drops_unrelated_rows() -> None:
     near = np.stack((np.arange(50), np.arange(50, 100)), axis=1)
     far = np.stack((np.arange(50), (np.arange(50) + 1) % 50), axis=1)  # about 0.2 apart
     assert cosine_pairs(weights, near).min() > 0.99 and cosine_pairs(weights, far).max() < 0.5
-    assert sketch_gate(weights, features, near, 0.9, seed=1).all()
-    assert not sketch_gate(weights, features, far, 0.9, seed=1).any()
+    sketches = sketch(weights, features, seed=1)
+    assert sketches.shape == (100, SKETCH_BITS // 64)
+    gate = hamming_gate(0.9, SKETCH_BITS)
+    for pairs, expected in ((near, True), (far, False)):
+        distance = np.bitwise_count(sketches[pairs[:, 0]] ^ sketches[pairs[:, 1]]).sum(axis=1)
+        assert np.all((distance <= gate) == expected)
