@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import Any, Literal, NoReturn, TextIO, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -326,11 +326,32 @@ def main(traceback: bool) -> None:
       simhash compare --bits 32 a.txt b.txt
       simhash fingerprint docs/ > fps.jsonl && simhash dedupe --fingerprints fps.jsonl
     """
+    sys.stdout = _buffered(sys.stdout)
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             # A character the locale cannot encode (or a lone surrogate from a JSON id, or a
             # file name that is not UTF-8) is written as a backslash escape, never a traceback.
             stream.reconfigure(errors="backslashreplace")
+
+
+def _buffered(stream: TextIO) -> TextIO:
+    """Standard output over a buffered writer, even under PYTHONUNBUFFERED=1 (or ``-u``).
+
+    Unbuffered, the text layer hands each write to the file descriptor once and drops what a
+    short write left over: a record cut in half, and a reader that went away (``| head``)
+    never noticed. A buffered writer writes until all is written or fails loudly.
+    """
+    if not isinstance(stream, io.TextIOWrapper) or not isinstance(stream.buffer, io.RawIOBase):
+        return stream
+    stream.flush()
+    raw = io.FileIO(stream.fileno(), "w", closefd=False)
+    return io.TextIOWrapper(
+        io.BufferedWriter(raw),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=True,
+    )
 
 
 @main.command("fingerprint")

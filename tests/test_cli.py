@@ -359,7 +359,9 @@ def test_dedupe_of_vectors(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- a real process
 
 
-def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_broken_pipe_is_quiet(tmp_path: Path, unbuffered: str) -> None:
+    # PYTHONUNBUFFERED=1 (common in containers) once made a short write to the pipe vanish.
     source = tmp_path / "many.jsonl"
     source.write_text(
         "".join(
@@ -370,6 +372,7 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
         [sys.executable, "-m", "simhash_cli", "fingerprint", "--vectors", str(source)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": unbuffered},
     )
     assert process.stdout is not None and process.stderr is not None
     first = process.stdout.readline()
