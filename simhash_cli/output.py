@@ -245,9 +245,13 @@ def _unicode_capable(out: IO[str]) -> bool:
 
 
 def _json(value: Any, out: IO[str], *, indent: int | None = None) -> str:
+    return _to_json(value, ascii_only=not _unicode_capable(out), indent=indent)
+
+
+def _to_json(value: Any, *, ascii_only: bool, indent: int | None = None) -> str:
     # Under a locale that cannot encode every character (LANG=en_US.ISO-8859-1), escape
     # non-ASCII as JSON \u escapes rather than fail or write text that is not JSON.
-    text = json.dumps(value, ensure_ascii=not _unicode_capable(out), allow_nan=False, indent=indent)
+    text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=False, indent=indent)
     return text.translate(_LINE_BREAKS)
 
 
@@ -259,14 +263,22 @@ class _RecordWriter:
         self.fmt, self.out = fmt, out
         self.count = 0
         self.csv: csv.DictWriter[str] | None = None
+        self.ascii_only = not _unicode_capable(out)
 
     def write(self, records: Iterable[Record]) -> None:
+        if self.fmt is Format.JSONL:
+            # One write per batch of records: a write per line costs more than the JSON.
+            lines = [_to_json(record, ascii_only=self.ascii_only) + "\n" for record in records]
+            self.out.write("".join(lines))
+            # Now, not at exit: a reader gone (``| head``) must surface while the command can
+            # still report it.
+            self.out.flush()
+            self.count += len(lines)
+            return
         for record in records:
             if self.fmt is Format.JSON:
-                item = textwrap.indent(_json(record, self.out, indent=2), "  ")
+                item = textwrap.indent(_to_json(record, ascii_only=self.ascii_only, indent=2), "  ")
                 self.out.write(("[\n" if self.count == 0 else ",\n") + item)
-            elif self.fmt is Format.JSONL:
-                self.out.write(_json(record, self.out) + "\n")
             elif self.fmt is Format.CSV:
                 if self.csv is None:
                     # RFC 4180 line ends: the csv module then quotes fields holding \r or \n.
