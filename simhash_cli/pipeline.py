@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,6 +60,8 @@ __all__ = [
     "suggest_blocks",
     "suggest_max_distance",
 ]
+
+Result = TypeVar("Result")
 
 AUTO: Literal["auto"] = "auto"
 AUDIT_MAX_DOCS = 5000
@@ -270,21 +271,14 @@ def iter_fingerprints(
         on_listed(len(files))
     per_batch = batch_files or _batch_size(len(files), jobs)
     batches = [files[i : i + per_batch] for i in range(0, len(files), per_batch)]
-    arguments = (
-        batches,
-        itertools.repeat(tokenizer),
-        itertools.repeat(weighting),
-        itertools.repeat(settings),
-    )
     if not batches:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing)
-    elif jobs > 1 and corpus.STDIN not in files and len(batches) > 1:
-        with _worker_pool(jobs) as pool:
-            results = pool.map(_fingerprint_files, *arguments)
-            yield from _report(batches, results, on_event, on_read, listing)
     else:
-        yield from _report(batches, map(_fingerprint_files, *arguments), on_event, on_read, listing)
+        jobs = jobs if corpus.STDIN not in files else 1  # standard input is this process's
+        arguments = [(batch, tokenizer, weighting, settings) for batch in batches]
+        results = _ordered_map(_fingerprint_files, arguments, jobs)
+        yield from _report(batches, results, on_event, on_read, listing)
 
 
 def _report(
@@ -320,6 +314,47 @@ def concatenate(batches: Iterable[Corpus]) -> Corpus:
         settings,
         skipped=[skip for part in parts for skip in part.skipped],
     )
+
+
+def _ordered_map(
+    function: Callable[..., Result], arguments: Sequence[tuple[Any, ...]], jobs: int
+) -> Iterator[Result]:
+    """``function(*args)`` for each of ``arguments``, yielded in order, computed by this
+    process and ``jobs - 1`` worker processes.
+
+    This process takes a share of the work instead of waiting: it starts on the first batch
+    at once, while the workers are still starting (a new interpreter importing numpy and
+    scipy takes about 0.3 s), and goes on taking the next batch nobody has started whenever
+    the one due next is not ready.
+    """
+    if jobs <= 1 or len(arguments) <= 1:
+        yield from (function(*args) for args in arguments)
+        return
+    with _worker_pool(jobs - 1) as pool:
+        futures: dict[int, Future[Result]] = {}
+        ready: dict[int, Result] = {}
+        handed_out = 1  # the first batch is this process's
+
+        def feed() -> None:
+            """Keep each worker a batch ahead, so that none waits for this process."""
+            nonlocal handed_out
+            while handed_out < len(arguments) and len(futures) < 2 * (jobs - 1):
+                futures[handed_out] = pool.submit(function, *arguments[handed_out])
+                handed_out += 1
+
+        feed()
+        ready[0] = function(*arguments[0])
+        for due in range(len(arguments)):
+            while due not in ready:
+                feed()
+                if due in futures and futures[due].done():
+                    ready[due] = futures.pop(due).result()
+                elif handed_out < len(arguments):
+                    ready[handed_out] = function(*arguments[handed_out])
+                    handed_out += 1
+                else:
+                    ready[due] = futures.pop(due).result()
+            yield ready.pop(due)
 
 
 @contextmanager
@@ -371,17 +406,15 @@ def _count_in_processes(
     """Batches of files read and counted by ``jobs`` processes, merged in file order."""
     batches = [files[i : i + batch_files] for i in range(0, len(files), batch_files)]
     parts: list[tuple[sp.csr_array, list[str]]] = []
-    with _worker_pool(jobs) as pool:
-        for batch, (batch_ids, events, counts, features) in zip(
-            batches, pool.map(_count_files, batches, itertools.repeat(tokenizer)), strict=True
-        ):
-            for event in events:
-                on_event(event)
-            ids.extend(batch_ids)
-            parts.append((counts, features))
-            if on_read is not None:
-                for _ in batch:
-                    on_read()
+    results = _ordered_map(_count_files, [(batch, tokenizer) for batch in batches], jobs)
+    for batch, (batch_ids, events, counts, features) in zip(batches, results, strict=True):
+        for event in events:
+            on_event(event)
+        ids.extend(batch_ids)
+        parts.append((counts, features))
+        if on_read is not None:
+            for _ in batch:
+                on_read()
     return merge_counts(parts)
 
 
