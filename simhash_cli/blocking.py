@@ -46,7 +46,7 @@ __all__ = [
     "within_probability",
 ]
 
-DEFAULT_MAX_CANDIDATES = 20_000_000
+DEFAULT_MAX_CANDIDATES = 100_000_000
 _DIGIT_BITS = 16
 
 

@@ -579,8 +579,8 @@ class Messages:
             self.info(
                 Text(
                     f"hint: no scheme at {bits} bits reaches {result.plan.target:g} expected "
-                    f"recall at cosine {config.threshold:g} within the candidate budget "
-                    f"(--max-candidates); try more --bits{tfidf}",
+                    f"recall at cosine {config.threshold:g} within the candidate budget"
+                    f"{_budget_advice(result.plan)}; or try more --bits{tfidf}",
                     style="yellow",
                 )
             )
@@ -594,6 +594,21 @@ class Messages:
                 f"{audit.recall:.2f}) and proposed "
                 f"{_count(audit.false_candidates, 'false candidate')}"
             )
+
+
+def _budget_advice(plan: Plan) -> str:
+    """What a larger --max-candidates would buy, when it would buy the target recall."""
+    beyond = plan.over_budget()
+    if beyond is None:
+        return ""
+    # Two significant digits, rounded up, so that the budget named is enough.
+    needed = math.ceil(beyond.expected_candidates)
+    step = 10 ** max(len(str(needed)) - 2, 0)
+    budget = -(-needed // step) * step
+    return (
+        f": {beyond.scheme.label(plan.bits)} reaches {beyond.recall:.2f}, comparing about "
+        f"{beyond.expected_candidates:,.0f} pairs by chance (--max-candidates {budget})"
+    )
 
 
 @dataclass
@@ -651,6 +666,7 @@ def plan_record(plan: Plan) -> Record:
         "target_recall": plan.target,
         "max_candidates": plan.max_candidates,
         "chosen": None if plan.chosen is None else record(plan.chosen),
+        "over_budget": None if (beyond := plan.over_budget()) is None else record(beyond),
         "schemes": [record(a) for a in _shown_assessments(plan)],
     }
 
@@ -694,8 +710,8 @@ def emit_plan(plan: Plan, fmt: Format, out: IO[str]) -> None:
     if chosen is None:
         console.print(
             f"No scheme at {plan.bits} bits reaches recall {plan.target:g} at cosine "
-            f"{plan.threshold:g} within the candidate budget: more --bits, a higher "
-            "--threshold or a larger --max-candidates. dedupe would use "
+            f"{plan.threshold:g} within the candidate budget{_budget_advice(plan)}; or more "
+            f"--bits, or a higher --threshold. dedupe would use "
             f"{plan.best_effort().scheme.label(plan.bits)}."
         )
     else:

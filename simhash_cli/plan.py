@@ -206,6 +206,14 @@ class Plan:
         """Whether the scheme is expected to stay within the candidate budget."""
         return self.max_candidates is None or assessment.expected_candidates <= self.max_candidates
 
+    def over_budget(self) -> Assessment | None:
+        """When nothing in budget reaches the target: the cheapest scheme that does, at any
+        budget (None when none does at these bits)."""
+        if self.chosen is not None:
+            return None
+        reaching = [a for a in self.assessments if a.recall >= self.target]
+        return min(reaching, key=lambda a: a.cost) if reaching else None
+
     def best_effort(self) -> Assessment:
         """The chosen scheme, or failing that the one with the highest recall in budget."""
         if self.chosen is not None:

@@ -530,7 +530,15 @@ def test_plan_command() -> None:
 def test_plan_says_when_nothing_reaches_the_target() -> None:
     result = run("plan", "--docs", "1000000", "--threshold", "0.9", "-f", "table")
     assert "No scheme at 64 bits reaches recall 0.95 at cosine 0.9" in result.stdout
-    assert json.loads(run("plan", "--docs", "1000000", "-f", "json").stdout)["chosen"] is None
+    out = json.loads(run("plan", "--docs", "1000000", "-f", "json").stdout)
+    assert out["chosen"] is None
+    # ... but one does at a larger budget, and the advice names a budget large enough for it.
+    beyond = out["over_budget"]
+    assert beyond["recall"] >= 0.95 and not beyond["in_budget"]
+    budget = int(result.stdout.split("--max-candidates ")[1].split(")")[0])
+    assert beyond["expected_candidates"] <= budget <= 1.1 * beyond["expected_candidates"]
+    again = run("plan", "--docs", "1000000", "--max-candidates", str(budget), "-f", "json")
+    assert json.loads(again.stdout)["chosen"]["scheme"] == beyond["scheme"]
 
 
 def test_plan_on_a_corpus_is_the_plan_dedupe_makes() -> None:
