@@ -97,7 +97,8 @@ def reference_order(keys: Sequence[str]) -> list[int]:
     indexed: list[tuple[int, int]] = []
     rest: list[int] = []
     for position, key in enumerate(keys):
-        if _ARRAY_INDEX.fullmatch(key) and int(key) <= _MAX_ARRAY_INDEX:
+        # str.isdigit is a fast filter (C, no regex), but it also takes non-ASCII digits.
+        if key.isdigit() and _ARRAY_INDEX.fullmatch(key) and int(key) <= _MAX_ARRAY_INDEX:
             indexed.append((int(key), position))
         else:
             rest.append(position)
