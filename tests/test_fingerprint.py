@@ -29,7 +29,13 @@ from simhash_cli import (
     to_hex,
     to_int,
 )
-from simhash_cli.fingerprint import as_fingerprint_array, feature_hashes, from_int, reference_order
+from simhash_cli.fingerprint import (
+    _exact_in_float32,
+    as_fingerprint_array,
+    feature_hashes,
+    from_int,
+    reference_order,
+)
 
 import reference_impl as ref
 
@@ -164,6 +170,37 @@ def test_matrix_path_equals_scalar_path(
     assert matrix.shape == (len(docs), (bits + 63) // 64)
     assert matrix.dtype == np.uint64
     assert [to_int(row) for row in matrix] == [fingerprint(d, bits=bits, seed=seed) for d in docs]
+
+
+@given(
+    docs=st.lists(
+        st.dictionaries(
+            st.sampled_from("abcdefgh"),
+            st.one_of(st.integers(-3, 3), st.integers(2**23 - 2, 2**23 + 2)).map(float),
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    batch=st.integers(1, 4),
+)
+def test_integer_weights_near_float32_limits_give_the_same_fingerprints(
+    docs: list[dict[str, float]], batch: int
+) -> None:
+    # Term counts are summed in float32 when that is exact (row sums of |w| below 2**24);
+    # weights around 2**23 put rows on both sides of that line.
+    weights, names = from_mappings(docs)
+    matrix = fingerprint_matrix(weights, names, bits=64, seed=7, batch_rows=batch)
+    assert [to_int(row) for row in matrix] == [fingerprint(d, bits=64, seed=7) for d in docs]
+
+
+def test_sums_float32_would_round_are_made_in_float64() -> None:
+    # In float32, 2**24 + 1 rounds to 2**24, so slots where "a" and "c" cancel would lose
+    # the 1 of "b" and come out 0: the row's absolute sum (2**25 + 1) sends it to float64.
+    features = {"a": float(2**24), "b": 1.0, "c": -float(2**24)}
+    weights, names = from_mappings([features, {"a": 3.0, "b": 1.0}])
+    assert not _exact_in_float32(weights[[0]]) and _exact_in_float32(weights[[1]])
+    assert to_int(fingerprint_matrix(weights, names)[0]) == ref.fingerprint(features, 64, 12345)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
