@@ -268,6 +268,12 @@ def main() -> None:
         default=10_000,
         help="fingerprints for the pair search that includes the pip simhash",
     )
+    parser.add_argument(
+        "--huge-pair-docs",
+        type=int,
+        default=10_000_000,
+        help="random fingerprints for our pair search alone (peak memory)",
+    )
     parser.add_argument("--max-distance", type=int, default=3)
     parser.add_argument(
         "--quality-docs", type=int, default=20_000, help="documents for recall and precision"
@@ -344,6 +350,10 @@ def main() -> None:
                 )
             )
 
+        huge = planted_fingerprints(args.huge_pair_docs, rate=0.01, max_distance=k, seed=2)
+        np.savez(work / "pairs-huge.npz", fingerprints=np.array(huge, np.uint64), max_distance=k)
+        del huge
+        huge_group = run_group([("ours", ours, "pairs-npy")], work / "pairs-huge.npz", 1)
         print(f"near-duplicates among {args.quality_docs:,} documents", file=sys.stderr)
         quality_texts, quality_source = make_corpus(args.quality_docs, seed=3)
         (work / "quality.json").write_text(json.dumps(quality_texts))
@@ -436,7 +446,14 @@ def main() -> None:
                 f"| {n:,} | {label} | {result['count']:,} | {s:.2f} | {s / ours_s:.2f}x "
                 f"| {float(result['peak_mb']):,.0f} |"
             )
+    huge_result = huge_group["ours"]
     lines += [
+        "",
+        f"And ours alone on {args.huge_pair_docs:,} fingerprints (a uint64 array, as numpy "
+        f"holds them; one run): {huge_result['count']:,} pairs in "
+        f"{float(huge_result['seconds']):.1f} s, peak {float(huge_result['peak_mb']):,.0f} MB "
+        "(the fingerprints alone are "
+        f"{args.huge_pair_docs * 8 / 1e6:,.0f} MB).",
         "",
         f"## Near-duplicates among {args.quality_docs:,} documents: time, recall, precision",
         "",
