@@ -657,15 +657,7 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
-    n_candidates, pairs, distance, audited = _near_candidates(docs, config, scheme)
-    scored = verify.score_pairs(
-        pairs,
-        docs.fingerprints,
-        bits=bits,
-        weights=docs.weights if exact else None,
-        distances=distance,
-    )
-    kept = scored.select(verify.keep_mask(scored, threshold=config.threshold, verify=config.verify))
+    n_candidates, n_checked, kept, audited = _verified_pairs(docs, config, scheme)
     by_blocks = scheme.max_distance is None
     return DedupeResult(
         corpus=docs,
@@ -673,7 +665,7 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         scheme=scheme,
         plan=planned,
         candidates=n_candidates,
-        gated_out=n_candidates - pairs.shape[0] if exact else 0,
+        gated_out=n_candidates - n_checked if exact else 0,
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)),
         expected_recall=expected,
@@ -685,72 +677,135 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     )
 
 
-def _near_candidates(
+def _verified_pairs(
     docs: Corpus, config: DedupeConfig, scheme: Scheme
-) -> tuple[int, NDArray[np.int64], NDArray[np.int64], NDArray[np.int64] | None]:
-    """(number of candidates, the ones worth verifying, their Hamming distances, every
-    candidate when an audit needs them), sorted by pair.
+) -> tuple[int, int, ScoredPairs, NDArray[np.int64] | None]:
+    """(number of candidates, how many were checked exactly, the pairs that reach the
+    threshold, every candidate when an audit needs them), pairs sorted.
 
-    Candidates come chunk by chunk and are thinned as they come, so memory follows the pairs
-    kept, not the candidates. With estimated verification, those whose estimate reaches the
-    threshold are kept. With exact verification (microseconds a pair), those within the
-    Hamming gate (:func:`~simhash_cli.verify.hamming_gate`): the distance beyond which a pair
-    at the threshold lands with odds below 1 in 10,000. When more than
-    :data:`~simhash_cli.verify.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits cannot tell
-    0.9 from 0.7), every document gets a 256-bit sketch and the same test is made on it.
+    Candidates come chunk by chunk and each chunk is verified as it comes (:class:`_Verifier`),
+    so memory follows the pairs kept, not the candidates.
     """
-    bits = docs.settings.bits
+    bits, fps = docs.settings.bits, docs.fingerprints
     chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
     if scheme.max_distance is None:
         chunks = blocking.candidate_chunks(
-            docs.fingerprints, bits, scheme.blocks, max_candidates=config.max_candidates
+            fps, bits, scheme.blocks, max_candidates=config.max_candidates
         )
     else:
         within = blocking.pairs_within(
-            docs.fingerprints,
+            fps,
             scheme.max_distance,
             bits=bits,
             blocks=scheme.blocks if scheme.max_distance else None,
             max_pairs=config.max_candidates,
         )
-        fps = docs.fingerprints
         chunks = [(within, hamming_rows(fps[within[:, 0]], fps[within[:, 1]]))]
-    exact = config.verify is Verify.EXACT
-    if not exact:
-        limit = verify.estimate_limit(config.threshold, bits)
-    elif config.hamming_gate:
-        limit = verify.hamming_gate(config.threshold, bits)
-    else:
-        limit = bits
-    may_sketch = exact and config.hamming_gate and bits < verify.SKETCH_BITS
-    sketches: NDArray[np.uint64] | None = None
-    sketch_limit = verify.hamming_gate(config.threshold, verify.SKETCH_BITS)
-
-    def sketched(pairs: NDArray[np.int64]) -> NDArray[np.int64]:
-        assert sketches is not None
-        near = hamming_rows(sketches[pairs[:, 0]], sketches[pairs[:, 1]]) <= sketch_limit
-        return pairs[near]
-
-    empty = np.empty((0, 2), dtype=np.int64)
-    count, n_kept, kept, everything = 0, 0, [empty], [empty]
+    verifier = _Verifier(docs, config)
+    count, everything = 0, [np.empty((0, 2), dtype=np.int64)]
     for pairs, distance in chunks:
         count += pairs.shape[0]
         if config.audit:
             everything.append(pairs)
-        pairs = pairs[distance <= limit]
-        too_many = n_kept + pairs.shape[0] > verify.SKETCH_PAIRS_PER_DOC * len(docs)
-        if may_sketch and sketches is None and too_many:
-            assert docs.weights is not None
-            sketches = verify.sketch(docs.weights, docs.features, seed=docs.settings.seed)
-            kept = [sketched(chunk) for chunk in kept]
-        if sketches is not None:
-            pairs = sketched(pairs)
-        kept.append(pairs)
-        n_kept += pairs.shape[0]
-    near = blocking.sort_pairs(np.concatenate(kept))
-    distance = hamming_rows(docs.fingerprints[near[:, 0]], docs.fingerprints[near[:, 1]])
+        verifier.add(pairs, distance)
+    kept = verifier.finish()
     audited = blocking.sort_pairs(np.concatenate(everything)) if config.audit else None
-    return count, near, distance, audited
+    return count, verifier.checked, kept, audited
+
+
+class _Verifier:
+    """Candidates in, the pairs that reach the threshold out, chunk by chunk.
+
+    With estimated verification a pair is kept when its estimate reaches the threshold. With
+    exact verification (microseconds a pair) only candidates within the Hamming gate are
+    checked (:func:`~simhash_cli.verify.hamming_gate`: the distance beyond which a pair at
+    the threshold lands with odds below 1 in 10,000). When more than
+    :data:`~simhash_cli.verify.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits cannot
+    tell 0.9 from 0.7), every document gets a 256-bit sketch and the same test is made on it
+    first; until that is clear, the pairs that passed wait unchecked.
+    """
+
+    def __init__(self, docs: Corpus, config: DedupeConfig) -> None:
+        self.docs, self.config = docs, config
+        self.bits = docs.settings.bits
+        self.exact = config.verify is Verify.EXACT
+        if not self.exact:
+            self.limit = verify.estimate_limit(config.threshold, self.bits)
+        elif config.hamming_gate:
+            self.limit = verify.hamming_gate(config.threshold, self.bits)
+        else:
+            self.limit = self.bits
+        self.unit: sp.csr_array | None = None
+        self.has_norm = np.zeros(0, dtype=bool)
+        if self.exact:
+            assert docs.weights is not None
+            self.unit, self.has_norm = verify.unit_rows(docs.weights)
+        self.undecided = self.exact and config.hamming_gate and self.bits < verify.SKETCH_BITS
+        self.sketches: NDArray[np.uint64] | None = None
+        self.sketch_limit = verify.hamming_gate(config.threshold, verify.SKETCH_BITS)
+        self.waiting: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
+        self.n_waiting = 0
+        self.kept: list[ScoredPairs] = []
+        self.checked = 0
+
+    def add(self, pairs: NDArray[np.int64], distance: NDArray[np.int64]) -> None:
+        """One chunk of candidates with their Hamming distances."""
+        near = distance <= self.limit
+        if not self.undecided:
+            self._verify(pairs[near], distance[near])
+            return
+        self.waiting.append((pairs[near], distance[near]))
+        self.n_waiting += int(near.sum())
+        if self.n_waiting > verify.SKETCH_PAIRS_PER_DOC * len(self.docs):
+            assert self.docs.weights is not None
+            self.sketches = verify.sketch(
+                self.docs.weights, self.docs.features, seed=self.docs.settings.seed
+            )
+            self.undecided = False
+            self._release()
+
+    def finish(self) -> ScoredPairs:
+        """The pairs kept, sorted."""
+        self._release()
+        return _sorted(self.kept)
+
+    def _release(self) -> None:
+        for waiting in self.waiting:
+            self._verify(*waiting)
+        self.waiting, self.n_waiting = [], 0
+
+    def _verify(self, pairs: NDArray[np.int64], distance: NDArray[np.int64]) -> None:
+        if self.sketches is not None:
+            sketches = self.sketches
+            near = hamming_rows(sketches[pairs[:, 0]], sketches[pairs[:, 1]]) <= self.sketch_limit
+            pairs, distance = pairs[near], distance[near]
+        cosine = np.full(pairs.shape[0], np.nan)
+        if self.unit is not None:
+            self.checked += pairs.shape[0]
+            cosine = verify.unit_cosine_pairs(self.unit, self.has_norm, pairs)
+        estimate = verify.estimate_cosine_rows(distance, self.bits)
+        scored = ScoredPairs(pairs, distance, estimate, cosine)
+        config = self.config
+        self.kept.append(
+            scored.select(
+                verify.keep_mask(scored, threshold=config.threshold, verify=config.verify)
+            )
+        )
+
+
+def _sorted(parts: list[ScoredPairs]) -> ScoredPairs:
+    """Scored pairs from chunks as one, sorted by pair."""
+    if not parts:
+        empty = np.empty(0, dtype=np.float64)
+        return ScoredPairs(np.empty((0, 2), dtype=np.int64), np.empty(0, np.int64), empty, empty)
+    pairs = np.concatenate([part.pairs for part in parts])
+    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    return ScoredPairs(
+        pairs[order],
+        np.concatenate([part.hamming for part in parts])[order],
+        np.concatenate([part.estimated_cosine for part in parts])[order],
+        np.concatenate([part.cosine for part in parts])[order],
+    )
 
 
 def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -> Audit:

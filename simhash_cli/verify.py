@@ -28,6 +28,7 @@ __all__ = [
     "keep_mask",
     "score_pairs",
     "sketch",
+    "unit_cosine_pairs",
     "unit_rows",
     "validate_threshold",
 ]
@@ -133,6 +134,14 @@ def cosine_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.
         float64 (k,), clipped to [-1, 1].
     """
     unit, has_norm = unit_rows(weights)
+    return unit_cosine_pairs(unit, has_norm, pairs)
+
+
+def unit_cosine_pairs(
+    unit: sp.csr_array, has_norm: NDArray[np.bool_], pairs: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """:func:`cosine_pairs` on rows already made unit by :func:`unit_rows` (done once, when
+    pairs come in many chunks)."""
     out = np.empty(pairs.shape[0], dtype=np.float64)
     row_sizes = np.diff(unit.indptr).astype(np.int64)
     cost = np.cumsum(row_sizes[pairs[:, 0]] + row_sizes[pairs[:, 1]])
