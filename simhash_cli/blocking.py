@@ -33,12 +33,17 @@ from .fingerprint import as_fingerprint_array, hamming_rows, validate_bits
 __all__ = [
     "DEFAULT_MAX_CANDIDATES",
     "CandidateBudgetError",
+    "Copies",
     "block_equalities",
     "candidate_chunks",
     "candidate_probability",
     "candidates",
     "choose_tables",
+    "collapse",
     "count_candidates",
+    "expand_copies",
+    "pairs_among_copies",
+    "pairs_of_copies",
     "pairs_within",
     "sort_pairs",
     "table_key_bits",
@@ -236,7 +241,7 @@ def candidate_chunks(
         raise CandidateBudgetError(
             f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
             f"{expected:,} candidate pairs "
-            f"among {words.shape[0]:,} documents (budget {max_candidates:,}). Fewer, longer "
+            f"among {words.shape[0]:,} fingerprints (budget {max_candidates:,}). Fewer, longer "
             "blocks (a smaller --blocks) give fewer candidates; when most documents look alike "
             "to the fingerprint (common words dominate term counts), --weighting tfidf helps; "
             "--max-candidates raises the budget"
@@ -378,15 +383,32 @@ def _close_pairs_in_groups(
     return np.concatenate(kept)
 
 
-class _Distinct(NamedTuple):
+class Copies(NamedTuple):
     """Identical fingerprints collapsed: ``fingerprints`` holds each distinct one once, in the
     order of their first documents; the documents having the r-th are
-    ``members[first[r] : first[r] + counts[r]]``, ascending."""
+    ``members[first[r] : first[r] + counts[r]]``, ascending, the first of them its
+    representative."""
 
     fingerprints: NDArray[np.uint64]
     members: NDArray[np.int64]
     first: NDArray[np.int64]
     counts: NDArray[np.int64]
+
+    @property
+    def representatives(self) -> NDArray[np.int64]:
+        """The first document of each distinct fingerprint, ascending."""
+        return self.members[self.first]
+
+
+def collapse(fingerprints: NDArray[np.uint64], bits: int) -> Copies:
+    """Each distinct fingerprint once, with the documents that have it (a radix sort)."""
+    return _distinct(as_fingerprint_array(fingerprints, bits))
+
+
+def expand_copies(pairs: NDArray[np.int64], copies: Copies) -> NDArray[np.int64]:
+    """Pairs of distinct fingerprints -> every pair of documents they stand for, plus every
+    pair of documents sharing one fingerprint; sorted."""
+    return sort_pairs(_expand_duplicates(pairs, copies))
 
 
 def _ranges(starts: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -397,7 +419,7 @@ def _ranges(starts: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np.i
     return np.repeat(starts, sizes) + offsets
 
 
-def _distinct(words: NDArray[np.uint64], suspects: NDArray[np.int64] | None = None) -> _Distinct:
+def _distinct(words: NDArray[np.uint64], suspects: NDArray[np.int64] | None = None) -> Copies:
     """Collapse identical rows: a radix sort of the ``suspects`` (the only rows that may share
     their fingerprint, ascending; None: every row) on every bit, then runs of equal rows."""
     n = words.shape[0]
@@ -407,7 +429,7 @@ def _distinct(words: NDArray[np.uint64], suspects: NDArray[np.int64] | None = No
     starts, sizes = _runs(order, digits)
     if starts.size == 0:
         every = np.arange(n, dtype=np.int64)
-        return _Distinct(words, every, every, np.ones(n, dtype=np.int64))
+        return Copies(words, every, every, np.ones(n, dtype=np.int64))
     # Rows of each run of copies, ascending (the sort is stable); the first one represents them.
     copies = rows[order][_ranges(starts, sizes)]
     is_leader = np.zeros(copies.size, dtype=bool)
@@ -424,25 +446,35 @@ def _distinct(words: NDArray[np.uint64], suspects: NDArray[np.int64] | None = No
     members[first] = reps
     follower_rank = np.repeat(rank[copies[is_leader]], sizes - 1)
     members[first[follower_rank] + (_ranges(np.ones_like(sizes), sizes - 1))] = followers
-    return _Distinct(words[reps], members, first, counts)
+    return Copies(words[reps], members, first, counts)
 
 
-def _expand_duplicates(rep_pairs: NDArray[np.int64], distinct: _Distinct) -> NDArray[np.int64]:
+def _expand_duplicates(rep_pairs: NDArray[np.int64], distinct: Copies) -> NDArray[np.int64]:
     """Pairs of distinct fingerprints -> pairs of documents: every member of one with every
     member of the other, plus every pair of members sharing one fingerprint."""
-    members, first, counts = distinct.members, distinct.first, distinct.counts
-    same = _pairs_in_groups(members, first[counts >= 2], counts[counts >= 2])
-    if rep_pairs.size == 0:
-        return same
-    a, b = rep_pairs[:, 0], rep_pairs[:, 1]
+    return np.concatenate((pairs_among_copies(distinct), pairs_of_copies(rep_pairs, distinct)[0]))
+
+
+def pairs_among_copies(copies: Copies) -> NDArray[np.int64]:
+    """Every pair of documents that share a fingerprint, i < j."""
+    shared = copies.counts >= 2
+    return _pairs_in_groups(copies.members, copies.first[shared], copies.counts[shared])
+
+
+def pairs_of_copies(
+    pairs: NDArray[np.int64], copies: Copies
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Pairs of distinct fingerprints -> (every pair of their documents, i < j; the index of
+    the fingerprint pair each came from)."""
+    members, first, counts = copies.members, copies.first, copies.counts
+    a, b = pairs[:, 0], pairs[:, 1]
     size_a, size_b = counts[a], counts[b]
     per_pair = size_a * size_b
-    pair_of = np.repeat(np.arange(rep_pairs.shape[0]), per_pair)
+    pair_of = np.repeat(np.arange(pairs.shape[0]), per_pair)
     rank = np.arange(pair_of.size) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
     left = members[first[a][pair_of] + rank // size_b[pair_of]]
     right = members[first[b][pair_of] + rank % size_b[pair_of]]
-    cross = np.stack((np.minimum(left, right), np.maximum(left, right)), axis=1)
-    return np.concatenate((same, cross))
+    return np.stack((np.minimum(left, right), np.maximum(left, right)), axis=1), pair_of
 
 
 def pairs_within(
@@ -504,7 +536,7 @@ def pairs_within(
                 f"(budget {max_pairs:,}), mostly copies of the same fingerprint; "
                 "--max-candidates raises the budget"
             )
-    return sort_pairs(_expand_duplicates(rep_pairs, distinct))
+    return expand_copies(rep_pairs, distinct)
 
 
 def _search_tables(
@@ -514,7 +546,7 @@ def _search_tables(
     max_distance: int,
     chunk_pairs: int,
     max_pairs: int | None,
-) -> tuple[_Distinct, list[NDArray[np.int64]]]:
+) -> tuple[Copies, list[NDArray[np.int64]]]:
     """Identical fingerprints collapsed, then the close pairs of distinct ones, table by table.
 
     Copies of a fingerprint share every key, so only the rows sharing the first table's key

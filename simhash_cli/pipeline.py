@@ -68,6 +68,8 @@ AUDIT_MAX_DOCS = 5000
 # Below this many files a batch is not worth a process: starting one costs about 0.3 s.
 MIN_BATCH_FILES = 1000
 EMPTY_TEXT = "empty (no tokens)"
+# Documents sharing one fingerprint that are still paired one by one (see _verified_pairs).
+COPIES_PAIRED = 100
 RECALL_HINT_BELOW = 0.9
 VECTORS_TOKENIZER = "vectors"
 VECTORS_WEIGHTING = "given"
@@ -603,28 +605,42 @@ def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -
     return None
 
 
-def _scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Plan | None]:
+def _scheme(
+    docs: Corpus, config: DedupeConfig, copies: blocking.Copies
+) -> tuple[Scheme, Plan | None]:
     """The scheme the config names, or the planner's choice for this corpus."""
     bits = docs.settings.bits
+    n_distinct = copies.fingerprints.shape[0]
     if config.max_distance is not None:
         k = config.max_distance
         if not 0 <= k < bits:
             raise ParameterError(f"max_distance must be from 0 to {bits - 1}, not {k}")
-        return Scheme("tables", blocking.choose_tables(len(docs), bits, k), k), None
+        return Scheme("tables", blocking.choose_tables(n_distinct, bits, k), k), None
     if config.blocks != AUTO:
         return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
-    chosen = plan_for(docs, threshold=config.threshold, max_candidates=config.max_candidates)
+    chosen = plan_for(
+        docs, threshold=config.threshold, max_candidates=config.max_candidates, copies=copies
+    )
     return chosen.best_effort().scheme, chosen
 
 
-def plan_for(docs: Corpus, *, threshold: float, max_candidates: int | None) -> Plan:
-    """The planner's view of this corpus: its size, and how often its unrelated documents'
-    fingerprints agree by chance (measured on a sample of its own pairs)."""
+def plan_for(
+    docs: Corpus,
+    *,
+    threshold: float,
+    max_candidates: int | None,
+    copies: blocking.Copies | None = None,
+) -> Plan:
+    """The planner's view of this corpus: how many distinct fingerprints it has (copies of
+    one are compared once), and how often those of unrelated documents agree by chance
+    (measured on a sample of their pairs)."""
+    bits = docs.settings.bits
+    distinct = (copies or blocking.collapse(docs.fingerprints, bits)).fingerprints
     return plan(
-        bits=docs.settings.bits,
+        bits=bits,
         threshold=threshold,
-        n_docs=len(docs),
-        background=sample_background(docs.fingerprints),
+        n_docs=distinct.shape[0],
+        background=sample_background(distinct),
         max_candidates=max_candidates,
     )
 
@@ -653,11 +669,12 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
             f"--audit compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
             f"(this corpus has {len(docs):,})"
         )
-    scheme, planned = _scheme(docs, config)
+    copies = blocking.collapse(docs.fingerprints, bits)
+    scheme, planned = _scheme(docs, config, copies)
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
-    n_candidates, n_checked, kept, audited = _verified_pairs(docs, config, scheme)
+    n_candidates, n_checked, kept, audited = _verified_pairs(docs, config, scheme, copies)
     by_blocks = scheme.max_distance is None
     return DedupeResult(
         corpus=docs,
@@ -678,15 +695,20 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
 
 
 def _verified_pairs(
-    docs: Corpus, config: DedupeConfig, scheme: Scheme
+    docs: Corpus, config: DedupeConfig, scheme: Scheme, copies: blocking.Copies
 ) -> tuple[int, int, ScoredPairs, NDArray[np.int64] | None]:
     """(number of candidates, how many were checked exactly, the pairs that reach the
     threshold, every candidate when an audit needs them), pairs sorted.
 
-    Candidates come chunk by chunk and each chunk is verified as it comes (:class:`_Verifier`),
-    so memory follows the pairs kept, not the candidates.
+    Candidates are made among distinct fingerprints only. The documents of a fingerprint
+    shared by up to :data:`COPIES_PAIRED` of them are then paired with each other and with
+    the documents of every candidate fingerprint; a larger group (a boilerplate page) is
+    represented by its first document, and its other members are paired with that one
+    only, so that a thousand copies are 999 candidates, not half a million. Candidates come
+    chunk by chunk and each chunk is verified as it comes (:class:`_Verifier`), so memory
+    follows the pairs kept, not the candidates.
     """
-    bits, fps = docs.settings.bits, docs.fingerprints
+    bits, fps = docs.settings.bits, copies.fingerprints
     chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
     if scheme.max_distance is None:
         chunks = blocking.candidate_chunks(
@@ -702,14 +724,43 @@ def _verified_pairs(
         )
         chunks = [(within, hamming_rows(fps[within[:, 0]], fps[within[:, 1]]))]
     verifier = _Verifier(docs, config)
+    # Copies in small groups stand for themselves; a large group (boilerplate) is represented
+    # by its first document, and its other members are paired with that one only.
+    large = copies.counts > COPIES_PAIRED
+    shown = copies._replace(counts=np.where(large, 1, copies.counts))
     count, everything = 0, [np.empty((0, 2), dtype=np.int64)]
+
+    def counted(more: int) -> None:
+        nonlocal count
+        count += more
+        if config.max_candidates is not None and count > config.max_candidates:
+            raise blocking.CandidateBudgetError(
+                f"copies of the same fingerprints make more than {config.max_candidates:,} "
+                f"pairs of documents to verify among {len(docs):,} documents (budget "
+                f"{config.max_candidates:,}); --max-candidates raises the budget"
+            )
+
     for pairs, distance in chunks:
-        count += pairs.shape[0]
         if config.audit:
             everything.append(pairs)
-        verifier.add(pairs, distance)
+        doc_pairs, source = blocking.pairs_of_copies(pairs, shown)
+        counted(doc_pairs.shape[0])
+        verifier.add(doc_pairs, distance[source])
+    followers = np.ones(copies.members.size, dtype=bool)
+    followers[copies.first] = False
+    followers &= np.repeat(large, copies.counts)
+    representatives = copies.representatives
+    with_first = np.stack(
+        (np.repeat(representatives[large], copies.counts[large] - 1), copies.members[followers]),
+        axis=1,
+    )
+    for same in (blocking.pairs_among_copies(shown), with_first):
+        counted(same.shape[0])
+        verifier.add(same, np.zeros(same.shape[0], dtype=np.int64))
     kept = verifier.finish()
-    audited = blocking.sort_pairs(np.concatenate(everything)) if config.audit else None
+    audited = None
+    if config.audit:
+        audited = blocking.expand_copies(np.concatenate(everything), copies)
     return count, verifier.checked, kept, audited
 
 

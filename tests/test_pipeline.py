@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -130,11 +131,29 @@ def test_max_distance_collapses_copies_and_respects_the_budget(tmp_path: Path) -
     lines = "".join(json.dumps({"id": i, "features": {"same": 1}}) + "\n" for i in range(100))
     (tmp_path / "v.jsonl").write_text(lines)
     docs = corpus_from_vectors(str(tmp_path / "v.jsonl"))
-    with pytest.raises(CandidateBudgetError, match="4,950 pairs of documents are within 0 bits"):
+    with pytest.raises(CandidateBudgetError, match="copies of the same fingerprints make more"):
         dedupe(docs, DedupeConfig(max_distance=0, max_candidates=1000))
     result = dedupe(docs, DedupeConfig(max_distance=0))
     assert len(result.pairs) == 4950 and len(result.clusters) == 1
     assert result.expected_recall < 0.9 and result.suggested_max_distance is not None
+
+
+def test_a_large_group_of_copies_is_paired_with_its_first_document(tmp_path: Path) -> None:
+    # 2,000 copies of a boilerplate page: 1,999 pairs (each with the first), not 1,999,000;
+    # the small group of 3 copies keeps all its pairs, with each other and with its partner.
+    lines = [{"id": f"b{i}", "features": {"cookie": 1, "banner": 2}} for i in range(2000)]
+    lines += [{"id": f"s{i}", "features": {"alpha": 3, "beta": 1}} for i in range(3)]
+    lines += [{"id": "near", "features": {"alpha": 3, "beta": 1, "gamma": 0.1}}]
+    source = tmp_path / "v.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    docs = corpus_from_vectors(str(source))
+    result = dedupe(docs, DedupeConfig(threshold=0.95))
+    pairs = {(docs.ids[i], docs.ids[j]) for i, j in result.pairs.pairs.tolist()}
+    assert {p for p in pairs if p[0].startswith("b")} == {("b0", f"b{i}") for i in range(1, 2000)}
+    small = ["s0", "s1", "s2", "near"]  # in input order, as pairs are
+    assert {p for p in pairs if p[0] in small} == set(itertools.combinations(small, 2))
+    assert sorted(len(c) for c in result.clusters) == [4, 2000]
+    assert result.candidates < 2100
 
 
 def test_jobs_give_the_same_corpus_and_events(messy_dir: Path) -> None:
