@@ -467,6 +467,19 @@ def pairs_of_copies(
     """Pairs of distinct fingerprints -> (every pair of their documents, i < j; the index of
     the fingerprint pair each came from)."""
     members, first, counts = copies.members, copies.first, copies.counts
+    alone = (counts[pairs[:, 0]] == 1) & (counts[pairs[:, 1]] == 1)
+    if alone.all():
+        # The usual case, and cheap: one document each (representatives keep their order).
+        return members[first[pairs]], np.arange(pairs.shape[0])
+    if alone.any():
+        # Map the pairs with one document each directly; expand only the rest.
+        direct = np.flatnonzero(alone)
+        rest = np.flatnonzero(~alone)
+        expanded, source = pairs_of_copies(pairs[rest], copies)
+        return (
+            np.concatenate((members[first[pairs[direct]]], expanded)),
+            np.concatenate((direct, rest[source])),
+        )
     a, b = pairs[:, 0], pairs[:, 1]
     size_a, size_b = counts[a], counts[b]
     per_pair = size_a * size_b
