@@ -318,6 +318,7 @@ def fingerprint_matrix(
     bits: int = DEFAULT_BITS,
     seed: int = DEFAULT_SEED,
     batch_rows: int = 8192,
+    approximate: bool = False,
 ) -> NDArray[np.uint64]:
     """Fingerprints of every row of a sparse weight matrix: ``sign(W @ S)``, in row batches.
 
@@ -333,6 +334,9 @@ def fingerprint_matrix(
         bits: fingerprint width.
         seed: global seed.
         batch_rows: documents per batch.
+        approximate: sum in float32 whatever the weights, for a sketch that only estimates
+            cosines (:func:`~simhash_cli.verify.sketch`): a slot whose sum lands next to zero
+            may then differ from the reference's.
 
     Returns:
         uint64 array of shape (n_docs, ceil(bits / 64)).
@@ -365,7 +369,7 @@ def fingerprint_matrix(
             shape=(hi - lo, used.size),
         )
         # Term counts are summed in float32 (about three times faster): bit for bit the same.
-        dtype = np.float32 if _exact_in_float32(batch) else np.float64
+        dtype = np.float32 if approximate or _exact_in_float32(batch) else np.float64
         totals = batch.astype(dtype) @ _signs_from_hashes(hashes[used], bits, dtype)
         out[lo:hi] = _pack(np.asarray(totals) > 0)
     return out

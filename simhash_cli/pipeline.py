@@ -743,9 +743,11 @@ def _verified_pairs(
     for pairs, distance in chunks:
         if config.audit:
             everything.append(pairs)
-        doc_pairs, source = blocking.pairs_of_copies(pairs, shown)
-        counted(doc_pairs.shape[0])
-        verifier.add(doc_pairs, distance[source])
+        counted(int((shown.counts[pairs[:, 0]] * shown.counts[pairs[:, 1]]).sum()))
+        # Gated before the copies are spread: they share their fingerprint's distance.
+        near = distance <= verifier.limit
+        doc_pairs, source = blocking.pairs_of_copies(pairs[near], shown)
+        verifier.add(doc_pairs, distance[near][source])
     followers = np.ones(copies.members.size, dtype=bool)
     followers[copies.first] = False
     followers &= np.repeat(large, copies.counts)

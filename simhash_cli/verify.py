@@ -94,7 +94,9 @@ def sketch(
     of 64) lets a large share of them through. On 20,000 synthetic documents (bench/corpus.py,
     tfidf, 8 blocks) 2.9 million candidates passed the first gate and 2,418 this one.
     """
-    return fingerprint_matrix(weights, features, bits=bits, seed=seed, batch_rows=2048)
+    return fingerprint_matrix(
+        weights, features, bits=bits, seed=seed, batch_rows=2048, approximate=True
+    )
 
 
 def estimate_limit(threshold: float, bits: int) -> int:
