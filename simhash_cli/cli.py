@@ -100,13 +100,20 @@ def settings_options(command: F) -> F:
 
 
 def tokenizer_options(command: F) -> F:
-    """How text becomes a weighted vector: ``--ngram``, ``--char-ngrams``, ``--weighting``."""
+    """How text becomes a weighted vector: ``--ngram``, ``--char-ngrams``, ``--weighting``,
+    and how strictly it is decoded: ``--strict-encoding``."""
     command = click.option(
         "--weighting",
         type=click.Choice([w.value for w in Weighting]),
         default=Weighting.TF.value,
         show_default=True,
         help="Feature weight: term count, 1, 1+ln(count), or count x idf over these documents.",
+    )(command)
+    command = click.option(
+        "--strict-encoding",
+        is_flag=True,
+        help="A file whose bytes are not valid text is an error (exit 1), not a warning "
+        "with the bytes replaced.",
     )(command)
     command = click.option(
         "--char-ngrams",
@@ -229,6 +236,7 @@ class _Reading:
     tokenizer: TokenizerConfig
     weighting: Weighting
     jobs: int
+    strict_encoding: bool
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> _Reading:
@@ -238,6 +246,7 @@ class _Reading:
             tokenizer=_tokenizer(options["ngram"], options["char_ngrams"]),
             weighting=Weighting(options["weighting"]),
             jobs=int(options.get("jobs") or 1),
+            strict_encoding=bool(options.get("strict_encoding")),
         )
 
     def streamable(self, paths: tuple[str, ...], vectors: str | None) -> bool:
@@ -284,6 +293,7 @@ def _load(
             on_read=hooks.on_read,
             distinct=distinct,
             jobs=reading.jobs,
+            strict_encoding=reading.strict_encoding,
         )
 
 
@@ -301,6 +311,7 @@ def _stream(
         on_listed=hooks.on_listed,
         on_read=hooks.on_read,
         jobs=reading.jobs,
+        strict_encoding=reading.strict_encoding,
     )
 
 
@@ -370,6 +381,7 @@ def fingerprint_command(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
+    strict_encoding: bool,
     jobs: int,
     fmt: str | None,
     quiet: bool,
@@ -427,6 +439,7 @@ def compare_command(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
+    strict_encoding: bool,
     fmt: str | None,
     quiet: bool,
 ) -> None:
@@ -508,6 +521,7 @@ def dedupe_command(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
+    strict_encoding: bool,
     blocks: int | Literal["auto"],
     max_distance: int | None,
     threshold: float,
@@ -543,6 +557,13 @@ def dedupe_command(
         raise click.BadParameter(
             f"must be below the fingerprint width ({bits or DEFAULT_BITS})",
             param_hint="--max-distance",
+        )
+    width = bits or DEFAULT_BITS
+    if isinstance(blocks, int) and fingerprints is None and width % blocks:
+        # Checked before reading: a long read must not end in a usage error.
+        raise click.BadParameter(
+            f"must divide the fingerprint width ({width}) evenly, not {blocks}",
+            param_hint="--blocks",
         )
     messages = Messages(sys.stderr, quiet=quiet)
     if fingerprints is not None:
@@ -603,6 +624,7 @@ def plan_command(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
+    strict_encoding: bool,
     threshold: float,
     docs: int | None,
     background: float | None,
@@ -679,6 +701,7 @@ def calibrate_command(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
+    strict_encoding: bool,
     threshold: float,
     seeds: int,
     max_docs: int,

@@ -186,6 +186,39 @@ def decode_text(data: bytes) -> tuple[str, bool] | None:
     return _decode(data, "utf-8")
 
 
+def _binary_reason(data: bytes) -> str:
+    """Why bytes with NULs are not read as text, with a hint when they look like UTF-16."""
+    head = data[:SNIFF_BYTES]
+    even, odd = head[0::2], head[1::2]
+
+    def mostly_text(part: bytes) -> bool:
+        return sum(32 <= b < 127 or b in (9, 10, 13) for b in part) > 0.9 * len(part)
+
+    # Latin text in UTF-16 has a NUL in every other byte, and readable ASCII in the others.
+    zeros_odd, zeros_even = odd.count(0) > 0.9 * len(odd), even.count(0) > 0.9 * len(even)
+    if len(head) >= 4 and ((zeros_odd and mostly_text(even)) or (zeros_even and mostly_text(odd))):
+        return (
+            "binary (NUL bytes, no byte-order mark; it looks like UTF-16 without one: "
+            "add a BOM or convert it to UTF-8)"
+        )
+    return "binary (NUL bytes, no byte-order mark)"
+
+
+def _undecodable(data: bytes) -> str:
+    """Where ``data`` stops decoding under the encoding policy, in words."""
+    encoding, body = "utf-8", data
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            encoding, body = name, data[len(bom) :]
+            break
+    try:
+        body.decode(encoding)
+    except UnicodeDecodeError as exc:
+        shown = body[exc.start : exc.end].hex(" ")
+        return f"not valid {encoding} at byte {exc.start + len(data) - len(body)} ({shown})"
+    return f"not valid {encoding}"
+
+
 def _decode(data: bytes, encoding: str) -> tuple[str, bool]:
     try:
         return data.decode(encoding), False
@@ -196,12 +229,30 @@ def _decode(data: bytes, encoding: str) -> tuple[str, bool]:
 def _read_bytes(path: str) -> bytes:
     if path == STDIN:
         return sys.stdin.buffer.read()
+    if stat.S_ISFIFO(os.stat(path).st_mode):
+        return _read_fifo(path)
     with open(path, "rb") as handle:
         return handle.read()
 
 
+def _read_fifo(path: str) -> bytes:
+    """A pipe named explicitly (``<(curl ...)``, a FIFO): read what its writer sends.
+
+    Opened without blocking, then read blocking: opening a FIFO that nobody writes to would
+    wait forever, whereas reading it gives end-of-file at once (an empty document).
+    """
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(descriptor, True)
+    with open(descriptor, "rb") as handle:
+        return handle.read()
+
+
 def read_documents(
-    files: Sequence[str], on_event: OnEvent, *, on_read: Callable[[], None] | None = None
+    files: Sequence[str],
+    on_event: OnEvent,
+    *,
+    on_read: Callable[[], None] | None = None,
+    strict_encoding: bool = False,
 ) -> Iterator[Document]:
     """Read and decode each file of :func:`list_files`; skip what is not text.
 
@@ -209,6 +260,8 @@ def read_documents(
         files: paths (and ``-``) to read, in order.
         on_event: receives Skipped (binary, unreadable) and Warned (bytes replaced) events.
         on_read: called once per file, read or skipped (for progress).
+        strict_encoding: bytes that do not decode are an error (InputError naming the file
+            and the byte), not replaced with a warning.
 
     Yields:
         One Document per readable text file, in the order of ``files``.
@@ -221,9 +274,11 @@ def read_documents(
         else:
             decoded = decode_text(data)
             if decoded is None:
-                on_event(Skipped(path, "binary (NUL bytes, no byte-order mark)"))
+                on_event(Skipped(path, _binary_reason(data)))
             else:
                 text, replaced = decoded
+                if replaced and strict_encoding:
+                    raise InputError(f"{path}: {_undecodable(data)} (--strict-encoding)")
                 if replaced:
                     on_event(Warned(path, "bytes that are not valid text were replaced"))
                 yield Document(path, text)

@@ -172,6 +172,7 @@ def corpus_from_paths(
     distinct: bool = True,
     jobs: int = 1,
     batch_files: int | None = None,
+    strict_encoding: bool = False,
 ) -> Corpus:
     """Read files, directories and ``-``; tokenize, weight and fingerprint every text.
 
@@ -187,12 +188,14 @@ def corpus_from_paths(
         distinct: read a file reached twice only once (hard links, a path given twice).
         jobs: processes that read and count batches of ``batch_files`` files; the result is
             the same for any number (standard input is always read by this process).
-        batch_files: files per batch handed to a process (default: a quarter of each
-            process's share, at least 1,000).
+        batch_files: files per batch handed to a process (default: half of each process's
+            share, at least 1,000).
+        strict_encoding: a file whose bytes do not decode is an error, not a warning.
 
     Raises:
         PathNotFoundError: a path does not exist.
         ParameterError: bits or seed out of range.
+        InputError: with ``strict_encoding``, a file that does not decode.
     """
     tokenizer = tokenizer or TokenizerConfig()
     settings = Settings(
@@ -210,10 +213,17 @@ def corpus_from_paths(
     if jobs > 1 and corpus.STDIN not in files and len(files) > per_batch:
         ids: list[str] = []
         counts, features = _count_in_processes(
-            files, tokenizer, handle, ids, jobs=jobs, batch_files=per_batch, on_read=on_read
+            files,
+            tokenizer,
+            handle,
+            ids,
+            jobs=jobs,
+            batch_files=per_batch,
+            on_read=on_read,
+            strict_encoding=strict_encoding,
         )
     else:
-        ids, _, counts, features = _count_files(files, tokenizer, handle, on_read)
+        ids, _, counts, features = _count_files(files, tokenizer, strict_encoding, handle, on_read)
     weights = apply_weighting(counts, weighting)
     return _from_weights(ids, weights, features, settings, on_event, skipped, EMPTY_TEXT)
 
@@ -229,11 +239,15 @@ def _batch_size(n_files: int, jobs: int) -> int:
 
 
 def _fingerprint_files(
-    files: list[str], tokenizer: TokenizerConfig, weighting: Weighting, settings: Settings
+    files: list[str],
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    settings: Settings,
+    strict_encoding: bool,
 ) -> tuple[list[corpus.Event], Corpus]:
     """One batch read, counted, weighted and fingerprinted (in a worker or here); only the
     fingerprints come back, not the vectors."""
-    ids, events, counts, features = _count_files(files, tokenizer)
+    ids, events, counts, features = _count_files(files, tokenizer, strict_encoding)
     weights = apply_weighting(counts, weighting)
     batch = _from_weights(ids, weights, features, settings, events.append, [], EMPTY_TEXT)
     return events, Corpus(batch.ids, batch.fingerprints, batch.n_features, settings)
@@ -251,6 +265,7 @@ def iter_fingerprints(
     on_read: Callable[[], None] | None = None,
     jobs: int = 1,
     batch_files: int | None = None,
+    strict_encoding: bool = False,
 ) -> Iterator[Corpus]:
     """Fingerprints of files, batch by batch, in file order: memory follows the batch, not the
     corpus (no vectors are kept). Each batch's documents depend on that batch alone, which is
@@ -278,7 +293,7 @@ def iter_fingerprints(
         yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing)
     else:
         jobs = jobs if corpus.STDIN not in files else 1  # standard input is this process's
-        arguments = [(batch, tokenizer, weighting, settings) for batch in batches]
+        arguments = [(batch, tokenizer, weighting, settings, strict_encoding) for batch in batches]
         results = _ordered_map(_fingerprint_files, arguments, jobs)
         yield from _report(batches, results, on_event, on_read, listing)
 
@@ -378,6 +393,7 @@ def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
 def _count_files(
     files: list[str],
     tokenizer: TokenizerConfig,
+    strict_encoding: bool = False,
     on_event: corpus.OnEvent | None = None,
     on_read: Callable[[], None] | None = None,
 ) -> tuple[list[str], list[corpus.Event], sp.csr_array, list[str]]:
@@ -387,7 +403,10 @@ def _count_files(
     ids: list[str] = []
 
     def texts() -> Iterator[str]:
-        for document in corpus.read_documents(files, on_event or events.append, on_read=on_read):
+        documents = corpus.read_documents(
+            files, on_event or events.append, on_read=on_read, strict_encoding=strict_encoding
+        )
+        for document in documents:
             ids.append(document.id)
             yield document.text
 
@@ -404,11 +423,13 @@ def _count_in_processes(
     jobs: int,
     batch_files: int,
     on_read: Callable[[], None] | None,
+    strict_encoding: bool,
 ) -> tuple[sp.csr_array, list[str]]:
     """Batches of files read and counted by ``jobs`` processes, merged in file order."""
     batches = [files[i : i + batch_files] for i in range(0, len(files), batch_files)]
     parts: list[tuple[sp.csr_array, list[str]]] = []
-    results = _ordered_map(_count_files, [(batch, tokenizer) for batch in batches], jobs)
+    arguments = [(batch, tokenizer, strict_encoding) for batch in batches]
+    results = _ordered_map(_count_files, arguments, jobs)
     for batch, (batch_ids, events, counts, features) in zip(batches, results, strict=True):
         for event in events:
             on_event(event)

@@ -161,7 +161,10 @@ def test_missing_path_exits_2_before_any_work() -> None:
         (["fingerprint"], "no input: give PATH... (- for standard input) or --vectors FILE"),
         (["fingerprint", "--bits", "7", "x"], "bits must be a multiple of 8 from 8 to 4096, not 7"),
         (["fingerprint", "--seed", "-1", "x"], "-1 is not in the range 0<=x<=4294967295"),
-        (["dedupe", "--blocks", "5", str(SAMPLE)], "blocks must divide bits (64) evenly, not 5"),
+        (
+            ["dedupe", "--blocks", "5", str(SAMPLE)],
+            "--blocks: must divide the fingerprint width (64) evenly, not 5",
+        ),
         (["dedupe", "--threshold", "2", str(SAMPLE)], "2.0 is not in the range -1.0<=x<=1.0"),
         (["dedupe", "--ngram", "2", "--char-ngrams", "3", str(SAMPLE)], "cannot be used together"),
         (["fingerprint", "--vectors", "-", "--weighting", "tfidf"], "exactly as given"),
