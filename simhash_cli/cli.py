@@ -11,8 +11,9 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn, TextIO, TypeVar
+from typing import Any, Literal, NoReturn, TextIO, TypeVar, cast
 
 import click
 from click.core import ParameterSource
@@ -24,6 +25,7 @@ from .corpus import Skipped
 from .errors import ExitCode, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
+    AtomicFile,
     Format,
     Messages,
     ProgressHooks,
@@ -167,8 +169,33 @@ def jobs_option(command: F) -> F:
     )(command)
 
 
+def _check_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A report's directory must exist and be writable: found out before any work, not after."""
+    if value is None or value == "-":
+        return value
+    directory = os.path.dirname(os.path.abspath(value))
+    if not os.path.isdir(directory):
+        raise click.BadParameter(f"no such directory: {directory}")
+    if not os.access(directory, os.W_OK):
+        raise click.BadParameter(f"cannot write in {directory}")
+    if os.path.isdir(value):
+        raise click.BadParameter(f"{value} is a directory")
+    return value
+
+
 def format_option(command: F) -> F:
-    """``-f/--format``: table on a terminal, jsonl when piped."""
+    """``-f/--format``: table on a terminal, jsonl when piped; ``-o/--output FILE``."""
+    command = click.option(
+        "-o",
+        "--output",
+        "output_path",
+        metavar="FILE",
+        default=None,
+        callback=_check_output,
+        help="Write the report to FILE instead of standard output, whole or not at all (a "
+        "temporary file renamed over FILE when complete). Its format follows the extension "
+        "(.json, .csv, else JSON Lines) unless -f says otherwise.",
+    )(command)
     return click.option(
         "-f",
         "--format",
@@ -218,7 +245,26 @@ class _BlocksType(click.ParamType):  # type: ignore[type-arg]
 
 
 def _format(fmt: str | None) -> Format:
-    return Format(fmt) if fmt else default_format(sys.stdout)
+    if fmt:
+        return Format(fmt)
+    return default_format(sys.stdout, click.get_current_context().params.get("output_path"))
+
+
+@contextmanager
+def _report() -> Iterator[TextIO]:
+    """Where the command's data goes: standard output, or ``-o FILE`` written atomically."""
+    path = click.get_current_context().params.get("output_path")
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    target = AtomicFile(path)
+    try:
+        # It writes, flushes and says its encoding, all that the writers and rich ask of it.
+        yield cast(TextIO, target)
+    except BaseException:
+        target.discard()
+        raise
+    target.commit()
 
 
 def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
@@ -384,6 +430,7 @@ def fingerprint_command(
     strict_encoding: bool,
     jobs: int,
     fmt: str | None,
+    output_path: str | None,
     quiet: bool,
 ) -> None:
     """Print one fingerprint record per document.
@@ -403,7 +450,8 @@ def fingerprint_command(
     reading = _Reading.parse(options)
     if not reading.streamable(paths, vectors):
         docs = _load(messages, paths, vectors, options)
-        emit_fingerprints(docs, output, sys.stdout)
+        with _report() as out:
+            emit_fingerprints(docs, output, out)
         messages.corpus_summary(docs, "fingerprinted")
         return
     # Streamed: batches are written as they are made, and only a batch is ever in memory.
@@ -418,9 +466,10 @@ def fingerprint_command(
             yield batch
 
     # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
-    same_terminal = output is not Format.TABLE and sys.stdout.isatty()
-    with messages.progress("reading", shown=not same_terminal) as hooks:
-        emit_fingerprints(counted(_stream(messages, paths, reading, hooks)), output, sys.stdout)
+    to_file = click.get_current_context().params.get("output_path") not in (None, "-")
+    same_terminal = output is not Format.TABLE and sys.stdout.isatty() and not to_file
+    with messages.progress("reading", shown=not same_terminal) as hooks, _report() as out:
+        emit_fingerprints(counted(_stream(messages, paths, reading, hooks)), output, out)
     messages.counts_summary(documents, skipped, "fingerprinted")
 
 
@@ -441,6 +490,7 @@ def compare_command(
     weighting: str,
     strict_encoding: bool,
     fmt: str | None,
+    output_path: str | None,
     quiet: bool,
 ) -> None:
     """Compare two documents: Hamming distance, estimated and true cosine.
@@ -456,7 +506,8 @@ def compare_command(
             raise click.UsageError(f"compare takes two files; {path} is a directory")
     messages = Messages(sys.stderr, quiet=quiet)
     docs = _load(messages, (a, b), None, click.get_current_context().params, distinct=False)
-    emit_comparison(pipeline.compare(docs), _format(fmt), sys.stdout)
+    with _report() as out:
+        emit_comparison(pipeline.compare(docs), _format(fmt), out)
 
 
 @main.command("dedupe")
@@ -531,6 +582,7 @@ def dedupe_command(
     check: bool,
     jobs: int,
     fmt: str | None,
+    output_path: str | None,
     quiet: bool,
 ) -> None:
     """Find near-duplicate pairs and group them into clusters.
@@ -587,7 +639,8 @@ def dedupe_command(
     )
     with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
         result = pipeline.dedupe(docs, config)
-    emit_dedupe(result, _format(fmt), sys.stdout)
+    with _report() as out:
+        emit_dedupe(result, _format(fmt), out)
     messages.dedupe_summary(result)
     if check and len(result.pairs):
         sys.stdout.flush()
@@ -631,6 +684,7 @@ def plan_command(
     max_candidates: int,
     jobs: int,
     fmt: str | None,
+    output_path: str | None,
     quiet: bool,
 ) -> None:
     """Compare candidate schemes for a threshold, fingerprint width and corpus.
@@ -667,7 +721,8 @@ def plan_command(
             background=Background(cosine=background or 0.0),
             max_candidates=max_candidates,
         )
-    emit_plan(chosen, _format(fmt), sys.stdout)
+    with _report() as out:
+        emit_plan(chosen, _format(fmt), out)
 
 
 @main.command("calibrate")
@@ -707,6 +762,7 @@ def calibrate_command(
     max_docs: int,
     jobs: int,
     fmt: str | None,
+    output_path: str | None,
     quiet: bool,
 ) -> None:
     """Run the reference page's experiments on your documents.
@@ -733,7 +789,8 @@ def calibrate_command(
             seeds=seeds,
             max_docs=max_docs,
         )
-    emit_calibration(result, _format(fmt), sys.stdout)
+    with _report() as out:
+        emit_calibration(result, _format(fmt), out)
 
 
 def _load_fingerprints(

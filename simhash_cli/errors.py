@@ -51,3 +51,7 @@ class PathNotFoundError(InputError):
 
 class SettingsMismatchError(InputError):
     """Fingerprints made with different settings (bits, seed, tokenizer, weighting) were mixed."""
+
+
+class OutputError(SimhashError):
+    """The report cannot be written where it was asked to go (``-o FILE``)."""

@@ -8,10 +8,12 @@ stable snake_case keys; fingerprints travel as hex strings (JSON numbers lose pr
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import json
 import math
 import os
+import tempfile
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,6 +38,7 @@ from rich.text import Text
 
 from .calibrate import Calibration
 from .corpus import Event, Skipped
+from .errors import OutputError
 from .fingerprint import to_hex, to_int
 from .pipeline import Comparison, Corpus, DedupeResult, Settings, concatenate
 from .plan import PAGE_BLOCKS, Assessment, Plan
@@ -69,9 +72,72 @@ class Format(str, Enum):
     CSV = "csv"
 
 
-def default_format(stream: IO[str]) -> Format:
-    """Table for a person at a terminal, JSON Lines for a pipe or a file."""
+def default_format(stream: IO[str], path: str | None = None) -> Format:
+    """Table for a person at a terminal, JSON Lines for a pipe or a file; for ``-o FILE``,
+    what the file's extension says (.json, .csv, else JSON Lines)."""
+    if path is not None:
+        extension = os.path.splitext(path)[1].lower()
+        return {".json": Format.JSON, ".csv": Format.CSV}.get(extension, Format.JSONL)
     return Format.TABLE if stream.isatty() else Format.JSONL
+
+
+class AtomicFile:
+    """``-o FILE``: a report written beside its destination and renamed over it when complete.
+
+    An interrupted or failed run leaves the previous file as it was, never half a report. The
+    temporary file is created at the first write, after the inputs were listed, so that a
+    report written into a directory being read is not read as one of its documents.
+    """
+
+    encoding = "utf-8"
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        self._handle: IO[str] | None = None
+        self._temp: str | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        if self._handle is None:
+            try:
+                descriptor, self._temp = tempfile.mkstemp(
+                    prefix=f".{os.path.basename(self.path)}.",
+                    suffix=".tmp",
+                    dir=os.path.dirname(self.path),
+                )
+            except OSError as exc:
+                raise OutputError(f"cannot write {self.path}: {exc.strerror}") from None
+            # newline="": CSV's \r\n line ends are written as they are.
+            self._handle = open(descriptor, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        return self._handle.write(text)
+
+    def flush(self) -> None:
+        if self._handle is not None:
+            self._handle.flush()
+
+    def commit(self) -> None:
+        """Make the report the file at ``path`` (an empty one when nothing was written)."""
+        if self._handle is None:
+            self.write("")
+        assert self._handle is not None and self._temp is not None
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+        os.replace(self._temp, self.path)
+        self._temp = None
+
+    def discard(self) -> None:
+        """Remove the unfinished report; the file at ``path`` stays as it was."""
+        if self._handle is not None:
+            self._handle.close()
+        if self._temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._temp)
 
 
 # Cosines are written to 12 decimals: two copies of a document score 1.0, not

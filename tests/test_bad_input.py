@@ -308,7 +308,40 @@ def test_a_locale_that_cannot_encode_the_names_falls_back_to_escapes(tmp_path: P
         done.stdout.decode("ascii")  # nothing the locale cannot carry
 
 
+def test_output_file_is_replaced_whole_or_left_as_it_was(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(1500):
+        (docs / f"{i:04d}.txt").write_text(f"{TEXT} {i}")
+    report = tmp_path / "report.jsonl"
+    report.write_text("the previous, good report\n")
+    # The last file fails --strict-encoding after the first batch of 1,000 was written.
+    (docs / "9999.txt").write_bytes(b"caf\xe9")
+    args = ["fingerprint", "-q", "-j", "1", "--strict-encoding", "-o", str(report), str(docs)]
+    failed = run(*args)
+    assert failed.exit_code == ExitCode.ERROR
+    assert report.read_text() == "the previous, good report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "report.jsonl"]  # no temp
+    (docs / "9999.txt").write_text("fixed now")
+    assert run(*args).exit_code == ExitCode.OK
+    assert len(report.read_text().splitlines()) == 1501
+
+
+def test_output_file_format_follows_its_extension(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text(TEXT)
+    for name, check in (("r.json", json.loads), ("r.csv", lambda t: t.startswith("id,"))):
+        result = run("fingerprint", "-o", str(tmp_path / name), str(tmp_path / "a.txt"))
+        assert result.exit_code == ExitCode.OK and result.stdout == ""
+        assert check((tmp_path / name).read_text())
+
+
+def test_output_to_a_missing_directory_fails_before_any_work(tmp_path: Path) -> None:
+    result = run("dedupe", "-o", str(tmp_path / "nowhere" / "r.json"), str(tmp_path))
+    assert result.exit_code == ExitCode.USAGE
+    assert "no such directory" in result.stderr and "read" not in result.stderr
+
+
 # Not built yet (see the issue): --plan / apply and their journal, --include-empty,
-# --on-error skip, --max-bytes, -o FILE written atomically, --follow-symlinks with loop
+# --on-error skip, --max-bytes, --follow-symlinks with loop
 # reports, unreadable files as a non-root user, Ctrl-C with workers, 50,000 files in one
 # directory, a huge single-line file, and the fuzz targets (make fuzz).
