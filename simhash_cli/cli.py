@@ -214,7 +214,16 @@ def quiet_option(command: F) -> F:
 
 
 def vectors_option(command: F) -> F:
-    """``--vectors FILE|-``: JSON Lines of given weighted vectors instead of text files."""
+    """``--vectors FILE|-``: JSON Lines of given weighted vectors instead of text files, and
+    ``--on-error stop|skip`` for their malformed lines (and those of ``--fingerprints``)."""
+    command = click.option(
+        "--on-error",
+        type=click.Choice(["stop", "skip"]),
+        default="stop",
+        show_default=True,
+        help="A malformed line of --vectors or --fingerprints input: stop with FILE:LINE "
+        "and nothing written, or skip it with a warning and count it.",
+    )(command)
     return click.option(
         "--vectors",
         metavar="FILE|-",
@@ -321,7 +330,11 @@ def _load(
                 "--ngram, --char-ngrams and --weighting apply to text"
             )
         return pipeline.corpus_from_vectors(
-            vectors, bits=reading.bits, seed=reading.seed, on_event=messages.event
+            vectors,
+            bits=reading.bits,
+            seed=reading.seed,
+            on_event=messages.event,
+            skip_bad_lines=options.get("on_error") == "skip",
         )
     if not paths:
         raise click.UsageError("no input: give PATH... (- for standard input) or --vectors FILE")
@@ -422,6 +435,7 @@ def _buffered(stream: TextIO) -> TextIO:
 def fingerprint_command(
     paths: tuple[str, ...],
     vectors: str | None,
+    on_error: str,
     bits: int | None,
     seed: int | None,
     ngram: int,
@@ -566,6 +580,7 @@ def compare_command(
 def dedupe_command(
     paths: tuple[str, ...],
     vectors: str | None,
+    on_error: str,
     fingerprints: str | None,
     bits: int | None,
     seed: int | None,
@@ -620,7 +635,16 @@ def dedupe_command(
     messages = Messages(sys.stderr, quiet=quiet)
     if fingerprints is not None:
         docs = _load_fingerprints(
-            fingerprints, paths, vectors, bits, seed, ngram, char_ngrams, weighting
+            messages,
+            fingerprints,
+            paths,
+            vectors,
+            on_error,
+            bits,
+            seed,
+            ngram,
+            char_ngrams,
+            weighting,
         )
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
     else:
@@ -672,6 +696,7 @@ def dedupe_command(
 def plan_command(
     paths: tuple[str, ...],
     vectors: str | None,
+    on_error: str,
     bits: int | None,
     seed: int | None,
     ngram: int,
@@ -751,6 +776,7 @@ def plan_command(
 def calibrate_command(
     paths: tuple[str, ...],
     vectors: str | None,
+    on_error: str,
     bits: int | None,
     seed: int | None,
     ngram: int,
@@ -794,9 +820,11 @@ def calibrate_command(
 
 
 def _load_fingerprints(
+    messages: Messages,
     source: str,
     paths: tuple[str, ...],
     vectors: str | None,
+    on_error: str,
     bits: int | None,
     seed: int | None,
     ngram: int,
@@ -805,7 +833,9 @@ def _load_fingerprints(
 ) -> pipeline.Corpus:
     if paths or vectors is not None:
         raise click.UsageError("give PATHs, --vectors or --fingerprints, only one of them")
-    docs = pipeline.corpus_from_fingerprints(source)
+    docs = pipeline.corpus_from_fingerprints(
+        source, on_event=messages.event, skip_bad_lines=on_error == "skip"
+    )
     # Settings are read from the records; options that say otherwise are a mistake, not a wish.
     asked = {
         "--bits": (bits, docs.settings.bits),

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .errors import InputError, PathNotFoundError, SimhashError
+from .errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
 from .fingerprint import from_hex, validate_bits, validate_seed
 
 __all__ = [
@@ -311,7 +311,12 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number (weights must be finite)")
 
 
-def _json_lines(source: str) -> Iterator[tuple[str, int, Any]]:
+# What to do with a malformed line of JSON input: None stops the run (the error names the file
+# and the line); a function is given the error and the run goes on without that line.
+OnBadLine = Callable[[MalformedLineError], None] | None
+
+
+def _json_lines(source: str, on_bad_line: OnBadLine = None) -> Iterator[tuple[str, int, Any]]:
     """(where, line number, parsed value) for each non-blank line; errors name file:line."""
     name = "<stdin>" if source == STDIN else source
     with _open_text(source) as handle:
@@ -323,7 +328,11 @@ def _json_lines(source: str) -> Iterator[tuple[str, int, Any]]:
                 try:
                     value = json.loads(line, parse_constant=_reject_constant)
                 except (ValueError, RecursionError) as exc:
-                    raise InputError(f"{name}:{lineno}: invalid JSON: {exc}") from None
+                    error = MalformedLineError(f"{name}:{lineno}", f"invalid JSON: {exc}")
+                    if on_bad_line is None:
+                        raise error from None
+                    on_bad_line(error)
+                    continue
                 yield name, lineno, value
         except UnicodeDecodeError as exc:
             raise InputError(f"{name}:{lineno + 1}: not UTF-8 ({exc.reason})") from None
@@ -334,70 +343,98 @@ def _record_id(where: str, lineno: int, value: Any) -> str:
         return f"{where}:{lineno}"
     raw = value["id"]
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-        raise InputError(f'{where}:{lineno}: "id" must be a string or an integer')
+        raise MalformedLineError(f"{where}:{lineno}", '"id" must be a string or an integer')
     return str(raw)
 
 
 def _weight(where: str, lineno: int, key: str, raw: Any) -> float:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise InputError(f"{where}:{lineno}: weight of {key!r} must be a number, not {raw!r}")
+        raise MalformedLineError(
+            f"{where}:{lineno}", f"weight of {key!r} must be a number, not {raw!r}"
+        )
     try:
         weight = float(raw)
     except OverflowError:
         weight = float("inf")
     if weight != weight or weight in (float("inf"), float("-inf")):
         shown = raw if isinstance(raw, float) else f"{str(raw)[:20]}..."
-        raise InputError(f"{where}:{lineno}: weight of {key!r} is not finite: {shown}")
+        raise MalformedLineError(f"{where}:{lineno}", f"weight of {key!r} is not finite: {shown}")
     return weight
 
 
-def read_vectors(source: str) -> Iterator[VectorRecord]:
+def read_vectors(source: str, on_bad_line: OnBadLine = None) -> Iterator[VectorRecord]:
     """Read ``--vectors`` JSON Lines: ``{"id": ..., "features": {feature: weight}}`` per line.
 
     A UTF-8 BOM, CRLF line ends and blank lines are accepted.  A missing ``id`` becomes
     ``FILE:LINE``.  NaN, Infinity and numbers too large for float64 are refused by name (NaN
     would silently make every slot 0).
 
+    Args:
+        source: a path, or ``-`` for standard input.
+        on_bad_line: None to stop at a malformed line; else called with its error, and the
+            line is left out.
+
     Raises:
         InputError: a malformed line, naming file and line; nothing is yielded past it.
     """
-    for where, lineno, value in _json_lines(source):
-        if not isinstance(value, dict) or not isinstance(value.get("features"), dict):
-            raise InputError(
-                f'{where}:{lineno}: expected {{"id": ..., "features": {{feature: weight}}}}'
-            )
-        features = {key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()}
-        yield VectorRecord(_record_id(where, lineno, value), features)
+    for where, lineno, value in _json_lines(source, on_bad_line):
+        try:
+            yield _vector_record(where, lineno, value)
+        except MalformedLineError as error:
+            if on_bad_line is None:
+                raise
+            on_bad_line(error)
+
+
+def _vector_record(where: str, lineno: int, value: Any) -> VectorRecord:
+    if not isinstance(value, dict) or not isinstance(value.get("features"), dict):
+        raise MalformedLineError(
+            f"{where}:{lineno}", 'expected {"id": ..., "features": {feature: weight}}'
+        )
+    features = {key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()}
+    return VectorRecord(_record_id(where, lineno, value), features)
 
 
 _FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
 
 
-def read_fingerprints(source: str) -> Iterator[FingerprintRecord]:
+def read_fingerprints(source: str, on_bad_line: OnBadLine = None) -> Iterator[FingerprintRecord]:
     """Read the JSON Lines that ``simhash fingerprint`` writes (``-f jsonl``).
+
+    ``on_bad_line``: as for :func:`read_vectors`.
 
     Raises:
         InputError: a malformed record, naming file and line.
     """
-    for where, lineno, value in _json_lines(source):
-        if not isinstance(value, dict) or any(key not in value for key in _FINGERPRINT_KEYS):
-            raise InputError(
-                f"{where}:{lineno}: not a fingerprint record (expected the keys id, "
-                + ", ".join(_FINGERPRINT_KEYS)
-                + " as written by 'simhash fingerprint -f jsonl')"
-            )
+    for where, lineno, value in _json_lines(source, on_bad_line):
         try:
-            bits = validate_bits(value["bits"])
-            seed = validate_seed(value["seed"])
-            fingerprint = from_hex(str(value["fingerprint"]), bits)
-        except SimhashError as exc:
-            raise InputError(f"{where}:{lineno}: {exc}") from None
-        yield FingerprintRecord(
-            id=_record_id(where, lineno, value),
-            fingerprint=fingerprint,
-            bits=bits,
-            seed=seed,
-            tokenizer=str(value["tokenizer"]),
-            weighting=str(value["weighting"]),
-            features=int(value.get("features", 0)),
+            yield _fingerprint_record(where, lineno, value)
+        except MalformedLineError as error:
+            if on_bad_line is None:
+                raise
+            on_bad_line(error)
+
+
+def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecord:
+    if not isinstance(value, dict) or any(key not in value for key in _FINGERPRINT_KEYS):
+        raise MalformedLineError(
+            f"{where}:{lineno}",
+            "not a fingerprint record (expected the keys id, "
+            + ", ".join(_FINGERPRINT_KEYS)
+            + " as written by 'simhash fingerprint -f jsonl')",
         )
+    try:
+        bits = validate_bits(value["bits"])
+        seed = validate_seed(value["seed"])
+        fingerprint = from_hex(str(value["fingerprint"]), bits)
+    except SimhashError as exc:
+        raise MalformedLineError(f"{where}:{lineno}", str(exc)) from None
+    return FingerprintRecord(
+        id=_record_id(where, lineno, value),
+        fingerprint=fingerprint,
+        bits=bits,
+        seed=seed,
+        tokenizer=str(value["tokenizer"]),
+        weighting=str(value["weighting"]),
+        features=int(value.get("features", 0)),
+    )

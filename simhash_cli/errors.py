@@ -53,5 +53,14 @@ class SettingsMismatchError(InputError):
     """Fingerprints made with different settings (bits, seed, tokenizer, weighting) were mixed."""
 
 
+class MalformedLineError(InputError):
+    """A line of JSON input that is not a valid record: ``FILE:LINE: what is wrong``."""
+
+    def __init__(self, where: str, detail: str) -> None:
+        super().__init__(f"{where}: {detail}")
+        self.where = where
+        self.detail = detail
+
+
 class OutputError(SimhashError):
     """The report cannot be written where it was asked to go (``-o FILE``)."""

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from . import blocking, cluster, corpus, verify
-from .errors import InputError, ParameterError, SettingsMismatchError
+from .errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
 from .fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
@@ -468,30 +468,59 @@ def corpus_from_vectors(
     bits: int = DEFAULT_BITS,
     seed: int = DEFAULT_SEED,
     on_event: corpus.OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
 ) -> Corpus:
-    """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given."""
+    """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given.
+
+    ``skip_bad_lines``: a malformed line is left out and reported (a Skipped event) instead
+    of stopping the run.
+    """
     settings = Settings(
         validate_bits(bits),
         validate_seed(seed),
         VECTORS_TOKENIZER,
         VECTORS_WEIGHTING,
     )
-    records = list(corpus.read_vectors(source))
+    skipped: list[corpus.Skipped] = []
+    on_bad_line = _skipping(on_event, skipped) if skip_bad_lines else None
+    records = list(corpus.read_vectors(source, on_bad_line))
     weights, features = from_mappings(record.features for record in records)
     ids = [record.id for record in records]
     return _from_weights(
-        ids, weights, features, settings, on_event, [], "empty (no non-zero weight)"
+        ids, weights, features, settings, on_event, skipped, "empty (no non-zero weight)"
     )
 
 
-def corpus_from_fingerprints(source: str) -> Corpus:
+def _skipping(
+    on_event: corpus.OnEvent, skipped: list[corpus.Skipped]
+) -> Callable[[MalformedLineError], None]:
+    """Malformed lines of JSON input as Skipped events, counted with the run's other skips."""
+
+    def skip(error: MalformedLineError) -> None:
+        event = corpus.Skipped(error.where, f"malformed: {error.detail}")
+        skipped.append(event)
+        on_event(event)
+
+    return skip
+
+
+def corpus_from_fingerprints(
+    source: str,
+    *,
+    on_event: corpus.OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
+) -> Corpus:
     """Read the output of ``simhash fingerprint -f jsonl`` back (all with the same settings).
+
+    ``skip_bad_lines``: as for :func:`corpus_from_vectors`.
 
     Raises:
         SettingsMismatchError: records made with different settings, naming both.
         InputError: a malformed record, or no record at all.
     """
-    records = list(corpus.read_fingerprints(source))
+    skipped: list[corpus.Skipped] = []
+    on_bad_line = _skipping(on_event, skipped) if skip_bad_lines else None
+    records = list(corpus.read_fingerprints(source, on_bad_line))
     if not records:
         raise InputError(f"no fingerprint records in {'<stdin>' if source == '-' else source}")
     first = records[0]
@@ -505,7 +534,8 @@ def corpus_from_fingerprints(source: str) -> Corpus:
             )
     fingerprints = np.stack([from_int(record.fingerprint, settings.bits) for record in records])
     n_features = np.array([record.features for record in records], dtype=np.int64)
-    return Corpus([record.id for record in records], fingerprints, n_features, settings)
+    ids = [record.id for record in records]
+    return Corpus(ids, fingerprints, n_features, settings, skipped=skipped)
 
 
 @dataclass(frozen=True)

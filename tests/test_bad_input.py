@@ -264,6 +264,31 @@ def test_bad_vector_lines_are_refused_by_file_and_line(
     assert error.startswith(f"Error: {source}:2: ") and says in error
 
 
+def test_on_error_skip_leaves_malformed_lines_out_and_counts_them(tmp_path: Path) -> None:
+    source = tmp_path / "v.jsonl"
+    source.write_text(
+        '{"id": "a", "features": {"x": 1}}\n'
+        '{"id": "b", "features": {"x": NaN}}\n'
+        "not json at all\n"
+        '{"id": "c", "features": {"x": 1, "y": 2}}\n'
+    )
+    result = run("fingerprint", "-f", "jsonl", "--on-error", "skip", "--vectors", str(source))
+    assert result.exit_code == ExitCode.OK
+    assert list(records(result)) == ["a", "c"]
+    assert f"skipped {source}:2: malformed: invalid JSON: NaN is not a number" in result.stderr
+    assert f"skipped {source}:3: malformed: invalid JSON" in result.stderr
+    assert "(2 skipped: 2 malformed)" in result.stderr
+    fps = tmp_path / "fps.jsonl"
+    fps.write_text(
+        run("fingerprint", "--vectors", str(tmp_path / "v.jsonl"), "--on-error", "skip").stdout
+        + "{}\n"
+    )
+    stopped = run("dedupe", "--fingerprints", str(fps))
+    assert stopped.exit_code == ExitCode.ERROR and "not a fingerprint record" in stopped.stderr
+    skipped = run("dedupe", "--on-error", "skip", "--fingerprints", str(fps))
+    assert skipped.exit_code == ExitCode.OK and f"skipped {fps}:3: malformed" in skipped.stderr
+
+
 def test_vector_files_with_bom_crlf_blank_lines_and_odd_keys_are_read(tmp_path: Path) -> None:
     source = tmp_path / "v.jsonl"
     lines = ['{"id": "a", "features": {"\\ud800x": 1, "b": 2}}', "", '{"id": "e", "features": {}}']
@@ -342,6 +367,6 @@ def test_output_to_a_missing_directory_fails_before_any_work(tmp_path: Path) -> 
 
 
 # Not built yet (see the issue): --plan / apply and their journal, --include-empty,
-# --on-error skip, --max-bytes, --follow-symlinks with loop
+# --max-bytes, --follow-symlinks with loop
 # reports, unreadable files as a non-root user, Ctrl-C with workers, 50,000 files in one
 # directory, a huge single-line file, and the fuzz targets (make fuzz).
