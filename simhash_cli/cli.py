@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn, TextIO, TypeVar, cast
+from typing import Any, ClassVar, Literal, NoReturn, TextIO, TypeVar, cast
 
 import click
 from click.core import ParameterSource
@@ -21,7 +21,7 @@ from click.core import ParameterSource
 from . import __version__, pipeline
 from .blocking import DEFAULT_MAX_CANDIDATES
 from .calibrate import DEFAULT_MAX_DOCS, calibrate
-from .corpus import Skipped
+from .corpus import DEFAULT_MAX_BYTES, ReadPolicy, Skipped
 from .errors import ExitCode, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
@@ -101,15 +101,41 @@ def settings_options(command: F) -> F:
     return command
 
 
+class _ByteSize(click.ParamType):  # type: ignore[type-arg]
+    """A number of bytes: 1000000, 500K, 64M, 2G (powers of 1024); 0 for no limit."""
+
+    name = "size"
+    _UNITS: ClassVar[dict[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("B")
+        unit = text[-1:] if text[-1:] in self._UNITS else ""
+        number = text[: len(text) - len(unit)]
+        if not number.isdigit():
+            self.fail(f"{value!r} is not a size like 1000000, 500K, 64M or 2G", param, ctx)
+        return int(number) * self._UNITS[unit]
+
+
 def tokenizer_options(command: F) -> F:
     """How text becomes a weighted vector: ``--ngram``, ``--char-ngrams``, ``--weighting``,
-    and how strictly it is decoded: ``--strict-encoding``."""
+    and how files are read: ``--strict-encoding``, ``--max-bytes``."""
     command = click.option(
         "--weighting",
         type=click.Choice([w.value for w in Weighting]),
         default=Weighting.TF.value,
         show_default=True,
         help="Feature weight: term count, 1, 1+ln(count), or count x idf over these documents.",
+    )(command)
+    command = click.option(
+        "--max-bytes",
+        type=_ByteSize(),
+        default=DEFAULT_MAX_BYTES,
+        show_default="64M",
+        metavar="SIZE",
+        help="Skip larger files (a warning each): a document is read whole. Bytes, or with K, "
+        "M or G; 0 for no limit.",
     )(command)
     command = click.option(
         "--strict-encoding",
@@ -291,7 +317,7 @@ class _Reading:
     tokenizer: TokenizerConfig
     weighting: Weighting
     jobs: int
-    strict_encoding: bool
+    policy: ReadPolicy
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> _Reading:
@@ -301,7 +327,10 @@ class _Reading:
             tokenizer=_tokenizer(options["ngram"], options["char_ngrams"]),
             weighting=Weighting(options["weighting"]),
             jobs=int(options.get("jobs") or 1),
-            strict_encoding=bool(options.get("strict_encoding")),
+            policy=ReadPolicy(
+                strict_encoding=bool(options.get("strict_encoding")),
+                max_bytes=options.get("max_bytes") or None,
+            ),
         )
 
     def streamable(self, paths: tuple[str, ...], vectors: str | None) -> bool:
@@ -352,7 +381,7 @@ def _load(
             on_read=hooks.on_read,
             distinct=distinct,
             jobs=reading.jobs,
-            strict_encoding=reading.strict_encoding,
+            policy=reading.policy,
         )
 
 
@@ -370,7 +399,7 @@ def _stream(
         on_listed=hooks.on_listed,
         on_read=hooks.on_read,
         jobs=reading.jobs,
-        strict_encoding=reading.strict_encoding,
+        policy=reading.policy,
     )
 
 
@@ -442,6 +471,7 @@ def fingerprint_command(
     char_ngrams: int | None,
     weighting: str,
     strict_encoding: bool,
+    max_bytes: int,
     jobs: int,
     fmt: str | None,
     output_path: str | None,
@@ -503,6 +533,7 @@ def compare_command(
     char_ngrams: int | None,
     weighting: str,
     strict_encoding: bool,
+    max_bytes: int,
     fmt: str | None,
     output_path: str | None,
     quiet: bool,
@@ -588,6 +619,7 @@ def dedupe_command(
     char_ngrams: int | None,
     weighting: str,
     strict_encoding: bool,
+    max_bytes: int,
     blocks: int | Literal["auto"],
     max_distance: int | None,
     threshold: float,
@@ -703,6 +735,7 @@ def plan_command(
     char_ngrams: int | None,
     weighting: str,
     strict_encoding: bool,
+    max_bytes: int,
     threshold: float,
     docs: int | None,
     background: float | None,
@@ -783,6 +816,7 @@ def calibrate_command(
     char_ngrams: int | None,
     weighting: str,
     strict_encoding: bool,
+    max_bytes: int,
     threshold: float,
     seeds: int,
     max_docs: int,

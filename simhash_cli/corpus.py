@@ -30,10 +30,13 @@ from .errors import InputError, MalformedLineError, PathNotFoundError, SimhashEr
 from .fingerprint import from_hex, validate_bits, validate_seed
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_POLICY",
     "STDIN",
     "Document",
     "Event",
     "FingerprintRecord",
+    "ReadPolicy",
     "Skipped",
     "VectorRecord",
     "Warned",
@@ -226,16 +229,34 @@ def _decode(data: bytes, encoding: str) -> tuple[str, bool]:
         return data.decode(encoding, errors="replace"), True
 
 
-def _read_bytes(path: str) -> bytes:
+class _TooLarge(Exception):
+    """A file over the size limit (its size, or "more than N bytes" for a stream)."""
+
+
+def _read_bytes(path: str, max_bytes: int | None) -> bytes:
     if path == STDIN:
-        return sys.stdin.buffer.read()
-    if stat.S_ISFIFO(os.stat(path).st_mode):
-        return _read_fifo(path)
+        return _read_limited(sys.stdin.buffer, max_bytes)
+    info = os.stat(path)
+    if stat.S_ISFIFO(info.st_mode):
+        return _read_fifo(path, max_bytes)
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise _TooLarge(f"{info.st_size:,} bytes")
     with open(path, "rb") as handle:
+        return _read_limited(handle, max_bytes)
+
+
+def _read_limited(handle: IO[bytes], max_bytes: int | None) -> bytes:
+    """Everything, or _TooLarge as soon as there is more than ``max_bytes`` (a file that grew,
+    a stream): never more than that in memory."""
+    if max_bytes is None:
         return handle.read()
+    data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _TooLarge(f"more than {max_bytes:,} bytes")
+    return data
 
 
-def _read_fifo(path: str) -> bytes:
+def _read_fifo(path: str, max_bytes: int | None) -> bytes:
     """A pipe named explicitly (``<(curl ...)``, a FIFO): read what its writer sends.
 
     Opened without blocking, then read blocking: opening a FIFO that nobody writes to would
@@ -244,7 +265,28 @@ def _read_fifo(path: str) -> bytes:
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     os.set_blocking(descriptor, True)
     with open(descriptor, "rb") as handle:
-        return handle.read()
+        return _read_limited(handle, max_bytes)
+
+
+# Larger files are skipped unless --max-bytes says otherwise: a document is read whole, and
+# its tokens take several times its size in memory.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ReadPolicy:
+    """How strictly files are read.
+
+    Attributes:
+        policy: strict decoding, and the largest file read.
+        max_bytes: larger files are skipped ("too large"); None for no limit.
+    """
+
+    strict_encoding: bool = False
+    max_bytes: int | None = DEFAULT_MAX_BYTES
+
+
+DEFAULT_POLICY = ReadPolicy()
 
 
 def read_documents(
@@ -252,7 +294,7 @@ def read_documents(
     on_event: OnEvent,
     *,
     on_read: Callable[[], None] | None = None,
-    strict_encoding: bool = False,
+    policy: ReadPolicy = DEFAULT_POLICY,
 ) -> Iterator[Document]:
     """Read and decode each file of :func:`list_files`; skip what is not text.
 
@@ -260,24 +302,25 @@ def read_documents(
         files: paths (and ``-``) to read, in order.
         on_event: receives Skipped (binary, unreadable) and Warned (bytes replaced) events.
         on_read: called once per file, read or skipped (for progress).
-        strict_encoding: bytes that do not decode are an error (InputError naming the file
-            and the byte), not replaced with a warning.
+        policy: strict decoding, and the largest file read.
 
     Yields:
         One Document per readable text file, in the order of ``files``.
     """
     for path in files:
         try:
-            data = _read_bytes(path)
+            data = _read_bytes(path, policy.max_bytes)
         except OSError as exc:
             on_event(Skipped(path, f"unreadable: {_reason(exc)}"))
+        except _TooLarge as exc:
+            on_event(Skipped(path, f"too large ({exc}; --max-bytes {policy.max_bytes})"))
         else:
             decoded = decode_text(data)
             if decoded is None:
                 on_event(Skipped(path, _binary_reason(data)))
             else:
                 text, replaced = decoded
-                if replaced and strict_encoding:
+                if replaced and policy.strict_encoding:
                     raise InputError(f"{path}: {_undecodable(data)} (--strict-encoding)")
                 if replaced:
                     on_event(Warned(path, "bytes that are not valid text were replaced"))

@@ -172,7 +172,7 @@ def corpus_from_paths(
     distinct: bool = True,
     jobs: int = 1,
     batch_files: int | None = None,
-    strict_encoding: bool = False,
+    policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
 ) -> Corpus:
     """Read files, directories and ``-``; tokenize, weight and fingerprint every text.
 
@@ -190,12 +190,13 @@ def corpus_from_paths(
             the same for any number (standard input is always read by this process).
         batch_files: files per batch handed to a process (default: half of each process's
             share, at least 1,000).
-        strict_encoding: a file whose bytes do not decode is an error, not a warning.
+        policy: strict decoding (a file whose bytes do not decode is an error), and the
+            largest file read.
 
     Raises:
         PathNotFoundError: a path does not exist.
         ParameterError: bits or seed out of range.
-        InputError: with ``strict_encoding``, a file that does not decode.
+        InputError: with ``policy.strict_encoding``, a file that does not decode.
     """
     tokenizer = tokenizer or TokenizerConfig()
     settings = Settings(
@@ -220,10 +221,10 @@ def corpus_from_paths(
             jobs=jobs,
             batch_files=per_batch,
             on_read=on_read,
-            strict_encoding=strict_encoding,
+            policy=policy,
         )
     else:
-        ids, _, counts, features = _count_files(files, tokenizer, strict_encoding, handle, on_read)
+        ids, _, counts, features = _count_files(files, tokenizer, policy, handle, on_read)
     weights = apply_weighting(counts, weighting)
     return _from_weights(ids, weights, features, settings, on_event, skipped, EMPTY_TEXT)
 
@@ -243,11 +244,11 @@ def _fingerprint_files(
     tokenizer: TokenizerConfig,
     weighting: Weighting,
     settings: Settings,
-    strict_encoding: bool,
+    policy: corpus.ReadPolicy,
 ) -> tuple[list[corpus.Event], Corpus]:
     """One batch read, counted, weighted and fingerprinted (in a worker or here); only the
     fingerprints come back, not the vectors."""
-    ids, events, counts, features = _count_files(files, tokenizer, strict_encoding)
+    ids, events, counts, features = _count_files(files, tokenizer, policy)
     weights = apply_weighting(counts, weighting)
     batch = _from_weights(ids, weights, features, settings, events.append, [], EMPTY_TEXT)
     return events, Corpus(batch.ids, batch.fingerprints, batch.n_features, settings)
@@ -265,7 +266,7 @@ def iter_fingerprints(
     on_read: Callable[[], None] | None = None,
     jobs: int = 1,
     batch_files: int | None = None,
-    strict_encoding: bool = False,
+    policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
 ) -> Iterator[Corpus]:
     """Fingerprints of files, batch by batch, in file order: memory follows the batch, not the
     corpus (no vectors are kept). Each batch's documents depend on that batch alone, which is
@@ -293,7 +294,7 @@ def iter_fingerprints(
         yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing)
     else:
         jobs = jobs if corpus.STDIN not in files else 1  # standard input is this process's
-        arguments = [(batch, tokenizer, weighting, settings, strict_encoding) for batch in batches]
+        arguments = [(batch, tokenizer, weighting, settings, policy) for batch in batches]
         results = _ordered_map(_fingerprint_files, arguments, jobs)
         yield from _report(batches, results, on_event, on_read, listing)
 
@@ -393,7 +394,7 @@ def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
 def _count_files(
     files: list[str],
     tokenizer: TokenizerConfig,
-    strict_encoding: bool = False,
+    policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
     on_event: corpus.OnEvent | None = None,
     on_read: Callable[[], None] | None = None,
 ) -> tuple[list[str], list[corpus.Event], sp.csr_array, list[str]]:
@@ -404,7 +405,7 @@ def _count_files(
 
     def texts() -> Iterator[str]:
         documents = corpus.read_documents(
-            files, on_event or events.append, on_read=on_read, strict_encoding=strict_encoding
+            files, on_event or events.append, on_read=on_read, policy=policy
         )
         for document in documents:
             ids.append(document.id)
@@ -423,12 +424,12 @@ def _count_in_processes(
     jobs: int,
     batch_files: int,
     on_read: Callable[[], None] | None,
-    strict_encoding: bool,
+    policy: corpus.ReadPolicy,
 ) -> tuple[sp.csr_array, list[str]]:
     """Batches of files read and counted by ``jobs`` processes, merged in file order."""
     batches = [files[i : i + batch_files] for i in range(0, len(files), batch_files)]
     parts: list[tuple[sp.csr_array, list[str]]] = []
-    arguments = [(batch, tokenizer, strict_encoding) for batch in batches]
+    arguments = [(batch, tokenizer, policy) for batch in batches]
     results = _ordered_map(_count_files, arguments, jobs)
     for batch, (batch_ids, events, counts, features) in zip(batches, results, strict=True):
         for event in events:

@@ -102,10 +102,10 @@ def test_read_documents_skips_and_warns(messy_dir: Path, monkeypatch: pytest.Mon
     (messy_dir / "secret.txt").write_text("top secret")
     real = corpus_module._read_bytes
 
-    def guarded(path: str) -> bytes:
+    def guarded(path: str, max_bytes: int | None) -> bytes:
         if path.endswith("secret.txt"):
             raise PermissionError(13, "Permission denied", path)
-        return real(path)
+        return real(path, max_bytes)
 
     monkeypatch.setattr(corpus_module, "_read_bytes", guarded)
     events, on_event = collect()
