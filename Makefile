@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench clean
+.PHONY: demo test lint unit fuzz bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ demo: $(STAMP)
 	$(BIN)/simhash dedupe sample_corpus/
 
 lint: $(STAMP)
-	$(BIN)/ruff check simhash_cli tests bench
-	$(BIN)/ruff format --check simhash_cli tests bench
+	$(BIN)/ruff check simhash_cli tests bench fuzz
+	$(BIN)/ruff format --check simhash_cli tests bench fuzz
 	$(BIN)/python -m mypy
 
 # pytest exits 5 when it collects no test: that is our failure, never a pass.
@@ -28,6 +28,11 @@ unit: $(STAMP)
 	exit $$status
 
 test: lint unit
+
+# Not part of `make test`: arbitrary input against the readers and the tokenizer, at length
+# (FUZZ_EXAMPLES=100000 make fuzz for a long run).
+fuzz: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider fuzz
 
 # Not part of `make test`: speed is measured side by side with peers, never in a timed test.
 BENCH_SIMHASH := bench/.venv-simhash
