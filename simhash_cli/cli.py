@@ -120,13 +120,19 @@ class _ByteSize(click.ParamType):  # type: ignore[type-arg]
 
 def tokenizer_options(command: F) -> F:
     """How text becomes a weighted vector: ``--ngram``, ``--char-ngrams``, ``--weighting``,
-    and how files are read: ``--strict-encoding``, ``--max-bytes``."""
+    and how files are read: ``--strict-encoding``, ``--max-bytes``, ``--follow-symlinks``."""
     command = click.option(
         "--weighting",
         type=click.Choice([w.value for w in Weighting]),
         default=Weighting.TF.value,
         show_default=True,
         help="Feature weight: term count, 1, 1+ln(count), or count x idf over these documents.",
+    )(command)
+    command = click.option(
+        "--follow-symlinks",
+        is_flag=True,
+        help="Descend into symbolic links to directories (each directory once; a link loop "
+        "is reported, not followed). Links to files are always read.",
     )(command)
     command = click.option(
         "--max-bytes",
@@ -330,6 +336,7 @@ class _Reading:
             policy=ReadPolicy(
                 strict_encoding=bool(options.get("strict_encoding")),
                 max_bytes=options.get("max_bytes") or None,
+                follow_symlinks=bool(options.get("follow_symlinks")),
             ),
         )
 
@@ -472,6 +479,7 @@ def fingerprint_command(
     weighting: str,
     strict_encoding: bool,
     max_bytes: int,
+    follow_symlinks: bool,
     jobs: int,
     fmt: str | None,
     output_path: str | None,
@@ -534,6 +542,7 @@ def compare_command(
     weighting: str,
     strict_encoding: bool,
     max_bytes: int,
+    follow_symlinks: bool,
     fmt: str | None,
     output_path: str | None,
     quiet: bool,
@@ -620,6 +629,7 @@ def dedupe_command(
     weighting: str,
     strict_encoding: bool,
     max_bytes: int,
+    follow_symlinks: bool,
     blocks: int | Literal["auto"],
     max_distance: int | None,
     threshold: float,
@@ -736,6 +746,7 @@ def plan_command(
     weighting: str,
     strict_encoding: bool,
     max_bytes: int,
+    follow_symlinks: bool,
     threshold: float,
     docs: int | None,
     background: float | None,
@@ -817,6 +828,7 @@ def calibrate_command(
     weighting: str,
     strict_encoding: bool,
     max_bytes: int,
+    follow_symlinks: bool,
     threshold: float,
     seeds: int,
     max_docs: int,

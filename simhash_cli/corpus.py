@@ -119,13 +119,21 @@ def check_paths_exist(paths: Sequence[str]) -> None:
             raise PathNotFoundError(f"no such file or directory: {path}")
 
 
-def list_files(paths: Sequence[str], on_event: OnEvent, *, distinct: bool = True) -> list[str]:
-    """Expand directories recursively (sorted, symlinked directories not followed).
+def list_files(
+    paths: Sequence[str],
+    on_event: OnEvent,
+    *,
+    distinct: bool = True,
+    follow_symlinks: bool = False,
+) -> list[str]:
+    """Expand directories recursively (sorted; symlinked directories followed only if asked).
 
     Args:
         paths: files, directories and ``-``, as the user gave them.
-        on_event: receives a Skipped for each file listed twice or not a regular file.
+        on_event: receives a Skipped for each file listed twice or not a regular file, and
+            for each directory reached again through a symbolic link (a loop, reported once).
         distinct: list a file reached twice only once (False for ``compare a a``).
+        follow_symlinks: descend into symbolic links to directories, each directory once.
 
     Returns:
         The files to read, in a deterministic order, each named as the user would write it.
@@ -150,9 +158,10 @@ def list_files(paths: Sequence[str], on_event: OnEvent, *, distinct: bool = True
         seen[key] = path
         files.append(path)
 
+    visited: dict[tuple[int, int], str] = {}
     for path in paths:
         if path != STDIN and os.path.isdir(path):
-            for file in _walk(path, on_event):
+            for file in _walk(path, on_event, visited if follow_symlinks else None):
                 add(file, explicit=False)
         elif path == STDIN:
             files.append(path)
@@ -161,11 +170,25 @@ def list_files(paths: Sequence[str], on_event: OnEvent, *, distinct: bool = True
     return files
 
 
-def _walk(root: str, on_event: OnEvent) -> Iterator[str]:
+def _walk(
+    root: str, on_event: OnEvent, visited: dict[tuple[int, int], str] | None
+) -> Iterator[str]:
+    """Files below ``root``, sorted. With ``visited`` (directories seen, by device and inode),
+    symbolic links to directories are followed, and a directory reached again is reported
+    once and not entered: a link loop ends there."""
+
     def failed(exc: OSError) -> None:
         on_event(Skipped(exc.filename or root, f"unreadable directory: {_reason(exc)}"))
 
-    for directory, subdirs, names in os.walk(root, onerror=failed):
+    for directory, subdirs, names in os.walk(root, onerror=failed, followlinks=visited is not None):
+        if visited is not None:
+            info = os.stat(directory)
+            key = (info.st_dev, info.st_ino)
+            if key in visited:
+                on_event(Skipped(directory, f"symlink loop: the directory {visited[key]} again"))
+                subdirs[:] = []
+                continue
+            visited[key] = directory
         subdirs.sort()
         for name in sorted(names):
             yield os.path.join(directory, name)
@@ -280,10 +303,12 @@ class ReadPolicy:
     Attributes:
         policy: strict decoding, and the largest file read.
         max_bytes: larger files are skipped ("too large"); None for no limit.
+        follow_symlinks: descend into symbolic links to directories (see :func:`list_files`).
     """
 
     strict_encoding: bool = False
     max_bytes: int | None = DEFAULT_MAX_BYTES
+    follow_symlinks: bool = False
 
 
 DEFAULT_POLICY = ReadPolicy()

@@ -207,7 +207,9 @@ def corpus_from_paths(
     )
     skipped: list[corpus.Skipped] = []
     handle = _collecting(on_event, skipped)
-    files = corpus.list_files(paths, handle, distinct=distinct)
+    files = corpus.list_files(
+        paths, handle, distinct=distinct, follow_symlinks=policy.follow_symlinks
+    )
     if on_listed is not None:
         on_listed(len(files))
     per_batch = batch_files or _batch_size(len(files), jobs)
@@ -284,7 +286,9 @@ def iter_fingerprints(
     tokenizer = tokenizer or TokenizerConfig()
     settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
     listing: list[corpus.Skipped] = []
-    files = corpus.list_files(paths, _collecting(on_event, listing))
+    files = corpus.list_files(
+        paths, _collecting(on_event, listing), follow_symlinks=policy.follow_symlinks
+    )
     if on_listed is not None:
         on_listed(len(files))
     per_batch = batch_files or _batch_size(len(files), jobs)
