@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from .errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
 from .fingerprint import from_hex, validate_bits, validate_seed
@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 STDIN = "-"
+Record = TypeVar("Record")
 SNIFF_BYTES = 8192
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -445,9 +446,16 @@ def read_vectors(source: str, on_bad_line: OnBadLine = None) -> Iterator[VectorR
     Raises:
         InputError: a malformed line, naming file and line; nothing is yielded past it.
     """
+    return _records(source, _vector_record, on_bad_line)
+
+
+def _records(
+    source: str, parse: Callable[[str, int, Any], Record], on_bad_line: OnBadLine
+) -> Iterator[Record]:
+    """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
     for where, lineno, value in _json_lines(source, on_bad_line):
         try:
-            yield _vector_record(where, lineno, value)
+            yield parse(where, lineno, value)
         except MalformedLineError as error:
             if on_bad_line is None:
                 raise
@@ -474,13 +482,7 @@ def read_fingerprints(source: str, on_bad_line: OnBadLine = None) -> Iterator[Fi
     Raises:
         InputError: a malformed record, naming file and line.
     """
-    for where, lineno, value in _json_lines(source, on_bad_line):
-        try:
-            yield _fingerprint_record(where, lineno, value)
-        except MalformedLineError as error:
-            if on_bad_line is None:
-                raise
-            on_bad_line(error)
+    return _records(source, _fingerprint_record, on_bad_line)
 
 
 def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecord:
