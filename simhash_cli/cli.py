@@ -8,6 +8,7 @@ line and its exit code; ``--traceback`` shows the real exception instead.
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ import click
 from click.core import ParameterSource
 
 from . import __version__, pipeline
+from .actions import Keep, make_plan
 from .blocking import DEFAULT_MAX_CANDIDATES
 from .calibrate import DEFAULT_MAX_DOCS, calibrate
 from .corpus import DEFAULT_MAX_BYTES, ReadPolicy, Skipped
@@ -614,6 +616,29 @@ def compare_command(
     is_flag=True,
     help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any pair is flagged (for CI pipelines).",
 )
+@click.option(
+    "--plan",
+    "plan_path",
+    metavar="FILE",
+    default=None,
+    callback=_check_output,
+    help="Also write what would be done with each cluster to FILE (JSON): the file kept and "
+    "why, the others to remove, the protected ones. Nothing is changed.",
+)
+@click.option(
+    "--keep",
+    type=click.Choice([k.value for k in Keep]),
+    default=Keep.OLDEST.value,
+    show_default=True,
+    help="With --plan: which file of a cluster is kept (the path breaks ties).",
+)
+@click.option(
+    "--protect",
+    type=click.Path(exists=True, file_okay=False),
+    multiple=True,
+    metavar="DIR",
+    help="With --plan: files under DIR are never marked for removal (repeatable).",
+)
 @jobs_option
 @format_option
 @quiet_option
@@ -637,6 +662,9 @@ def dedupe_command(
     max_candidates: int,
     audit: bool,
     check: bool,
+    plan_path: str | None,
+    keep: str,
+    protect: tuple[str, ...],
     jobs: int,
     fmt: str | None,
     output_path: str | None,
@@ -667,6 +695,9 @@ def dedupe_command(
             f"must be below the fingerprint width ({bits or DEFAULT_BITS})",
             param_hint="--max-distance",
         )
+    plan_options = protect or ctx.get_parameter_source("keep") is ParameterSource.COMMANDLINE
+    if plan_path is None and plan_options:
+        raise click.UsageError("--keep and --protect go with --plan FILE")
     width = bits or DEFAULT_BITS
     if isinstance(blocks, int) and fingerprints is None and width % blocks:
         # Checked before reading: a long read must not end in a usage error.
@@ -708,9 +739,39 @@ def dedupe_command(
     with _report() as out:
         emit_dedupe(result, _format(fmt), out)
     messages.dedupe_summary(result)
+    if plan_path is not None:
+        _write_plan(messages, result, plan_path, Keep(keep), protect)
     if check and len(result.pairs):
         sys.stdout.flush()
         click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+
+
+def _write_plan(
+    messages: Messages,
+    result: pipeline.DedupeResult,
+    path: str,
+    keep: Keep,
+    protect: tuple[str, ...],
+) -> None:
+    """``dedupe --plan FILE``: the plan, written whole or not at all."""
+    docs = result.corpus
+    plan = make_plan(
+        docs.ids, docs.fingerprints, docs.settings.bits, result.clusters, keep=keep, protect=protect
+    )
+    target = AtomicFile(path)
+    try:
+        # ASCII escapes: a file name that is not UTF-8 survives as \udcXX, as JSON allows.
+        target.write(json.dumps(plan, ensure_ascii=True, indent=2) + "\n")
+    except BaseException:
+        target.discard()
+        raise
+    target.commit()
+    actions = [f["action"] for c in plan["clusters"] for f in c["files"]]
+    messages.info(
+        f"plan written to {path}: {len(plan['clusters']):,} clusters, "
+        f"{actions.count('remove'):,} files to remove, {actions.count('protected'):,} protected "
+        "(nothing was changed)"
+    )
 
 
 @main.command("plan", short_help="Which candidate scheme suits a threshold and corpus.")

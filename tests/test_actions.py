@@ -1,0 +1,129 @@
+"""Plans for clusters of near-duplicate files (`dedupe --plan`): nothing is ever changed, every
+cluster keeps a copy, protected files are never marked for removal, and the same input always
+gives the same plan."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simhash_cli.actions import FileState, Keep, make_plan
+from simhash_cli.cli import main
+from simhash_cli.errors import ExitCode
+
+from conftest import SAMPLE
+
+
+@st.composite
+def planned_clusters(draw: st.DrawFn) -> tuple[list[str], list[np.ndarray], dict[str, FileState]]:
+    n = draw(st.integers(2, 12))
+    paths = [f"/data/{draw(st.sampled_from(['a', 'b', 'keep']))}/f{i}.txt" for i in range(n)]
+    states = {
+        path: FileState(
+            path,
+            1,
+            i,
+            draw(st.integers(0, 3)),  # sizes and times tie often: the path must decide
+            draw(st.integers(0, 3)),
+        )
+        for i, path in enumerate(paths)
+    }
+    labels = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    clusters = [np.flatnonzero(np.array(labels) == label) for label in sorted(set(labels))]
+    return paths, [c for c in clusters if c.size >= 2], states
+
+
+@given(planned_clusters(), st.sampled_from(list(Keep)), st.booleans())
+def test_every_cluster_keeps_a_copy_and_protected_files_stay(
+    case: tuple[list[str], list[np.ndarray], dict[str, FileState]], keep: Keep, protect: bool
+) -> None:
+    paths, clusters, states = case
+    fingerprints = np.zeros((len(paths), 1), dtype=np.uint64)
+    roots = ["/data/keep"] if protect else []
+    plan = make_plan(
+        paths, fingerprints, 64, clusters, keep=keep, protect=roots, stat=states.__getitem__
+    )
+    again = make_plan(
+        paths, fingerprints, 64, clusters, keep=keep, protect=roots, stat=states.__getitem__
+    )
+    assert plan == again
+    for cluster, members in zip(plan["clusters"], clusters, strict=True):
+        actions = [f["action"] for f in cluster["files"]]
+        assert actions.count("keep") == 1 and len(actions) == members.size
+        assert {f["path"] for f in cluster["files"]} == {paths[m] for m in members.tolist()}
+        for entry in cluster["files"]:
+            if protect and entry["path"].startswith("/data/keep/"):
+                assert entry["action"] in ("keep", "protected")
+
+
+def test_keep_orders_with_the_path_as_tie_break() -> None:
+    states = {
+        "/x/long-name.txt": FileState("/x/long-name.txt", 1, 1, size=50, mtime_ns=10),
+        "/x/b.txt": FileState("/x/b.txt", 1, 2, size=90, mtime_ns=30),
+        "/x/a.txt": FileState("/x/a.txt", 1, 3, size=90, mtime_ns=10),
+    }
+    paths = list(states)
+    kept = {
+        keep: make_plan(
+            paths,
+            np.zeros((3, 1), np.uint64),
+            64,
+            [np.arange(3)],
+            keep=keep,
+            stat=states.__getitem__,
+        )["clusters"][0]["keep"]
+        for keep in Keep
+    }
+    assert kept == {
+        Keep.OLDEST: "/x/a.txt",  # mtime 10 twice: the path decides
+        Keep.NEWEST: "/x/b.txt",
+        Keep.LONGEST: "/x/a.txt",  # 90 bytes twice: the path decides
+        Keep.SHORTEST_PATH: "/x/a.txt",
+        Keep.FIRST: "/x/long-name.txt",
+    }
+
+
+def _digest(directory: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in directory.iterdir()}
+
+
+def test_dedupe_plan_writes_the_plan_and_changes_nothing(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for source in SAMPLE.iterdir():
+        (corpus / source.name).write_bytes(source.read_bytes())
+    before = _digest(corpus)
+    plan_file = tmp_path / "plan.json"
+    result = CliRunner().invoke(
+        main,
+        ["dedupe", "-f", "json", "--plan", str(plan_file), "--protect", str(corpus), str(corpus)],
+    )
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert _digest(corpus) == before
+    plan = json.loads(plan_file.read_text())
+    assert plan["version"] == 1 and len(plan["clusters"]) == 2
+    assert {f["action"] for c in plan["clusters"] for f in c["files"]} == {"keep", "protected"}
+    assert "3 protected (nothing was changed)" in result.stderr
+
+
+def test_plan_options_are_refused_without_a_plan_and_for_standard_input() -> None:
+    runner = CliRunner()
+    alone = runner.invoke(main, ["dedupe", "--keep", "newest", str(SAMPLE)])
+    assert alone.exit_code == ExitCode.USAGE and "--keep and --protect go with --plan" in (
+        alone.stderr
+    )
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    piped = runner.invoke(
+        main,
+        ["dedupe", "--plan", "/tmp/never-written.json", "-", str(SAMPLE / "volcano-report.txt")],
+        input=text,
+    )
+    assert piped.exit_code == ExitCode.ERROR
+    assert "standard input cannot be kept or removed" in piped.stderr
+    assert not Path("/tmp/never-written.json").exists()
