@@ -501,5 +501,6 @@ def test_ctrl_c_with_workers_exits_130_and_leaves_no_process_or_report(tmp_path:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]  # no report, no temp file
 
 
-# Not built yet (see the issue): --plan / apply and their journal, --include-empty, and a
-# test that 50,000 files in one directory keep memory flat. The fuzz targets are in fuzz/.
+# Not built yet (see the issue): simhash apply and its journal and --script (the plans it
+# would execute are built: tests/test_actions.py), --include-empty, and a test that 50,000
+# files in one directory keep memory flat. The fuzz targets are in fuzz/.
