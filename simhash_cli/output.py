@@ -112,8 +112,12 @@ class AtomicFile:
                 )
             except OSError as exc:
                 raise OutputError(f"cannot write {self.path}: {exc.strerror}") from None
-            # newline="": CSV's \r\n line ends are written as they are.
-            self._handle = open(descriptor, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            # newline="": CSV's \r\n line ends are written as they are. backslashreplace, as on
+            # standard output: a file name that is not UTF-8 (a lone surrogate) becomes \udcXX,
+            # which inside a JSON string is that very escape.
+            self._handle = open(  # noqa: SIM115
+                descriptor, "w", encoding="utf-8", errors="backslashreplace", newline=""
+            )
         return self._handle.write(text)
 
     def flush(self) -> None:

@@ -316,6 +316,10 @@ def test_non_utf8_and_newline_file_names_stay_valid_in_json_and_csv(tmp_path: Pa
     names = {p["a"] for p in document["pairs"]} | {p["b"] for p in document["pairs"]}
     assert any("two\nlines" in name for name in names)
     assert len(run("dedupe", "-f", "csv", "--threshold", "0.5", str(tmp_path)).stdout) > 0
+    report = tmp_path.parent / f"{tmp_path.name}-report.json"
+    written = run("dedupe", "--threshold", "0.5", "-o", str(report), str(tmp_path))
+    assert written.exit_code == ExitCode.OK, written.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["pairs"]  # valid JSON in the file too
 
 
 # ---------------------------------------------------------------- arguments
