@@ -316,6 +316,22 @@ def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
     return TokenizerConfig(ngram=ngram, char_ngrams=char_ngrams)
 
 
+def _refuse_output_over_input(options: dict[str, Any]) -> None:
+    """``-o FILE`` (or ``--plan FILE``) naming a file that is also an input would replace
+    the very file being read: almost always a slip, so it is refused before any work."""
+    inputs = [p for p in options.get("paths", ()) if p != "-" and os.path.isfile(p)]
+    inputs += [options[key] for key in ("vectors", "fingerprints") if options.get(key)]
+    for option, target in (
+        ("-o", options.get("output_path")),
+        ("--plan", options.get("plan_path")),
+    ):
+        if target in (None, "-") or not os.path.exists(target):
+            continue
+        for source in inputs:
+            if source != "-" and os.path.exists(source) and os.path.samefile(source, target):
+                raise click.UsageError(f"{option} {target} is also an input: it would be replaced")
+
+
 @dataclass(frozen=True)
 class _Reading:
     """The shared settings and tokenizer options as click parsed them, with defaults filled."""
@@ -329,6 +345,7 @@ class _Reading:
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> _Reading:
+        _refuse_output_over_input(options)
         return cls(
             bits=options["bits"] or DEFAULT_BITS,
             seed=DEFAULT_SEED if options["seed"] is None else options["seed"],
@@ -695,6 +712,7 @@ def dedupe_command(
             f"must be below the fingerprint width ({bits or DEFAULT_BITS})",
             param_hint="--max-distance",
         )
+    _refuse_output_over_input(ctx.params)
     plan_options = protect or ctx.get_parameter_source("keep") is ParameterSource.COMMANDLINE
     if plan_path is None and plan_options:
         raise click.UsageError("--keep and --protect go with --plan FILE")

@@ -478,6 +478,22 @@ def test_output_file_format_follows_its_extension(tmp_path: Path) -> None:
         assert check((tmp_path / name).read_text())
 
 
+def test_output_over_an_input_file_is_refused_and_the_input_kept(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text(TEXT)
+    fps = tmp_path / "fps.jsonl"
+    fps.write_text(run("fingerprint", str(notes)).stdout)
+    for args in (
+        ["fingerprint", "-o", str(notes), str(notes)],
+        ["dedupe", "--fingerprints", str(fps), "-o", str(fps)],
+        ["dedupe", "--plan", str(notes), str(notes), str(fps)],
+    ):
+        result = run(*args)
+        assert result.exit_code == ExitCode.USAGE, args
+        assert "is also an input: it would be replaced" in result.stderr
+    assert notes.read_text() == TEXT and fps.read_text().startswith('{"id"')
+
+
 def test_output_to_a_missing_directory_fails_before_any_work(tmp_path: Path) -> None:
     result = run("dedupe", "-o", str(tmp_path / "nowhere" / "r.json"), str(tmp_path))
     assert result.exit_code == ExitCode.USAGE
