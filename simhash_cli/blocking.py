@@ -44,6 +44,7 @@ __all__ = [
     "expand_copies",
     "pairs_among_copies",
     "pairs_of_copies",
+    "pairs_with_first",
     "pairs_within",
     "sort_pairs",
     "table_key_bits",
@@ -158,10 +159,8 @@ def _pair_chunks(
     if sizes.size == 0:
         return
     # Each position p of a group of size s starting at st pairs with the positions after it.
-    first = np.repeat(starts, sizes)
-    ends = np.repeat(starts + sizes, sizes)
-    positions = first + (np.arange(first.size) - np.repeat(np.cumsum(sizes) - sizes, sizes))
-    partners = ends - positions - 1
+    positions = _ranges(starts, sizes)
+    partners = np.repeat(starts + sizes, sizes) - positions - 1
     total = np.cumsum(partners)
     if chunk_pairs is None or total[-1] <= chunk_pairs:
         cuts = np.array([], dtype=np.int64)
@@ -174,12 +173,9 @@ def _pair_chunks(
     ):
         if hi <= lo:
             continue
-        chunk_partners = partners[lo:hi]
-        left = np.repeat(positions[lo:hi], chunk_partners)
-        offsets = np.arange(left.size) - np.repeat(
-            np.cumsum(chunk_partners) - chunk_partners, chunk_partners
-        )
-        a, b = order[left], order[left + 1 + offsets]
+        chunk_positions, chunk_partners = positions[lo:hi], partners[lo:hi]
+        a = order[np.repeat(chunk_positions, chunk_partners)]
+        b = order[_ranges(chunk_positions + 1, chunk_partners)]
         yield np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1)
 
 
@@ -408,7 +404,9 @@ def collapse(fingerprints: NDArray[np.uint64], bits: int) -> Copies:
 def expand_copies(pairs: NDArray[np.int64], copies: Copies) -> NDArray[np.int64]:
     """Pairs of distinct fingerprints -> every pair of documents they stand for, plus every
     pair of documents sharing one fingerprint; sorted."""
-    return sort_pairs(_expand_duplicates(pairs, copies))
+    return sort_pairs(
+        np.concatenate((pairs_among_copies(copies), pairs_of_copies(pairs, copies)[0]))
+    )
 
 
 def _ranges(starts: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -449,16 +447,23 @@ def _distinct(words: NDArray[np.uint64], suspects: NDArray[np.int64] | None = No
     return Copies(words[reps], members, first, counts)
 
 
-def _expand_duplicates(rep_pairs: NDArray[np.int64], distinct: Copies) -> NDArray[np.int64]:
-    """Pairs of distinct fingerprints -> pairs of documents: every member of one with every
-    member of the other, plus every pair of members sharing one fingerprint."""
-    return np.concatenate((pairs_among_copies(distinct), pairs_of_copies(rep_pairs, distinct)[0]))
-
-
 def pairs_among_copies(copies: Copies) -> NDArray[np.int64]:
     """Every pair of documents that share a fingerprint, i < j."""
     shared = copies.counts >= 2
     return _pairs_in_groups(copies.members, copies.first[shared], copies.counts[shared])
+
+
+def pairs_with_first(copies: Copies, groups: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """Each document of the chosen groups of copies (a mask over distinct fingerprints)
+    paired with the group's first document, i < j."""
+    others = copies.counts[groups] - 1
+    return np.stack(
+        (
+            np.repeat(copies.representatives[groups], others),
+            copies.members[_ranges(copies.first[groups] + 1, others)],
+        ),
+        axis=1,
+    )
 
 
 def pairs_of_copies(
@@ -484,7 +489,7 @@ def pairs_of_copies(
     size_a, size_b = counts[a], counts[b]
     per_pair = size_a * size_b
     pair_of = np.repeat(np.arange(pairs.shape[0]), per_pair)
-    rank = np.arange(pair_of.size) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
+    rank = _ranges(np.zeros_like(per_pair), per_pair)
     left = members[first[a][pair_of] + rank // size_b[pair_of]]
     right = members[first[b][pair_of] + rank % size_b[pair_of]]
     return np.stack((np.minimum(left, right), np.maximum(left, right)), axis=1), pair_of

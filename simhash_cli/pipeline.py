@@ -804,15 +804,7 @@ def _verified_pairs(
         near = distance <= verifier.limit
         doc_pairs, source = blocking.pairs_of_copies(pairs[near], shown)
         verifier.add(doc_pairs, distance[near][source])
-    followers = np.ones(copies.members.size, dtype=bool)
-    followers[copies.first] = False
-    followers &= np.repeat(large, copies.counts)
-    representatives = copies.representatives
-    with_first = np.stack(
-        (np.repeat(representatives[large], copies.counts[large] - 1), copies.members[followers]),
-        axis=1,
-    )
-    for same in (blocking.pairs_among_copies(shown), with_first):
+    for same in (blocking.pairs_among_copies(shown), blocking.pairs_with_first(copies, large)):
         counted(same.shape[0])
         verifier.add(same, np.zeros(same.shape[0], dtype=np.int64))
     kept = verifier.finish()
