@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, NoReturn, TextIO, TypeVar, cast
+from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -27,10 +27,10 @@ from .corpus import DEFAULT_MAX_BYTES, ReadPolicy, Skipped
 from .errors import ExitCode, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
-    AtomicFile,
     Format,
     Messages,
     ProgressHooks,
+    atomic_output,
     default_format,
     emit_calibration,
     emit_comparison,
@@ -294,20 +294,14 @@ def _format(fmt: str | None) -> Format:
 
 
 @contextmanager
-def _report() -> Iterator[TextIO]:
+def _report() -> Iterator[IO[str]]:
     """Where the command's data goes: standard output, or ``-o FILE`` written atomically."""
     path = click.get_current_context().params.get("output_path")
     if path is None or path == "-":
         yield sys.stdout
         return
-    target = AtomicFile(path)
-    try:
-        # It writes, flushes and says its encoding, all that the writers and rich ask of it.
-        yield cast(TextIO, target)
-    except BaseException:
-        target.discard()
-        raise
-    target.commit()
+    with atomic_output(path) as out:
+        yield out
 
 
 def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
@@ -776,14 +770,9 @@ def _write_plan(
     plan = make_plan(
         docs.ids, docs.fingerprints, docs.settings.bits, result.clusters, keep=keep, protect=protect
     )
-    target = AtomicFile(path)
-    try:
+    with atomic_output(path) as out:
         # ASCII escapes: a file name that is not UTF-8 survives as \udcXX, as JSON allows.
-        target.write(json.dumps(plan, ensure_ascii=True, indent=2) + "\n")
-    except BaseException:
-        target.discard()
-        raise
-    target.commit()
+        out.write(json.dumps(plan, ensure_ascii=True, indent=2) + "\n")
     actions = [f["action"] for c in plan["clusters"] for f in c["files"]]
     messages.info(
         f"plan written to {path}: {len(plan['clusters']):,} clusters, "

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 from rich import box
@@ -142,6 +142,20 @@ class AtomicFile:
         if self._temp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._temp)
+
+
+@contextmanager
+def atomic_output(path: str) -> Iterator[IO[str]]:
+    """A stream whose text becomes the file at ``path`` only if the block completes: on any
+    exception (Ctrl-C included) the unfinished file is removed and ``path`` left as it was."""
+    target = AtomicFile(path)
+    try:
+        # It writes, flushes and says its encoding, all that the writers and rich ask of it.
+        yield cast(IO[str], target)
+    except BaseException:
+        target.discard()
+        raise
+    target.commit()
 
 
 # Cosines are written to 12 decimals: two copies of a document score 1.0, not
