@@ -7,27 +7,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 
-def make_texts(
-    n_docs: int,
-    *,
-    words_per_doc: int = 250,
-    vocabulary: int = 50_000,
-    near_dup_rate: float = 0.1,
-    seed: int = 0,
-) -> list[str]:
-    """``n_docs`` texts; a ``near_dup_rate`` share are copies of an earlier one with ~5% of
-    their words replaced."""
-    return make_corpus(
-        n_docs,
-        words_per_doc=words_per_doc,
-        vocabulary=vocabulary,
-        near_dup_rate=near_dup_rate,
-        seed=seed,
-    )[0]
+def make_texts(n_docs: int, **options: Any) -> list[str]:
+    """The texts of :func:`make_corpus` (same options), without their sources."""
+    return make_corpus(n_docs, **options)[0]
 
 
 def make_corpus(
@@ -38,8 +25,8 @@ def make_corpus(
     near_dup_rate: float = 0.1,
     seed: int = 0,
 ) -> tuple[list[str], np.ndarray]:
-    """(texts, source): the texts of :func:`make_texts` and, for each, the earlier text it is
-    an edited copy of (-1 for an original)."""
+    """``n_docs`` texts, a ``near_dup_rate`` share of them copies of an earlier one with ~5%
+    of their words replaced; and for each, the text it is a copy of (-1 for an original)."""
     rng = np.random.default_rng(seed)
     vocab = np.array([f"w{i}" for i in range(vocabulary)])
     ranks = np.arange(1, vocabulary + 1, dtype=np.float64)
