@@ -3,13 +3,18 @@ kept and why, and what would happen to the others. Nothing here touches a file.
 
 The choice of the kept file follows a total order (``--keep``), the path breaking every tie,
 so the same input always gives the same plan. A file under a protected root (``--protect``)
-is never to be touched. Each file's state at planning time (device, inode, size, mtime) is in
-the plan, so that whatever acts on it later can refuse a file that changed since.
+is never to be touched. Each member is first checked to be the very file the scan read (same
+device, inode, size, mtime and ctime); its state and the SHA-256 of its bytes go into the
+plan, so that whatever acts on it later (:mod:`simhash_cli.apply`) can refuse a file that
+changed since.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -18,12 +23,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .corpus import STDIN, Stamp, stamp_of
 from .errors import InputError
 from .fingerprint import to_hex, to_int
 
-__all__ = ["PLAN_VERSION", "FileState", "Keep", "make_plan"]
+__all__ = ["PLAN_VERSION", "Changed", "FileState", "Keep", "inspect", "make_plan", "sha256_of"]
 
-PLAN_VERSION = 1
+PLAN_VERSION = 2
 
 
 class Keep(str, Enum):
@@ -43,21 +49,64 @@ class Keep(str, Enum):
 
 @dataclass(frozen=True)
 class FileState:
-    """A file as it was when the plan was made."""
+    """A file as it was when the plan was made: what acting on it later must find again."""
 
     path: str
     device: int
     inode: int
     size: int
     mtime_ns: int
+    sha256: str
 
-    @classmethod
-    def of(cls, path: str) -> FileState:
-        try:
-            info = os.stat(path)
-        except OSError as exc:
-            raise InputError(f"cannot plan for {path}: {exc.strerror}") from None
-        return cls(path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+class Changed(Exception):
+    """A file that is not what the scan read (its reason, in words)."""
+
+
+def _unchanged(path: str, stamp: Stamp) -> os.stat_result:
+    """The file at ``path`` if it is still the regular file the scan read, else Changed."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise Changed("gone since the scan") from None
+    except OSError as exc:
+        raise Changed(f"cannot be checked: {exc.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise Changed("a symbolic link: the file it leads to is not acted on through it")
+    if not stat.S_ISREG(info.st_mode):
+        raise Changed("not a regular file")
+    if stamp_of(info) != stamp:
+        raise Changed("changed since the scan")
+    return info
+
+
+def sha256_of(path: str, expected: os.stat_result | None = None) -> str:
+    """The SHA-256 of a file's bytes, read in blocks. With ``expected``, OSError (ESTALE)
+    when the open file is not that file or changes while it is read."""
+    with open(path, "rb") as handle:
+        before = os.fstat(handle.fileno())
+        digest = hashlib.sha256()
+        while block := handle.read(1 << 20):
+            digest.update(block)
+        after = os.fstat(handle.fileno())
+    if expected is not None and not stamp_of(expected) == stamp_of(before) == stamp_of(after):
+        raise OSError(errno.ESTALE, "changed while it was read", path)
+    return digest.hexdigest()
+
+
+def inspect(path: str, stamp: Stamp) -> FileState:
+    """The state of a file that must still be the one the scan read (device, inode, size and
+    both times equal: any write changes the ctime), with the SHA-256 of its bytes.
+
+    Raises:
+        Changed: gone, replaced, written to, or not a regular file.
+    """
+    info = _unchanged(path, stamp)
+    try:
+        digest = sha256_of(path, info)
+    except OSError as exc:
+        raise Changed(f"cannot be read again: {exc.strerror}") from None
+    return FileState(path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest)
 
 
 def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
@@ -80,42 +129,53 @@ def _protected(path: str, roots: Sequence[str]) -> bool:
 def make_plan(
     ids: Sequence[str],
     fingerprints: NDArray[np.uint64],
+    stamps: Sequence[Stamp],
     bits: int,
     clusters: Sequence[NDArray[np.int64]],
     *,
     keep: Keep,
     protect: Sequence[str] = (),
-    stat: Callable[[str], FileState] = FileState.of,
+    settings: dict[str, Any] | None = None,
+    check: Callable[[str, Stamp], FileState] = inspect,
 ) -> dict[str, Any]:
     """The plan for these clusters: per cluster, the file kept and why, and the others.
 
-    Every cluster keeps exactly one file (``keep``), and a file under a ``protect`` root is
-    never marked for removal (``protected``), so no plan can leave a cluster without a copy
+    Each member is first checked to be the very file the scan read (``check``): one that is
+    gone, written to or replaced since is marked ``skip`` with the reason, and neither kept nor
+    removed. Of the others exactly one is kept (``keep``), and a file under a ``protect`` root
+    is never marked for removal (``protected``), so no plan can leave a cluster without a copy
     or touch a protected file.
 
     Args:
         ids: document ids (file paths) of the corpus.
-        fingerprints: (n, n_words) uint64, to be checked again before acting.
+        fingerprints: (n, n_words) uint64.
+        stamps: each document's file as the scan read it.
         bits: fingerprint width.
         clusters: member indices of each cluster (as :func:`~simhash_cli.cluster.clusters`).
         keep: which member is kept.
         protect: roots whose files are never touched.
-        stat: a file's current state (a parameter for tests).
+        settings: what the fingerprints were made with, recorded in the plan.
+        check: a file's state now, or Changed (a parameter for tests).
 
     Raises:
-        InputError: a member that is not a file on disk (standard input, a vector id).
+        InputError: a member that is not a file on disk (standard input, a pipe).
     """
     roots = [os.path.realpath(root) for root in protect]
     planned = []
     for number, members in enumerate(clusters):
-        states = []
+        states: list[tuple[int, FileState, int]] = []
+        files: list[dict[str, Any]] = []
+        skipped: list[dict[str, Any]] = []
         for position, member in enumerate(members.tolist()):
-            if ids[member] == "-":
-                raise InputError("--plan needs files: standard input cannot be kept or removed")
-            states.append((position, stat(ids[member]), member))
+            path = ids[member]
+            if path == STDIN or stamps[member][1] == 0:
+                raise InputError(f"--plan needs files: {path} (a stream) cannot be kept or removed")
+            try:
+                states.append((position, check(path, tuple(stamps[member])), member))
+            except Changed as exc:
+                skipped.append({"path": path, "action": "skip", "why": str(exc)})
         ranked = sorted(states, key=lambda item: _order(keep)((item[0], item[1])))
-        kept = ranked[0][1]
-        files = []
+        kept = ranked[0][1] if ranked else None
         for _, state, member in ranked:
             if state is kept:
                 action = "keep"
@@ -132,11 +192,20 @@ def make_plan(
                     "inode": state.inode,
                     "size": state.size,
                     "mtime_ns": state.mtime_ns,
+                    "sha256": state.sha256,
                 }
             )
-        planned.append({"cluster": number, "keep": kept.path, "why": keep.value, "files": files})
+        planned.append(
+            {
+                "cluster": number,
+                "keep": None if kept is None else kept.path,
+                "why": keep.value,
+                "files": files + skipped,
+            }
+        )
     return {
         "version": PLAN_VERSION,
+        "settings": settings or {},
         "keep": keep.value,
         "protect": roots,
         "clusters": planned,

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar
 
 import click
@@ -24,7 +24,7 @@ from .actions import Keep, make_plan
 from .blocking import DEFAULT_MAX_CANDIDATES
 from .calibrate import DEFAULT_MAX_DOCS, calibrate
 from .corpus import DEFAULT_MAX_BYTES, ReadPolicy, Skipped
-from .errors import ExitCode, SimhashError
+from .errors import ExitCode, InputError, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
     Format,
@@ -710,6 +710,11 @@ def dedupe_command(
     plan_options = protect or ctx.get_parameter_source("keep") is ParameterSource.COMMANDLINE
     if plan_path is None and plan_options:
         raise click.UsageError("--keep and --protect go with --plan FILE")
+    if plan_path is not None and (vectors or fingerprints):
+        raise click.UsageError(
+            "--plan acts on files read in this run, so that each can be checked to be the "
+            "file that was compared: give PATHs, not --vectors or --fingerprints"
+        )
     width = bits or DEFAULT_BITS
     if isinstance(blocks, int) and fingerprints is None and width % blocks:
         # Checked before reading: a long read must not end in a usage error.
@@ -767,8 +772,17 @@ def _write_plan(
 ) -> None:
     """``dedupe --plan FILE``: the plan, written whole or not at all."""
     docs = result.corpus
+    if docs.stamps is None:  # refused before reading (see dedupe_command)
+        raise InputError("--plan needs the files read in this run")
     plan = make_plan(
-        docs.ids, docs.fingerprints, docs.settings.bits, result.clusters, keep=keep, protect=protect
+        docs.ids,
+        docs.fingerprints,
+        docs.stamps.tolist(),
+        docs.settings.bits,
+        result.clusters,
+        keep=keep,
+        protect=protect,
+        settings=asdict(docs.settings),
     )
     with atomic_output(path) as out:
         # ASCII escapes: a file name that is not UTF-8 survives as \udcXX, as JSON allows.

@@ -32,12 +32,14 @@ from .fingerprint import from_hex, validate_bits, validate_seed
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_POLICY",
+    "NO_STAMP",
     "STDIN",
     "Document",
     "Event",
     "FingerprintRecord",
     "ReadPolicy",
     "Skipped",
+    "Stamp",
     "VectorRecord",
     "Warned",
     "check_paths_exist",
@@ -46,6 +48,7 @@ __all__ = [
     "read_documents",
     "read_fingerprints",
     "read_vectors",
+    "stamp_of",
 ]
 
 STDIN = "-"
@@ -62,12 +65,26 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 
 
+Stamp = tuple[int, int, int, int, int]
+"""A file as it was read: (device, inode, size, mtime_ns, ctime_ns)."""
+NO_STAMP: Stamp = (0, 0, -1, 0, 0)
+"""Standard input or a pipe: nothing on disk that could be acted on later."""
+
+
+def stamp_of(info: os.stat_result) -> Stamp:
+    """The fields of a stat result that change whenever a file is replaced or written: the
+    inode's ctime changes on every write, even one that sets mtime back."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 @dataclass(frozen=True)
 class Document:
-    """One text document: ``id`` is its path as the user would write it (``-`` for stdin)."""
+    """One text document: ``id`` is its path as the user would write it (``-`` for stdin), and
+    ``stamp`` the file as it was opened, before reading (:data:`NO_STAMP` for a stream)."""
 
     id: str
     text: str
+    stamp: Stamp = NO_STAMP
 
 
 @dataclass(frozen=True)
@@ -257,16 +274,19 @@ class _TooLarge(Exception):
     """A file over the size limit (its size, or "more than N bytes" for a stream)."""
 
 
-def _read_bytes(path: str, max_bytes: int | None) -> bytes:
+def _read_bytes(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
+    """A file's bytes and its stamp, taken from the open file before reading: any write after
+    that changes the ctime, so a later comparison sees it."""
     if path == STDIN:
-        return _read_limited(sys.stdin.buffer, max_bytes)
+        return _read_limited(sys.stdin.buffer, max_bytes), NO_STAMP
     info = os.stat(path)
     if stat.S_ISFIFO(info.st_mode):
-        return _read_fifo(path, max_bytes)
+        return _read_fifo(path, max_bytes), NO_STAMP
     if max_bytes is not None and info.st_size > max_bytes:
         raise _TooLarge(f"{info.st_size:,} bytes")
     with open(path, "rb") as handle:
-        return _read_limited(handle, max_bytes)
+        stamp = stamp_of(os.fstat(handle.fileno()))
+        return _read_limited(handle, max_bytes), stamp
 
 
 def _read_limited(handle: IO[bytes], max_bytes: int | None) -> bytes:
@@ -335,7 +355,7 @@ def read_documents(
     """
     for path in files:
         try:
-            data = _read_bytes(path, policy.max_bytes)
+            data, stamp = _read_bytes(path, policy.max_bytes)
         except OSError as exc:
             on_event(Skipped(path, f"unreadable: {_reason(exc)}"))
         except _TooLarge as exc:
@@ -350,7 +370,7 @@ def read_documents(
                     raise InputError(f"{path}: {_undecodable(data)} (--strict-encoding)")
                 if replaced:
                     on_event(Warned(path, "bytes that are not valid text were replaced"))
-                yield Document(path, text)
+                yield Document(path, text, stamp)
         if on_read is not None:
             on_read()
 

@@ -42,6 +42,7 @@ from .verify import ScoredPairs, Verify
 __all__ = [
     "AUDIT_MAX_DOCS",
     "AUTO",
+    "STAMP_DTYPE",
     "Audit",
     "Comparison",
     "Corpus",
@@ -92,6 +93,22 @@ class Settings:
         )
 
 
+STAMP_DTYPE = np.dtype(
+    [
+        ("device", np.uint64),
+        ("inode", np.uint64),
+        ("size", np.int64),
+        ("mtime_ns", np.int64),
+        ("ctime_ns", np.int64),
+    ]
+)
+"""A file as the scan read it (:data:`simhash_cli.corpus.Stamp`), one record per document."""
+
+
+def _stamp_array(stamps: Sequence[corpus.Stamp]) -> NDArray[np.void]:
+    return np.array(list(stamps), dtype=STAMP_DTYPE)
+
+
 @dataclass
 class Corpus:
     """Documents that made it through reading, with their vectors and fingerprints.
@@ -104,6 +121,8 @@ class Corpus:
         weights: (n, n_features) CSR weights, or None when read from fingerprints.
         features: the weight matrix's column names.
         skipped: documents left out, and why.
+        stamps: (n,) :data:`STAMP_DTYPE`, each file as it was read (all zero for a stream),
+            or None when the documents did not come from files.
     """
 
     ids: list[str]
@@ -113,6 +132,7 @@ class Corpus:
     weights: sp.csr_array | None = None
     features: list[str] = field(default_factory=list)
     skipped: list[corpus.Skipped] = field(default_factory=list)
+    stamps: NDArray[np.void] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -135,6 +155,7 @@ def _from_weights(
     on_event: corpus.OnEvent,
     skipped: list[corpus.Skipped],
     empty_reason: str,
+    stamps: NDArray[np.void] | None = None,
 ) -> Corpus:
     """Drop documents without a non-zero weight (reported), then fingerprint the rest.
 
@@ -155,8 +176,9 @@ def _from_weights(
         weights = sp.csr_array(weights[keep])
         ids = [ids[row] for row in keep.tolist()]
         n_features = n_features[keep]
+        stamps = None if stamps is None else stamps[keep]
     fingerprints = fingerprint_matrix(weights, features, bits=settings.bits, seed=settings.seed)
-    return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped)
+    return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped, stamps)
 
 
 def corpus_from_paths(
@@ -215,20 +237,27 @@ def corpus_from_paths(
     per_batch = batch_files or _batch_size(len(files), jobs)
     if jobs > 1 and corpus.STDIN not in files and len(files) > per_batch:
         ids: list[str] = []
+        stamps: list[NDArray[np.void]] = []
         counts, features = _count_in_processes(
             files,
             tokenizer,
             handle,
             ids,
+            stamps,
             jobs=jobs,
             batch_files=per_batch,
             on_read=on_read,
             policy=policy,
         )
     else:
-        ids, _, counts, features = _count_files(files, tokenizer, policy, handle, on_read)
+        ids, batch_stamps, _, counts, features = _count_files(
+            files, tokenizer, policy, handle, on_read
+        )
+        stamps = [batch_stamps]
     weights = apply_weighting(counts, weighting)
-    return _from_weights(ids, weights, features, settings, on_event, skipped, EMPTY_TEXT)
+    return _from_weights(
+        ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, np.concatenate(stamps)
+    )
 
 
 # A batch holds its documents' vectors while it is counted: this many files at the most.
@@ -250,10 +279,12 @@ def _fingerprint_files(
 ) -> tuple[list[corpus.Event], Corpus]:
     """One batch read, counted, weighted and fingerprinted (in a worker or here); only the
     fingerprints come back, not the vectors."""
-    ids, events, counts, features = _count_files(files, tokenizer, policy)
+    ids, stamps, events, counts, features = _count_files(files, tokenizer, policy)
     weights = apply_weighting(counts, weighting)
-    batch = _from_weights(ids, weights, features, settings, events.append, [], EMPTY_TEXT)
-    return events, Corpus(batch.ids, batch.fingerprints, batch.n_features, settings)
+    batch = _from_weights(ids, weights, features, settings, events.append, [], EMPTY_TEXT, stamps)
+    return events, Corpus(
+        batch.ids, batch.fingerprints, batch.n_features, settings, stamps=batch.stamps
+    )
 
 
 def iter_fingerprints(
@@ -295,7 +326,8 @@ def iter_fingerprints(
     batches = [files[i : i + per_batch] for i in range(0, len(files), per_batch)]
     if not batches:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
-        yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing)
+        none = _stamp_array([])
+        yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing, stamps=none)
     else:
         jobs = jobs if corpus.STDIN not in files else 1  # standard input is this process's
         arguments = [(batch, tokenizer, weighting, settings, policy) for batch in batches]
@@ -329,12 +361,14 @@ def concatenate(batches: Iterable[Corpus]) -> Corpus:
     if not parts:
         raise InputError("no batches to join")
     settings = parts[0].settings
+    stamps = [part.stamps for part in parts if part.stamps is not None]
     return Corpus(
         [doc_id for part in parts for doc_id in part.ids],
         np.concatenate([part.fingerprints for part in parts]),
         np.concatenate([part.n_features for part in parts]),
         settings,
         skipped=[skip for part in parts for skip in part.skipped],
+        stamps=np.concatenate(stamps) if len(stamps) == len(parts) else None,
     )
 
 
@@ -401,11 +435,13 @@ def _count_files(
     policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
     on_event: corpus.OnEvent | None = None,
     on_read: Callable[[], None] | None = None,
-) -> tuple[list[str], list[corpus.Event], sp.csr_array, list[str]]:
-    """Read and count files: (ids read, events, term counts, their columns). In a worker the
-    events are collected and returned; given ``on_event`` they go there as they happen."""
+) -> tuple[list[str], NDArray[np.void], list[corpus.Event], sp.csr_array, list[str]]:
+    """Read and count files: (ids read, their stamps, events, term counts, their columns). In
+    a worker the events are collected and returned; given ``on_event`` they go there as they
+    happen."""
     events: list[corpus.Event] = []
     ids: list[str] = []
+    stamps: list[corpus.Stamp] = []
 
     def texts() -> Iterator[str]:
         documents = corpus.read_documents(
@@ -413,10 +449,11 @@ def _count_files(
         )
         for document in documents:
             ids.append(document.id)
+            stamps.append(document.stamp)
             yield document.text
 
     counts, features = count_matrix(texts(), tokenizer)
-    return ids, events, counts, features
+    return ids, _stamp_array(stamps), events, counts, features
 
 
 def _count_in_processes(
@@ -424,21 +461,26 @@ def _count_in_processes(
     tokenizer: TokenizerConfig,
     on_event: corpus.OnEvent,
     ids: list[str],
+    stamps: list[NDArray[np.void]],
     *,
     jobs: int,
     batch_files: int,
     on_read: Callable[[], None] | None,
     policy: corpus.ReadPolicy,
 ) -> tuple[sp.csr_array, list[str]]:
-    """Batches of files read and counted by ``jobs`` processes, merged in file order."""
+    """Batches of files read and counted by ``jobs`` processes, merged in file order (their
+    ids and stamps appended to ``ids`` and ``stamps``)."""
     batches = [files[i : i + batch_files] for i in range(0, len(files), batch_files)]
     parts: list[tuple[sp.csr_array, list[str]]] = []
     arguments = [(batch, tokenizer, policy) for batch in batches]
     results = _ordered_map(_count_files, arguments, jobs)
-    for batch, (batch_ids, events, counts, features) in zip(batches, results, strict=True):
+    for batch, (batch_ids, batch_stamps, events, counts, features) in zip(
+        batches, results, strict=True
+    ):
         for event in events:
             on_event(event)
         ids.extend(batch_ids)
+        stamps.append(batch_stamps)
         parts.append((counts, features))
         if on_read is not None:
             for _ in batch:

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_cli.actions import FileState, Keep, make_plan
+from simhash_cli.actions import PLAN_VERSION, Changed, FileState, Keep, make_plan
 from simhash_cli.cli import main
+from simhash_cli.corpus import stamp_of
 from simhash_cli.errors import ExitCode
 
 from conftest import SAMPLE
@@ -31,6 +34,7 @@ def planned_clusters(draw: st.DrawFn) -> tuple[list[str], list[np.ndarray], dict
             i,
             draw(st.integers(0, 3)),  # sizes and times tie often: the path must decide
             draw(st.integers(0, 3)),
+            "0" * 64,
         )
         for i, path in enumerate(paths)
     }
@@ -39,44 +43,61 @@ def planned_clusters(draw: st.DrawFn) -> tuple[list[str], list[np.ndarray], dict
     return paths, [c for c in clusters if c.size >= 2], states
 
 
-@given(planned_clusters(), st.sampled_from(list(Keep)), st.booleans())
+@given(planned_clusters(), st.sampled_from(list(Keep)), st.booleans(), st.data())
 def test_every_cluster_keeps_a_copy_and_protected_files_stay(
-    case: tuple[list[str], list[np.ndarray], dict[str, FileState]], keep: Keep, protect: bool
+    case: tuple[list[str], list[np.ndarray], dict[str, FileState]],
+    keep: Keep,
+    protect: bool,
+    data: st.DataObject,
 ) -> None:
     paths, clusters, states = case
+    changed = set(data.draw(st.lists(st.sampled_from(paths))))
     fingerprints = np.zeros((len(paths), 1), dtype=np.uint64)
     roots = ["/data/keep"] if protect else []
-    plan = make_plan(
-        paths, fingerprints, 64, clusters, keep=keep, protect=roots, stat=states.__getitem__
-    )
-    again = make_plan(
-        paths, fingerprints, 64, clusters, keep=keep, protect=roots, stat=states.__getitem__
-    )
+    stamps = [(1, i + 1, 0, 0, 0) for i in range(len(paths))]
+
+    def planned() -> dict[str, Any]:
+        return make_plan(
+            paths, fingerprints, stamps, 64, clusters, keep=keep, protect=roots, check=lookup
+        )
+
+    def lookup(path: str, stamp: tuple[int, ...]) -> FileState:
+        if path in changed:
+            raise Changed("changed since the scan")
+        return states[path]
+
+    plan, again = planned(), planned()
     assert plan == again
     for cluster, members in zip(plan["clusters"], clusters, strict=True):
         actions = [f["action"] for f in cluster["files"]]
-        assert actions.count("keep") == 1 and len(actions) == members.size
+        usable = [paths[m] for m in members.tolist() if paths[m] not in changed]
+        assert actions.count("keep") == (1 if usable else 0) and len(actions) == members.size
+        assert actions.count("skip") == members.size - len(usable)
         assert {f["path"] for f in cluster["files"]} == {paths[m] for m in members.tolist()}
         for entry in cluster["files"]:
             if protect and entry["path"].startswith("/data/keep/"):
-                assert entry["action"] in ("keep", "protected")
+                assert entry["action"] in ("keep", "protected", "skip")
+            if entry["path"] in changed:
+                assert entry["action"] == "skip"
 
 
 def test_keep_orders_with_the_path_as_tie_break() -> None:
+    digest = "0" * 64
     states = {
-        "/x/long-name.txt": FileState("/x/long-name.txt", 1, 1, size=50, mtime_ns=10),
-        "/x/b.txt": FileState("/x/b.txt", 1, 2, size=90, mtime_ns=30),
-        "/x/a.txt": FileState("/x/a.txt", 1, 3, size=90, mtime_ns=10),
+        "/x/long-name.txt": FileState("/x/long-name.txt", 1, 1, 50, 10, digest),
+        "/x/b.txt": FileState("/x/b.txt", 1, 2, 90, 30, digest),
+        "/x/a.txt": FileState("/x/a.txt", 1, 3, 90, 10, digest),
     }
     paths = list(states)
     kept = {
         keep: make_plan(
             paths,
             np.zeros((3, 1), np.uint64),
+            [(1, i + 1, 0, 0, 0) for i in range(3)],
             64,
             [np.arange(3)],
             keep=keep,
-            stat=states.__getitem__,
+            check=lambda path, stamp: states[path],
         )["clusters"][0]["keep"]
         for keep in Keep
     }
@@ -107,7 +128,8 @@ def test_dedupe_plan_writes_the_plan_and_changes_nothing(tmp_path: Path) -> None
     assert result.exit_code == ExitCode.OK, result.stderr
     assert _digest(corpus) == before
     plan = json.loads(plan_file.read_text())
-    assert plan["version"] == 1 and len(plan["clusters"]) == 2
+    assert plan["version"] == PLAN_VERSION and len(plan["clusters"]) == 2
+    assert plan["settings"]["bits"] == 64
     assert {f["action"] for c in plan["clusters"] for f in c["files"]} == {"keep", "protected"}
     assert "3 protected (nothing was changed)" in result.stderr
 
@@ -125,5 +147,30 @@ def test_plan_options_are_refused_without_a_plan_and_for_standard_input() -> Non
         input=text,
     )
     assert piped.exit_code == ExitCode.ERROR
-    assert "standard input cannot be kept or removed" in piped.stderr
+    assert "- (a stream) cannot be kept or removed" in piped.stderr
     assert not Path("/tmp/never-written.json").exists()
+
+
+def test_a_file_changed_after_the_scan_is_skipped_not_kept_or_removed(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (corpus / name).write_text(text)
+    docs = [str(corpus / name) for name in ("a.txt", "b.txt", "c.txt")]
+    stamps = [stamp_of(os.stat(doc)) for doc in docs]
+    (corpus / "b.txt").write_text(text + " more")  # after the scan
+    os.symlink(corpus / "a.txt", corpus / "link.txt")
+    docs.append(str(corpus / "link.txt"))
+    stamps.append(stamp_of(os.stat(corpus / "link.txt")))
+    plan = make_plan(docs, np.zeros((4, 1), np.uint64), stamps, 64, [np.arange(4)], keep=Keep.FIRST)
+    files = {Path(f["path"]).name: f for f in plan["clusters"][0]["files"]}
+    assert [files[n]["action"] for n in ("a.txt", "b.txt", "c.txt", "link.txt")] == [
+        "keep",
+        "skip",
+        "remove",
+        "skip",
+    ]
+    assert files["b.txt"]["why"] == "changed since the scan"
+    assert files["link.txt"]["why"].startswith("a symbolic link")
+    assert files["a.txt"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()

@@ -102,7 +102,7 @@ def test_read_documents_skips_and_warns(messy_dir: Path, monkeypatch: pytest.Mon
     (messy_dir / "secret.txt").write_text("top secret")
     real = corpus_module._read_bytes
 
-    def guarded(path: str, max_bytes: int | None) -> bytes:
+    def guarded(path: str, max_bytes: int | None) -> tuple[bytes, corpus_module.Stamp]:
         if path.endswith("secret.txt"):
             raise PermissionError(13, "Permission denied", path)
         return real(path, max_bytes)
