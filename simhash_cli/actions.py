@@ -167,9 +167,11 @@ def make_plan(
         files: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
         for position, member in enumerate(members.tolist()):
-            path = ids[member]
-            if path == STDIN or stamps[member][1] == 0:
-                raise InputError(f"--plan needs files: {path} (a stream) cannot be kept or removed")
+            path = os.path.abspath(ids[member])  # the plan may be applied from elsewhere
+            if ids[member] == STDIN or stamps[member][1] == 0:
+                raise InputError(
+                    f"--plan needs files: {ids[member]} (a stream) cannot be kept or removed"
+                )
             try:
                 states.append((position, check(path, tuple(stamps[member])), member))
             except Changed as exc:

@@ -14,24 +14,36 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar
+from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar, cast
 
 import click
 from click.core import ParameterSource
 
 from . import __version__, pipeline
 from .actions import Keep, make_plan
+from .apply import (
+    JOURNAL_VERSION,
+    Action,
+    Journal,
+    LoadedPlan,
+    Status,
+    apply,
+    load_plan,
+    under_root,
+)
 from .blocking import DEFAULT_MAX_CANDIDATES
 from .calibrate import DEFAULT_MAX_DOCS, calibrate
 from .corpus import DEFAULT_MAX_BYTES, ReadPolicy, Skipped
 from .errors import ExitCode, InputError, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from .output import (
+    AtomicFile,
     Format,
     Messages,
     ProgressHooks,
     atomic_output,
     default_format,
+    emit_apply,
     emit_calibration,
     emit_comparison,
     emit_dedupe,
@@ -40,6 +52,7 @@ from .output import (
 )
 from .plan import Background
 from .plan import plan as planner
+from .script import write_script
 from .tokenizer import MAX_NGRAM, TokenizerConfig
 from .vectorize import Weighting
 from .verify import Verify
@@ -793,6 +806,175 @@ def _write_plan(
         f"{actions.count('remove'):,} files to remove, {actions.count('protected'):,} protected "
         "(nothing was changed)"
     )
+
+
+@main.command("apply", short_help="Act on a dedupe --plan: move, link or delete its files.")
+@click.argument("plan_path", metavar="PLAN")
+@click.argument("directory", metavar="[DIR]", required=False)
+@click.option(
+    "--action",
+    type=click.Choice([a.value for a in Action]),
+    required=True,
+    help="move-to DIR: move each file marked remove to DIR (under its absolute path); "
+    "hardlink / symlink: replace it by a link to its cluster's kept file; delete: delete it.",
+)
+@click.option("--yes", is_flag=True, help="Act. Without it: a dry run, every check, no change.")
+@click.option(
+    "--delete-near-duplicates",
+    is_flag=True,
+    help="Required for --action delete with --yes or --script: near-duplicates are different "
+    "files, and deleting one loses what only it says.",
+)
+@click.option(
+    "--journal",
+    "journal_path",
+    metavar="FILE",
+    default=None,
+    help="With --yes: where each step and its outcome are recorded [default: PLAN.journal]. "
+    "A journal of the same plan is resumed: its done steps are skipped.",
+)
+@click.option(
+    "--script",
+    "script_path",
+    metavar="FILE|-",
+    default=None,
+    callback=_check_output,
+    help="Instead of acting: write a POSIX shell script taking the same steps with the same "
+    "checks, for review (run it with sh FILE).",
+)
+@click.option(
+    "--protect",
+    type=click.Path(exists=True, file_okay=False),
+    multiple=True,
+    metavar="DIR",
+    help="Files under DIR are never touched, besides the plan's own protected roots (repeatable).",
+)
+@format_option
+@quiet_option
+def apply_command(
+    plan_path: str,
+    directory: str | None,
+    action: str,
+    yes: bool,
+    delete_near_duplicates: bool,
+    journal_path: str | None,
+    script_path: str | None,
+    protect: tuple[str, ...],
+    fmt: str | None,
+    output_path: str | None,
+    quiet: bool,
+) -> None:
+    """Act on a plan written by `simhash dedupe --plan PLAN`.
+
+    Each file the plan marks remove is moved to DIR, replaced by a link to its cluster's kept
+    file, or deleted. Just before each step, both files are checked to be the ones the plan
+    recorded (device, inode, size, mtime and the SHA-256 of their bytes); a step that would
+    touch a protected file, act on two names of one file, or leave its cluster without the
+    kept file is refused, and the others go on. A dry run unless --yes. Each step and its
+    outcome go to a journal, so running the same command again resumes an interrupted run.
+    Exit 0 when every step was taken (or would be), 4 when any was refused or failed.
+
+    \b
+    Examples:
+      simhash dedupe --plan plan.json corpus/
+      simhash apply plan.json --action move-to /tmp/near-duplicates        # dry run
+      simhash apply plan.json --action move-to /tmp/near-duplicates --yes
+      simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
+    """
+    chosen = Action(action)
+    destination = _apply_destination(chosen, directory, protect)
+    if yes and script_path is not None:
+        raise click.UsageError("--script writes what --yes would do: choose one")
+    if chosen is Action.DELETE and (yes or script_path) and not delete_near_duplicates:
+        raise click.UsageError(
+            "--action delete deletes files that are near, not exact, duplicates of the kept "
+            "ones: add --delete-near-duplicates to say so"
+        )
+    if journal_path is not None and not yes:
+        raise click.UsageError("--journal goes with --yes (a dry run records nothing)")
+    messages = Messages(sys.stderr, quiet=quiet)
+    plan = load_plan(plan_path)
+    if script_path is not None:
+        script = write_script(plan, chosen, destination=destination, protect=protect)
+        if script_path == "-":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(script)
+            sys.stdout.buffer.flush()
+        else:
+            with atomic_output(script_path) as out:
+                cast(AtomicFile, out).write_bytes(script)
+        where = "standard output" if script_path == "-" else script_path
+        messages.info(
+            f"script of {len(plan.steps):,} steps written to {where} (nothing was changed): "
+            "review it, then run it with sh"
+        )
+        return
+    journal = None
+    if yes:
+        journal = Journal(
+            journal_path or plan_path + ".journal", _journal_header(plan, chosen, destination)
+        )
+        if os.path.abspath(journal.path) == plan.path:
+            raise click.UsageError("--journal must not be the plan itself")
+        journal.open()
+    try:
+        with messages.progress("steps") as hooks, _report() as out:
+            if hooks.on_listed is not None:
+                hooks.on_listed(len(plan.steps))
+            outcomes = apply(
+                plan,
+                chosen,
+                destination=destination,
+                execute=yes,
+                journal=journal,
+                protect=protect,
+                on_step=hooks.on_read,
+            )
+            statuses = emit_apply(outcomes, chosen, _format(fmt), out)
+    finally:
+        if journal is not None:
+            journal.close()
+    messages.apply_summary(
+        statuses, executed=yes, journal=None if journal is None else journal.path
+    )
+    if statuses[Status.REFUSED.value] or statuses[Status.FAILED.value]:
+        sys.stdout.flush()
+        click.get_current_context().exit(ExitCode.INCOMPLETE)
+
+
+def _apply_destination(
+    action: Action, directory: str | None, protect: tuple[str, ...]
+) -> str | None:
+    """``move-to DIR`` takes a directory (made if missing) outside the protected roots; the
+    other actions take none."""
+    if action is not Action.MOVE_TO:
+        if directory is not None:
+            raise click.UsageError(f"--action {action.value} takes no DIR (only move-to does)")
+        return None
+    if directory is None:
+        raise click.UsageError(
+            "--action move-to needs a DIR: simhash apply PLAN --action move-to DIR"
+        )
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise click.BadParameter(f"{directory} is not a directory", param_hint="DIR")
+    root = under_root(directory, protect)
+    if root is not None:
+        raise click.BadParameter(
+            f"{directory} is under the protected root {root}", param_hint="DIR"
+        )
+    return os.path.abspath(directory)
+
+
+def _journal_header(plan: LoadedPlan, action: Action, destination: str | None) -> dict[str, Any]:
+    """The first line of a journal: the plan (by its SHA-256), action and destination it is
+    the journal of."""
+    return {
+        "journal": JOURNAL_VERSION,
+        "plan": plan.path,
+        "plan_sha256": plan.sha256,
+        "action": action.value,
+        "destination": destination,
+    }
 
 
 @main.command("plan", short_help="Which candidate scheme suits a threshold and corpus.")

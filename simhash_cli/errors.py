@@ -21,6 +21,8 @@ class ExitCode(IntEnum):
     """Misuse: unknown option, a value out of range, a path that does not exist."""
     DUPLICATES_FOUND = 3
     """``dedupe --check`` flagged at least one pair."""
+    INCOMPLETE = 4
+    """``apply``: some steps were refused or failed (the others were taken; see the report)."""
     INTERRUPTED = 130
     """Interrupted by Ctrl-C (128 + SIGINT)."""
     BROKEN_PIPE = 141

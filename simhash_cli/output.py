@@ -13,6 +13,7 @@ import csv
 import json
 import math
 import os
+import stat
 import tempfile
 import textwrap
 from collections import Counter
@@ -36,6 +37,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from .apply import Action, Outcome
 from .calibrate import Calibration
 from .corpus import Event, Skipped
 from .errors import OutputError
@@ -47,10 +49,12 @@ __all__ = [
     "Format",
     "Messages",
     "ProgressHooks",
+    "apply_records",
     "cluster_records",
     "comparison_record",
     "dedupe_document",
     "default_format",
+    "emit_apply",
     "emit_calibration",
     "emit_comparison",
     "emit_dedupe",
@@ -81,6 +85,15 @@ def default_format(stream: IO[str], path: str | None = None) -> Format:
     return Format.TABLE if stream.isatty() else Format.JSONL
 
 
+def _new_file_mode(path: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 class AtomicFile:
     """``-o FILE``: a report written beside its destination and renamed over it when complete.
 
@@ -93,7 +106,7 @@ class AtomicFile:
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
-        self._handle: IO[str] | None = None
+        self._handle: IO[bytes] | None = None
         self._temp: str | None = None
 
     def writable(self) -> bool:
@@ -103,6 +116,14 @@ class AtomicFile:
         return False
 
     def write(self, text: str) -> int:
+        # backslashreplace, as on standard output: a file name that is not UTF-8 (a lone
+        # surrogate) becomes \udcXX, which inside a JSON string is that very escape. No newline
+        # translation: CSV's \r\n line ends are written as they are.
+        self.write_bytes(text.encode("utf-8", "backslashreplace"))
+        return len(text)
+
+    def write_bytes(self, data: bytes) -> None:
+        """Bytes as they are (a shell script naming files that are not UTF-8)."""
         if self._handle is None:
             try:
                 descriptor, self._temp = tempfile.mkstemp(
@@ -110,15 +131,12 @@ class AtomicFile:
                     suffix=".tmp",
                     dir=os.path.dirname(self.path),
                 )
+                # The mode a new file would get (mkstemp's is 0600), or the replaced file's.
+                os.fchmod(descriptor, _new_file_mode(self.path))
             except OSError as exc:
                 raise OutputError(f"cannot write {self.path}: {exc.strerror}") from None
-            # newline="": CSV's \r\n line ends are written as they are. backslashreplace, as on
-            # standard output: a file name that is not UTF-8 (a lone surrogate) becomes \udcXX,
-            # which inside a JSON string is that very escape.
-            self._handle = open(  # noqa: SIM115
-                descriptor, "w", encoding="utf-8", errors="backslashreplace", newline=""
-            )
-        return self._handle.write(text)
+            self._handle = open(descriptor, "wb")  # noqa: SIM115
+        self._handle.write(data)
 
     def flush(self) -> None:
         if self._handle is not None:
@@ -542,6 +560,58 @@ def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
     console.print(cluster_table)
 
 
+def apply_records(outcomes: Iterable[Outcome], action: Action) -> Iterator[Record]:
+    """``simhash apply``: one record per step, as it is taken."""
+    for outcome in outcomes:
+        step = outcome.step
+        yield {
+            "step": step.number,
+            "cluster": step.cluster,
+            "action": action.value,
+            "path": step.target.path,
+            "kept": step.kept.path,
+            "destination": outcome.destination,
+            "status": outcome.status.value,
+            "detail": outcome.detail,
+        }
+
+
+def emit_apply(
+    outcomes: Iterable[Outcome], action: Action, fmt: Format, out: IO[str]
+) -> Counter[str]:
+    """Write ``simhash apply``'s steps as they are taken (the table at the end); returns how
+    many steps ended in each status."""
+    statuses: Counter[str] = Counter()
+    records = apply_records(outcomes, action)
+    if fmt is not Format.TABLE:
+        writer = _RecordWriter(fmt, out)
+        for record in records:
+            statuses[record["status"]] += 1
+            writer.write([record])
+        writer.close()
+        return statuses
+    table = Table(box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("step", justify="right", no_wrap=True)
+    table.add_column("cluster", justify="right", no_wrap=True)
+    table.add_column("file", overflow="fold", ratio=1)
+    table.add_column("status", no_wrap=True)
+    table.add_column("detail", overflow="fold", ratio=1)
+    styles = {"done": "green", "would_do": "cyan", "refused": "yellow", "failed": "red"}
+    for record in records:
+        statuses[record["status"]] += 1
+        status = record["status"].replace("_", " ")
+        table.add_row(
+            str(record["step"]),
+            str(record["cluster"]),
+            Text(record["path"]),
+            Text(status, style=styles.get(record["status"], "")),
+            Text(record["detail"]),
+        )
+    table.title = f"{_count(sum(statuses.values()), 'step')} ({action.value})"
+    _console(out).print(table)
+    return statuses
+
+
 # ---------------------------------------------------------------------------- stderr
 
 
@@ -616,6 +686,23 @@ class Messages:
         detail = ", ".join(f"{count} {reason}" for reason, count in sorted(by_reason.items()))
         tail = f" ({len(skipped)} skipped: {detail})" if by_reason else ""
         self.info(f"{verb} {_count(documents, 'document')}{tail}")
+
+    def apply_summary(self, statuses: Counter[str], *, executed: bool, journal: str | None) -> None:
+        """``3 done, 1 refused; journal: plan.json.journal`` or the dry run's equivalent."""
+        names = {
+            "done": "done",
+            "already_done": "already done",
+            "would_do": "would be taken",
+            "refused": "refused",
+            "failed": "failed",
+        }
+        counts = ", ".join(
+            f"{statuses[status]:,} {name}" for status, name in names.items() if statuses[status]
+        )
+        if not executed:
+            self.info(f"dry run: {counts or 'no steps'}; nothing was changed (add --yes to act)")
+        else:
+            self.info(f"{counts or 'no steps'}; journal: {journal}")
 
     def dedupe_summary(self, result: DedupeResult) -> None:
         """Counts, expected recall, a hint when it is low, and the audit."""

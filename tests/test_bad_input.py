@@ -465,9 +465,18 @@ def test_output_file_is_replaced_whole_or_left_as_it_was(tmp_path: Path) -> None
     assert failed.exit_code == ExitCode.ERROR
     assert report.read_text() == "the previous, good report\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "report.jsonl"]  # no temp
+    report.chmod(0o640)
     (docs / "9999.txt").write_text("fixed now")
     assert run(*args).exit_code == ExitCode.OK
     assert len(report.read_text().splitlines()) == 1501
+    assert report.stat().st_mode & 0o777 == 0o640  # the replaced file's mode, not 0600
+    fresh = tmp_path / "fresh.jsonl"
+    mask = os.umask(0o022)
+    try:
+        assert run("fingerprint", "-q", "-o", str(fresh), str(docs / "0001.txt")).exit_code == 0
+    finally:
+        os.umask(mask)
+    assert fresh.stat().st_mode & 0o777 == 0o644  # a new file's mode, as the umask says
 
 
 def test_output_file_format_follows_its_extension(tmp_path: Path) -> None:
@@ -556,6 +565,5 @@ def test_ctrl_c_with_workers_exits_130_and_leaves_no_process_or_report(tmp_path:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]  # no report, no temp file
 
 
-# Not built yet (see the issue): simhash apply and its journal and --script (the plans it
-# would execute are built: tests/test_actions.py), and --include-empty. The fuzz targets are
-# in fuzz/.
+# Acting on plans (simhash apply, its journal and --script) is tested in tests/test_apply.py,
+# the plans themselves in tests/test_actions.py. The fuzz targets are in fuzz/.
