@@ -253,6 +253,17 @@ def format_option(command: F) -> F:
     )(command)
 
 
+def empty_option(command: F) -> F:
+    """``--include-empty``: documents without a token kept, and grouped with each other only."""
+    return click.option(
+        "--include-empty",
+        is_flag=True,
+        help="Keep documents without a token (empty, blank or punctuation only) instead of "
+        "skipping them: fingerprint 0 with 0 features, and in dedupe one cluster of their own, "
+        "never with a real document.",
+    )(command)
+
+
 def quiet_option(command: F) -> F:
     """``-q/--quiet``: no warnings, progress or summary on stderr (errors still shown)."""
     return click.option(
@@ -349,6 +360,7 @@ class _Reading:
     weighting: Weighting
     jobs: int
     policy: ReadPolicy
+    include_empty: bool
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> _Reading:
@@ -364,6 +376,7 @@ class _Reading:
                 max_bytes=options.get("max_bytes") or None,
                 follow_symlinks=bool(options.get("follow_symlinks")),
             ),
+            include_empty=bool(options.get("include_empty")),
         )
 
     def streamable(self, paths: tuple[str, ...], vectors: str | None) -> bool:
@@ -397,6 +410,7 @@ def _load(
             seed=reading.seed,
             on_event=messages.event,
             skip_bad_lines=options.get("on_error") == "skip",
+            include_empty=reading.include_empty,
         )
     if not paths:
         raise click.UsageError("no input: give PATH... (- for standard input) or --vectors FILE")
@@ -415,6 +429,7 @@ def _load(
             distinct=distinct,
             jobs=reading.jobs,
             policy=reading.policy,
+            include_empty=reading.include_empty,
         )
 
 
@@ -433,6 +448,7 @@ def _stream(
         on_read=hooks.on_read,
         jobs=reading.jobs,
         policy=reading.policy,
+        include_empty=reading.include_empty,
     )
 
 
@@ -491,6 +507,7 @@ def _buffered(stream: TextIO) -> TextIO:
 @vectors_option
 @settings_options
 @tokenizer_options
+@empty_option
 @jobs_option
 @format_option
 @quiet_option
@@ -506,6 +523,7 @@ def fingerprint_command(
     strict_encoding: bool,
     max_bytes: int,
     follow_symlinks: bool,
+    include_empty: bool,
     jobs: int,
     fmt: str | None,
     output_path: str | None,
@@ -663,6 +681,7 @@ def compare_command(
     metavar="DIR",
     help="With --plan: files under DIR are never marked for removal (repeatable).",
 )
+@empty_option
 @jobs_option
 @format_option
 @quiet_option
@@ -689,6 +708,7 @@ def dedupe_command(
     plan_path: str | None,
     keep: str,
     protect: tuple[str, ...],
+    include_empty: bool,
     jobs: int,
     fmt: str | None,
     output_path: str | None,
@@ -748,6 +768,7 @@ def dedupe_command(
             ngram,
             char_ngrams,
             weighting,
+            include_empty=include_empty,
         )
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
     else:
@@ -1140,11 +1161,16 @@ def _load_fingerprints(
     ngram: int,
     char_ngrams: int | None,
     weighting: str,
+    *,
+    include_empty: bool,
 ) -> pipeline.Corpus:
     if paths or vectors is not None:
         raise click.UsageError("give PATHs, --vectors or --fingerprints, only one of them")
     docs = pipeline.corpus_from_fingerprints(
-        source, on_event=messages.event, skip_bad_lines=on_error == "skip"
+        source,
+        on_event=messages.event,
+        skip_bad_lines=on_error == "skip",
+        include_empty=include_empty,
     )
     # Settings are read from the records; options that say otherwise are a mistake, not a wish.
     asked = {

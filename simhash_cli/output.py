@@ -286,6 +286,7 @@ def summary_record(result: DedupeResult) -> Record:
         "candidates": result.candidates,
         "gated_out": result.gated_out,
         "pairs": len(result.pairs),
+        "empty_pairs": result.empty_pairs,
         "clusters": len(result.clusters),
         "documents_in_clusters": sum(int(members.size) for members in result.clusters),
         **_settings_record(docs.settings),
@@ -715,10 +716,15 @@ class Messages:
             if result.gated_out
             else ""
         )
+        empty = (
+            f" and {_count(result.empty_pairs, 'pair')} of empty documents (--include-empty)"
+            if result.empty_pairs
+            else ""
+        )
         self.info(
             f"{_count(result.candidates, 'candidate pair')} from {scheme} ({how}){gate}; "
-            f"{_count(len(result.pairs), 'pair')} at "
-            f"{config.verify.value} cosine >= {config.threshold:g}; "
+            f"{_count(len(result.pairs) - result.empty_pairs, 'pair')} at "
+            f"{config.verify.value} cosine >= {config.threshold:g}{empty}; "
             f"{_count(len(result.clusters), 'cluster')}"
         )
         self.info(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -137,6 +138,19 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def select(self, rows: NDArray[np.int64]) -> Corpus:
+        """The documents at ``rows``, in that order, with their vectors and stamps."""
+        return Corpus(
+            [self.ids[row] for row in rows.tolist()],
+            self.fingerprints[rows],
+            self.n_features[rows],
+            self.settings,
+            None if self.weights is None else sp.csr_array(self.weights[rows]),
+            self.features,
+            self.skipped,
+            None if self.stamps is None else self.stamps[rows],
+        )
+
 
 def _collecting(on_event: corpus.OnEvent, skipped: list[corpus.Skipped]) -> corpus.OnEvent:
     def handle(event: corpus.Event) -> None:
@@ -156,17 +170,23 @@ def _from_weights(
     skipped: list[corpus.Skipped],
     empty_reason: str,
     stamps: NDArray[np.void] | None = None,
+    include_empty: bool = False,
 ) -> Corpus:
     """Drop documents without a non-zero weight (reported), then fingerprint the rest.
 
     Such a vector has no direction: its fingerprint would be 0 and its cosine undefined, and
-    two of them must never be reported as duplicates of each other.
+    it must never be reported as a duplicate of a real document. With ``include_empty`` they
+    stay, marked by 0 features (and fingerprint 0, as the reference gives them), and
+    :func:`dedupe` groups them with each other only.
     """
     n_docs = weights.shape[0]
     n_features = np.diff(weights.indptr).astype(np.int64)
     entry_rows = np.repeat(np.arange(n_docs), n_features)
     n_nonzero = np.bincount(entry_rows[weights.data != 0], minlength=n_docs)
     empty = np.flatnonzero(n_nonzero == 0)
+    if include_empty:
+        n_features[empty] = 0
+        empty = empty[:0]
     for row in empty.tolist():
         event = corpus.Skipped(ids[row], empty_reason)
         skipped.append(event)
@@ -195,6 +215,7 @@ def corpus_from_paths(
     jobs: int = 1,
     batch_files: int | None = None,
     policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
+    include_empty: bool = False,
 ) -> Corpus:
     """Read files, directories and ``-``; tokenize, weight and fingerprint every text.
 
@@ -214,6 +235,8 @@ def corpus_from_paths(
             share, at least 1,000).
         policy: strict decoding (a file whose bytes do not decode is an error), and the
             largest file read.
+        include_empty: keep documents without a token, with 0 features and fingerprint 0,
+            instead of skipping them.
 
     Raises:
         PathNotFoundError: a path does not exist.
@@ -256,7 +279,15 @@ def corpus_from_paths(
         stamps = [batch_stamps]
     weights = apply_weighting(counts, weighting)
     return _from_weights(
-        ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, np.concatenate(stamps)
+        ids,
+        weights,
+        features,
+        settings,
+        on_event,
+        skipped,
+        EMPTY_TEXT,
+        np.concatenate(stamps),
+        include_empty,
     )
 
 
@@ -276,12 +307,15 @@ def _fingerprint_files(
     weighting: Weighting,
     settings: Settings,
     policy: corpus.ReadPolicy,
+    include_empty: bool = False,
 ) -> tuple[list[corpus.Event], Corpus]:
     """One batch read, counted, weighted and fingerprinted (in a worker or here); only the
     fingerprints come back, not the vectors."""
     ids, stamps, events, counts, features = _count_files(files, tokenizer, policy)
     weights = apply_weighting(counts, weighting)
-    batch = _from_weights(ids, weights, features, settings, events.append, [], EMPTY_TEXT, stamps)
+    batch = _from_weights(
+        ids, weights, features, settings, events.append, [], EMPTY_TEXT, stamps, include_empty
+    )
     return events, Corpus(
         batch.ids, batch.fingerprints, batch.n_features, settings, stamps=batch.stamps
     )
@@ -300,6 +334,7 @@ def iter_fingerprints(
     jobs: int = 1,
     batch_files: int | None = None,
     policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
+    include_empty: bool = False,
 ) -> Iterator[Corpus]:
     """Fingerprints of files, batch by batch, in file order: memory follows the batch, not the
     corpus (no vectors are kept). Each batch's documents depend on that batch alone, which is
@@ -330,7 +365,9 @@ def iter_fingerprints(
         yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing, stamps=none)
     else:
         jobs = jobs if corpus.STDIN not in files else 1  # standard input is this process's
-        arguments = [(batch, tokenizer, weighting, settings, policy) for batch in batches]
+        arguments = [
+            (batch, tokenizer, weighting, settings, policy, include_empty) for batch in batches
+        ]
         results = _ordered_map(_fingerprint_files, arguments, jobs)
         yield from _report(batches, results, on_event, on_read, listing)
 
@@ -516,6 +553,7 @@ def corpus_from_vectors(
     seed: int = DEFAULT_SEED,
     on_event: corpus.OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
+    include_empty: bool = False,
 ) -> Corpus:
     """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given.
 
@@ -534,7 +572,14 @@ def corpus_from_vectors(
     weights, features = from_mappings(record.features for record in records)
     ids = [record.id for record in records]
     return _from_weights(
-        ids, weights, features, settings, on_event, skipped, "empty (no non-zero weight)"
+        ids,
+        weights,
+        features,
+        settings,
+        on_event,
+        skipped,
+        "empty (no non-zero weight)",
+        include_empty=include_empty,
     )
 
 
@@ -556,10 +601,12 @@ def corpus_from_fingerprints(
     *,
     on_event: corpus.OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
+    include_empty: bool = False,
 ) -> Corpus:
     """Read the output of ``simhash fingerprint -f jsonl`` back (all with the same settings).
 
-    ``skip_bad_lines``: as for :func:`corpus_from_vectors`.
+    ``skip_bad_lines``: as for :func:`corpus_from_vectors`. A record of 0 features (written by
+    ``fingerprint --include-empty``) is an empty document: skipped unless ``include_empty``.
 
     Raises:
         SettingsMismatchError: records made with different settings, naming both.
@@ -579,7 +626,19 @@ def corpus_from_fingerprints(
                 f"fingerprints made with different settings cannot be compared: "
                 f"{first.id!r} has {settings.describe()}, {record.id!r} has {other.describe()}"
             )
-    fingerprints = np.stack([from_int(record.fingerprint, settings.bits) for record in records])
+    if not include_empty:
+        for record in records:
+            if record.features == 0:
+                event = corpus.Skipped(record.id, EMPTY_TEXT)
+                skipped.append(event)
+                on_event(event)
+        records = [record for record in records if record.features != 0]
+    width = n_words(settings.bits)
+    fingerprints = (
+        np.stack([from_int(record.fingerprint, settings.bits) for record in records])
+        if records
+        else np.zeros((0, width), np.uint64)
+    )
     n_features = np.array([record.features for record in records], dtype=np.int64)
     ids = [record.id for record in records]
     return Corpus(ids, fingerprints, n_features, settings, skipped=skipped)
@@ -682,6 +741,9 @@ class DedupeResult:
     suggested_blocks: int | None
     suggested_max_distance: int | None
     audit: Audit | None
+    empty_pairs: int = 0
+    """Pairs of empty documents (``--include-empty``), among ``pairs``: estimate 1.0, cosine
+    NaN (undefined), grouped with each other only."""
 
 
 def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
@@ -752,6 +814,9 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
         CandidateBudgetError: the scheme would produce too many candidate pairs.
     """
     config = config or DedupeConfig()
+    empty = np.flatnonzero(docs.n_features == 0)
+    if empty.size:
+        return _with_empty(docs, config, empty)
     bits = docs.settings.bits
     verify.validate_threshold(config.threshold)
     needs_vectors = config.verify is Verify.EXACT or config.audit
@@ -789,6 +854,37 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
             suggest_max_distance(bits, config.threshold) if low and not by_blocks else None
         ),
         audit=_audit(docs, audited, config.threshold) if audited is not None else None,
+    )
+
+
+def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) -> DedupeResult:
+    """Empty documents (kept by ``--include-empty``) are duplicates of each other and of
+    nothing else: the others are deduplicated on their own, the empty ones make one cluster
+    (paired one by one up to COPIES_PAIRED of them, else each with the first)."""
+    real = np.flatnonzero(docs.n_features != 0)
+    result = dedupe(docs.select(real), config)
+    if empty.size <= COPIES_PAIRED:
+        first, second = np.triu_indices(empty.size, 1)
+        among = np.stack((empty[first], empty[second]), axis=1)
+    else:
+        among = np.stack((np.repeat(empty[0], empty.size - 1), empty[1:]), axis=1)
+    n = among.shape[0]
+    paired = ScoredPairs(among, np.zeros(n, np.int64), np.ones(n), np.full(n, np.nan))
+
+    def mapped(scored: ScoredPairs) -> ScoredPairs:
+        return ScoredPairs(
+            real[scored.pairs], scored.hamming, scored.estimated_cosine, scored.cosine
+        )
+
+    pairs = _sorted([mapped(result.pairs), paired])
+    audit = result.audit
+    return dataclasses.replace(
+        result,
+        corpus=docs,
+        pairs=pairs,
+        clusters=cluster.clusters(pairs.pairs, len(docs)),
+        audit=None if audit is None else dataclasses.replace(audit, missed=mapped(audit.missed)),
+        empty_pairs=n,
     )
 
 

@@ -115,6 +115,42 @@ def test_documents_without_tokens_are_reported_empty_not_fingerprinted(
     deduped = json.loads(run("dedupe", "-f", "json", str(tmp_path)).stdout)
     members = [m for cluster in deduped["clusters"] for m in cluster["members"]]
     assert sorted(members) == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    # --include-empty: fingerprint 0 with 0 features, and a cluster of their own.
+    kept = records(run("fingerprint", "--include-empty", "-f", "jsonl", str(tmp_path)))
+    hollow = kept[str(tmp_path / "hollow.txt")]
+    assert (hollow["fingerprint"], hollow["features"]) == ("0000000000000000", 0)
+    grouped = json.loads(run("dedupe", "--include-empty", "-f", "json", str(tmp_path)).stdout)
+    assert sorted(sorted(c["members"]) for c in grouped["clusters"]) == [
+        [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")],
+        [str(tmp_path / "hollow.txt"), str(tmp_path / "hollow2.txt")],
+    ]
+    assert grouped["summary"]["empty_pairs"] == 1
+    empty_pair = next(p for p in grouped["pairs"] if p["a"].endswith("hollow.txt"))
+    assert empty_pair["cosine"] is None  # undefined, never claimed
+
+
+def test_empty_documents_never_meet_a_real_one_of_fingerprint_zero(tmp_path: Path) -> None:
+    vectors = tmp_path / "v.jsonl"
+    lines = [
+        {"id": "negative", "features": {"a": -1, "b": -2}},  # fingerprint 0, a real vector
+        {"id": "negative2", "features": {"a": -1, "b": -2.5}},
+        {"id": "nothing", "features": {}},
+        {"id": "zero", "features": {"a": 0}},
+    ]
+    vectors.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = run("dedupe", "--include-empty", "--vectors", str(vectors), "-f", "json")
+    assert result.exit_code == ExitCode.OK, result.stderr
+    clusters = sorted(sorted(c["members"]) for c in json.loads(result.stdout)["clusters"])
+    assert clusters == [["negative", "negative2"], ["nothing", "zero"]]
+    fingerprints = tmp_path / "fps.jsonl"
+    fingerprints.write_text(
+        run("fingerprint", "--include-empty", "--vectors", str(vectors), "-f", "jsonl").stdout
+    )
+    skipped = run("dedupe", "--fingerprints", str(fingerprints), "-f", "json")
+    assert json.loads(skipped.stdout)["summary"]["skipped_by_reason"] == {"empty": 2}
+    both = run("dedupe", "--include-empty", "--fingerprints", str(fingerprints), "-f", "json")
+    clusters = sorted(sorted(c["members"]) for c in json.loads(both.stdout)["clusters"])
+    assert clusters == [["negative", "negative2"], ["nothing", "zero"]]
 
 
 def test_files_over_max_bytes_are_skipped_without_being_read(tmp_path: Path) -> None:
