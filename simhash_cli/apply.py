@@ -492,10 +492,11 @@ class Journal:
             if not isinstance(record, dict):
                 raise InputError(f"{self.path}:{number}: not a simhash apply journal line")
             lines.append(record)
-        if tail and self._descriptor is None:
-            # Cut short by a kill: end it, so that the next line starts on its own.
-            with open(self.path, "ab") as handle:
-                handle.write(b"\n")
+        if tail:
+            # A line cut short by a kill: dropped, so that the next line starts on its own
+            # (a journal holding only part of its first line starts again).
+            with open(self.path, "r+b") as handle:
+                handle.truncate(len(data) - len(tail))
         return lines
 
     def _append(self, record: dict[str, Any]) -> None:

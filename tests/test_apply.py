@@ -499,3 +499,19 @@ def test_apply_never_loses_a_kept_protected_or_changed_file(
                     )
             if cluster["keep"] is not None:
                 assert Path(cluster["keep"]).read_bytes() == before[cluster["keep"]]
+
+
+def test_a_journal_line_cut_short_by_a_kill_is_dropped(tmp_path: Path) -> None:
+    _corpus, plan = sample_copy(tmp_path)
+    dups = str(tmp_path / "dups")
+    journal = Path(f"{plan}.journal")
+    journal.write_bytes(b'{"journal": 1, "pla')  # killed while writing the first line
+    first = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-f", "jsonl")
+    assert first.exit_code == ExitCode.OK, first.stderr
+    lines = journal.read_bytes().splitlines()
+    assert json.loads(lines[0])["journal"] == 1 and len(lines) == 7
+    with journal.open("ab") as handle:
+        handle.write(b'{"step": 3, "pa')  # and while writing a later one
+    again = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-f", "jsonl")
+    assert again.exit_code == ExitCode.OK and statuses(again) == ["already_done"] * 3
+    assert all(json.loads(line) for line in journal.read_bytes().splitlines())
