@@ -16,7 +16,7 @@ from conftest import ROOT, SAMPLE
 COMMANDS = [
     line[2:]
     for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    if line.startswith("$ simhash ") or line.startswith("$ echo ")
+    if line.startswith(("$ simhash ", "$ echo ", "$ cp -r sample_corpus "))
 ]
 
 
