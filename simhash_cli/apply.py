@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from .actions import PLAN_VERSION, sha256_of
+from .actions import PLAN_VERSION, FileState, sha256_of
 from .corpus import stamp_of
-from .errors import InputError
+from .errors import InputError, PathNotFoundError
 
 __all__ = [
     "JOURNAL_VERSION",
@@ -45,7 +45,6 @@ __all__ = [
     "Journal",
     "LoadedPlan",
     "Outcome",
-    "Planned",
     "Status",
     "Step",
     "apply",
@@ -82,25 +81,13 @@ class Status(str, Enum):
 
 
 @dataclass(frozen=True)
-class Planned:
-    """A file as the plan recorded it."""
-
-    path: str
-    device: int
-    inode: int
-    size: int
-    mtime_ns: int
-    sha256: str
-
-
-@dataclass(frozen=True)
 class Step:
     """One file to act on, and the kept file of its cluster (``number`` counts from 1)."""
 
     number: int
     cluster: int
-    target: Planned
-    kept: Planned
+    target: FileState
+    kept: FileState
 
 
 @dataclass(frozen=True)
@@ -134,11 +121,11 @@ def _field(entry: dict[str, Any], name: str, kind: type, where: str) -> Any:
     return value
 
 
-def _planned(entry: dict[str, Any], where: str) -> Planned:
+def _planned(entry: dict[str, Any], where: str) -> FileState:
     digest = _field(entry, "sha256", str, where)
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise InputError(f"{where}: 'sha256' is not a SHA-256 hex digest")
-    return Planned(
+    return FileState(
         _field(entry, "path", str, where),
         _field(entry, "device", int, where),
         _field(entry, "inode", int, where),
@@ -158,6 +145,8 @@ def load_plan(path: str) -> LoadedPlan:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
+    except FileNotFoundError:
+        raise PathNotFoundError(f"no such plan: {path}") from None
     except OSError as exc:
         raise InputError(f"cannot read the plan {path}: {exc.strerror}") from None
     try:
@@ -253,7 +242,7 @@ class _Digests:
         return self._known[key]
 
 
-def _difference(planned: Planned, digests: _Digests) -> str | None:
+def _difference(planned: FileState, digests: _Digests) -> str | None:
     """How the file at ``planned.path`` differs from the plan, or None when it is the same."""
     try:
         info = _lstat(planned.path)
@@ -276,7 +265,7 @@ def _difference(planned: Planned, digests: _Digests) -> str | None:
     return None
 
 
-def _holds_copy(path: str, planned: Planned) -> bool:
+def _holds_copy(path: str, planned: FileState) -> bool:
     """True when ``path`` is the planned file under another name, or a copy of its bytes."""
     info = _lstat(path)
     if info is None or not stat.S_ISREG(info.st_mode):

@@ -253,6 +253,17 @@ def format_option(command: F) -> F:
     )(command)
 
 
+def protect_option(help_text: str) -> Callable[[F], F]:
+    """``--protect DIR`` (repeatable): roots whose files are never touched."""
+    return click.option(
+        "--protect",
+        type=click.Path(exists=True, file_okay=False),
+        multiple=True,
+        metavar="DIR",
+        help=f"{help_text} (repeatable)",
+    )
+
+
 def empty_option(command: F) -> F:
     """``--include-empty``: documents without a token kept, and grouped with each other only."""
     return click.option(
@@ -674,13 +685,7 @@ def compare_command(
     show_default=True,
     help="With --plan: which file of a cluster is kept (the path breaks ties).",
 )
-@click.option(
-    "--protect",
-    type=click.Path(exists=True, file_okay=False),
-    multiple=True,
-    metavar="DIR",
-    help="With --plan: files under DIR are never marked for removal (repeatable).",
-)
+@protect_option("With --plan: files under DIR are never marked for removal.")
 @empty_option
 @jobs_option
 @format_option
@@ -863,13 +868,7 @@ def _write_plan(
     help="Instead of acting: write a POSIX shell script taking the same steps with the same "
     "checks, for review (run it with sh FILE).",
 )
-@click.option(
-    "--protect",
-    type=click.Path(exists=True, file_okay=False),
-    multiple=True,
-    metavar="DIR",
-    help="Files under DIR are never touched, besides the plan's own protected roots (repeatable).",
-)
+@protect_option("Files under DIR are never touched, besides the plan's own protected roots.")
 @format_option
 @quiet_option
 def apply_command(
@@ -913,6 +912,9 @@ def apply_command(
         )
     if journal_path is not None and not yes:
         raise click.UsageError("--journal goes with --yes (a dry run records nothing)")
+    for option, target in (("--script", script_path), ("-o", output_path)):
+        if target not in (None, "-") and os.path.abspath(target) == os.path.abspath(plan_path):
+            raise click.UsageError(f"{option} {target} is the plan: it would be replaced")
     messages = Messages(sys.stderr, quiet=quiet)
     plan = load_plan(plan_path)
     if script_path is not None:

@@ -220,6 +220,8 @@ def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
         (["--action", "hardlink", "--journal", str(tmp_path / "j")], "--journal goes with --yes"),
         (["--action", "move-to", str(corpus), "--protect", str(corpus)], "protected root"),
         (["--action", "move-to", str(plan)], "is not a directory"),
+        (["--action", "symlink", "--script", str(plan)], "is the plan"),
+        (["--action", "symlink", "-o", str(plan)], "is the plan"),
     ]
     for args, says in cases:
         result = run("apply", str(plan), *args)
