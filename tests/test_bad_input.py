@@ -222,6 +222,28 @@ def test_a_file_that_vanishes_after_listing_is_skipped(tmp_path: Path) -> None:
     assert events == [corpus.Skipped(str(gone), "unreadable: No such file or directory")]
 
 
+def test_a_file_that_changes_after_listing_is_read_as_it_is_then_and_stamped(
+    tmp_path: Path,
+) -> None:
+    from simhash_cli import corpus
+
+    grows = tmp_path / "grows.txt"
+    grows.write_text(TEXT)
+    files = corpus.list_files([str(tmp_path)], lambda event: None)
+    grows.write_text(TEXT + " and then some" * 100)  # after listing, before reading
+    events: list[corpus.Event] = []
+    policy = corpus.ReadPolicy(max_bytes=len(TEXT) + 100)
+    assert list(corpus.read_documents(files, events.append, policy=policy)) == []
+    skipped = events[0]  # the limit holds for what is there now
+    assert isinstance(skipped, corpus.Skipped) and skipped.reason.startswith("too large")
+    (document,) = corpus.read_documents(files, events.append)
+    assert document.text.endswith("and then some")
+    assert document.stamp == corpus.stamp_of(grows.stat())
+    # Written to after the scan: a plan will not act on it (tests/test_actions.py).
+    grows.write_text("changed once more")
+    assert document.stamp != corpus.stamp_of(grows.stat())
+
+
 # Run as this user, or as nobody when the tests run as root (CI does): root reads everything.
 _AS_NOBODY = """
 import codecs, os, sys
