@@ -177,6 +177,10 @@ def test_jobs_give_the_same_corpus_and_events(messy_dir: Path) -> None:
     assert one.ids == two.ids and one.features == two.features  # type: ignore[attr-defined]
     assert np.array_equal(one.fingerprints, two.fingerprints)  # type: ignore[attr-defined]
     assert np.array_equal(one.weights.toarray(), two.weights.toarray())  # type: ignore[attr-defined]
+    assert np.array_equal(one.stamps, two.stamps)  # type: ignore[attr-defined]
+    # Each document's stamp is its own file's, as it was read.
+    inodes = [os.stat(doc_id).st_ino for doc_id in one.ids]  # type: ignore[attr-defined]
+    assert one.stamps["inode"].tolist() == inodes  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("batch_files", "jobs"), [(None, 1), (3, 1), (4, 2)])
@@ -196,6 +200,8 @@ def test_streamed_fingerprints_equal_the_whole_corpus(
     assert streamed.ids == whole.ids
     assert np.array_equal(streamed.fingerprints, whole.fingerprints)
     assert streamed.n_features.tolist() == whole.n_features.tolist()
+    assert whole.stamps is not None and streamed.stamps is not None
+    assert np.array_equal(streamed.stamps, whole.stamps)
     assert sorted(s.reason for s in streamed.skipped) == sorted(s.reason for s in whole.skipped)
     assert "not a regular file" in {s.reason for s in streamed.skipped}
     assert all(batch.weights is None for batch in batches)
