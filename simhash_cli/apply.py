@@ -50,6 +50,8 @@ __all__ = [
     "apply",
     "destination_of",
     "load_plan",
+    "static_refusal",
+    "temp_name",
     "under_root",
 ]
 
@@ -107,8 +109,6 @@ class LoadedPlan:
     sha256: str
     protect: list[str]
     steps: list[Step]
-    left: int
-    """Files the plan leaves alone: kept, protected, or skipped when it was made."""
 
 
 # ---------------------------------------------------------------------------- the plan
@@ -165,7 +165,6 @@ def load_plan(path: str) -> LoadedPlan:
         raise InputError(f"{path}: 'protect' must be a list of directories")
     steps: list[Step] = []
     seen: dict[str, str] = {}
-    left = 0
     clusters = plan["clusters"]
     if not isinstance(clusters, list):
         raise InputError(f"{path}: 'clusters' must be a list")
@@ -183,7 +182,6 @@ def load_plan(path: str) -> LoadedPlan:
             seen[name] = f"cluster {position}"
         kept = [entry for entry in files if entry["action"] == "keep"]
         removed = [entry for entry in files if entry["action"] == "remove"]
-        left += len(files) - len(removed)
         if (
             len(kept) > 1
             or (removed and not kept)
@@ -196,7 +194,7 @@ def load_plan(path: str) -> LoadedPlan:
         for entry in removed:
             steps.append(Step(len(steps) + 1, position, _planned(entry, where), kept_file))
     digest = hashlib.sha256(data).hexdigest()
-    return LoadedPlan(os.path.abspath(path), digest, protect, steps, left)
+    return LoadedPlan(os.path.abspath(path), digest, protect, steps)
 
 
 _ACTIONS = ("keep", "remove", "protected", "skip")
@@ -296,6 +294,20 @@ def _finished(step: Step, action: Action, destination: str | None) -> bool:
     return stat.S_ISLNK(info.st_mode) and os.readlink(target) == os.path.abspath(step.kept.path)
 
 
+def static_refusal(step: Step, action: Action, roots: Sequence[str]) -> str | None:
+    """Why the step must not run whatever the files are like now (the plan and the roots say
+    so), or None."""
+    target, kept = step.target, step.kept
+    root = under_root(target.path, roots)
+    if root is not None:
+        return f"under the protected root {root}"
+    if (target.device, target.inode) == (kept.device, kept.inode):
+        return "the same file as the kept one (a hard link or the same path)"
+    if action is Action.HARDLINK and target.device != kept.device:
+        return "on another filesystem than the kept file: a hard link cannot cross"
+    return None
+
+
 def _refusal(
     step: Step,
     action: Action,
@@ -305,31 +317,28 @@ def _refusal(
 ) -> str | None:
     """Why the step must not run, or None."""
     target, kept = step.target, step.kept
-    root = under_root(target.path, roots)
-    if root is not None:
-        return f"under the protected root {root}"
-    if (target.device, target.inode) == (kept.device, kept.inode):
-        return "the same file as the kept one (a hard link or the same path)"
+    refusal = static_refusal(step, action, roots)
+    if refusal is not None:
+        return refusal
     difference = _difference(kept, digests)
     if difference is not None:
         return f"the kept file {kept.path} {difference}"
     difference = _difference(target, digests)
     if difference is not None:
         return f"the file {difference}"
-    if action is Action.HARDLINK and target.device != kept.device:
-        return "on another filesystem than the kept file: a hard link cannot cross"
     if action is Action.MOVE_TO:
         assert destination is not None
         if os.path.lexists(destination) and not _holds_copy(destination, target):
             return f"the destination {destination} already exists"
     if action in (Action.HARDLINK, Action.SYMLINK):
-        temp = _temp_name(target.path)
+        temp = temp_name(target.path)
         if os.path.lexists(temp) and not _ours(temp, step):
             return f"the temporary name {temp} is in use"
     return None
 
 
-def _temp_name(path: str) -> str:
+def temp_name(path: str) -> str:
+    """The name a link is made under beside ``path`` before it is renamed over it."""
     head, name = os.path.split(path)
     return os.path.join(head, f".{name}{TEMP_SUFFIX}")
 
@@ -398,7 +407,7 @@ def _perform(step: Step, action: Action, destination: str | None) -> None:
         assert destination is not None
         _move(step, destination)
     else:
-        temp = _temp_name(target)
+        temp = temp_name(target)
         if os.path.lexists(temp):  # checked to be a link to the kept file (_refusal)
             os.unlink(temp)
         if action is Action.HARDLINK:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from .apply import TEMP_SUFFIX, Action, LoadedPlan, Step, destination_of, under_root
+from .apply import Action, LoadedPlan, destination_of, static_refusal, temp_name
 from .errors import ExitCode
 
 __all__ = ["shell_quote", "write_script"]
@@ -140,18 +140,6 @@ def _words(values: Sequence[object]) -> str:
     return " ".join(shell_quote(str(value)) for value in values)
 
 
-def _static_refusal(step: Step, action: Action, roots: Sequence[str]) -> str | None:
-    """What refuses a step whatever happens before the script runs."""
-    root = under_root(step.target.path, roots)
-    if root is not None:
-        return f"under the protected root {root}"
-    if (step.target.device, step.target.inode) == (step.kept.device, step.kept.inode):
-        return "the same file as the kept one"
-    if action is Action.HARDLINK and step.target.device != step.kept.device:
-        return "on another filesystem than the kept file: a hard link cannot cross"
-    return None
-
-
 def write_script(
     plan: LoadedPlan,
     action: Action,
@@ -171,7 +159,7 @@ def write_script(
     ]
     for step in plan.steps:
         target, kept = step.target, step.kept
-        refusal = _static_refusal(step, action, roots)
+        refusal = static_refusal(step, action, roots)
         if refusal is not None:
             lines.append(f"refuse {step.number} {shell_quote(refusal + ': ' + target.path)}")
             continue
@@ -191,8 +179,7 @@ def write_script(
             moved = destination_of(destination, target.path)
             arguments += [moved, os.path.dirname(moved)]
         elif action is not Action.DELETE:
-            head, name = os.path.split(target.path)
-            arguments.append(os.path.join(head, f".{name}{TEMP_SUFFIX}"))
+            arguments.append(temp_name(target.path))
             if action is Action.SYMLINK:
                 arguments.append(os.path.abspath(kept.path))
         lines.append(f"{_FUNCTIONS[action]} {_words(arguments)}")
