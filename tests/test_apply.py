@@ -3,6 +3,7 @@ equivalent shell script."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -517,3 +518,24 @@ def test_a_journal_line_cut_short_by_a_kill_is_dropped(tmp_path: Path) -> None:
     again = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-f", "jsonl")
     assert again.exit_code == ExitCode.OK and statuses(again) == ["already_done"] * 3
     assert all(json.loads(line) for line in journal.read_bytes().splitlines())
+
+
+def test_a_move_across_filesystems_copies_syncs_then_unlinks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, plan_file = sample_copy(tmp_path)
+    plan = load_plan(str(plan_file))
+
+    def no_links(source: str, destination: str) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link", source)
+
+    monkeypatch.setattr(os, "link", no_links)
+    dups = str(tmp_path / "dups")
+    outcomes = list(apply(plan, Action.MOVE_TO, destination=dups, execute=True))
+    assert [o.status for o in outcomes] == [Status.DONE] * 3
+    for step in plan.steps:
+        moved = Path(destination_of(dups, step.target.path))
+        assert not os.path.exists(step.target.path)
+        assert hashlib.sha256(moved.read_bytes()).hexdigest() == step.target.sha256
+        assert moved.stat().st_mtime_ns == step.target.mtime_ns  # copied with its times
+    assert not list(Path(dups).rglob("*.simhash-apply"))
