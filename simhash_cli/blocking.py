@@ -34,6 +34,8 @@ __all__ = [
     "DEFAULT_MAX_CANDIDATES",
     "CandidateBudgetError",
     "Copies",
+    "bit_slice",
+    "block_bounds",
     "block_equalities",
     "candidate_chunks",
     "candidate_probability",
@@ -70,7 +72,7 @@ def validate_blocks(bits: int, blocks: int) -> int:
     return int(blocks)
 
 
-def _bit_slice(words: NDArray[np.uint64], start: int, width: int) -> NDArray[np.uint64]:
+def bit_slice(words: NDArray[np.uint64], start: int, width: int) -> NDArray[np.uint64]:
     """Bits [start, start + width) of every row, as (n, ceil(width / 64)) uint64 words."""
     n = words.shape[0]
     out = np.zeros((n, (width + 63) // 64), dtype=np.uint64)
@@ -94,7 +96,7 @@ def _digits(words: NDArray[np.uint64], start: int, width: int) -> list[NDArray[n
     radix sort, several times faster than sorting 64-bit keys.
     """
     return [
-        _bit_slice(words, start + low, min(_DIGIT_BITS, width - low))[:, 0].astype(np.uint16)
+        bit_slice(words, start + low, min(_DIGIT_BITS, width - low))[:, 0].astype(np.uint16)
         for low in range(0, width, _DIGIT_BITS)
     ]
 
@@ -257,7 +259,7 @@ def _first_shared(
             if block:
                 earlier = np.zeros(pairs.shape[0], dtype=bool)
                 for before in range(block):
-                    earlier |= ~_bit_slice(differ, before * width, width).any(axis=1)
+                    earlier |= ~bit_slice(differ, before * width, width).any(axis=1)
                 pairs, differ = pairs[~earlier], differ[~earlier]
             if pairs.size:
                 yield pairs, np.bitwise_count(differ).sum(axis=1, dtype=np.int64)
@@ -317,7 +319,7 @@ def candidate_probability(cosine: ArrayLike, *, bits: int, blocks: int) -> NDArr
 # ---------------------------------------------------------------------------- Manku's tables
 
 
-def _block_bounds(bits: int, blocks: int) -> list[tuple[int, int]]:
+def block_bounds(bits: int, blocks: int) -> list[tuple[int, int]]:
     """(start, width) of ``blocks`` contiguous blocks covering ``bits``, widths differing by
     at most one (the first ``bits % blocks`` blocks one bit wider)."""
     base, extra = divmod(bits, blocks)
@@ -571,7 +573,7 @@ def _search_tables(
     with another row can have a copy: the collapse sorts those few, not all of them.
     """
     tables = list(itertools.combinations(range(blocks), blocks - max_distance))
-    block_digits = [_digits(words, start, width) for start, width in _block_bounds(bits, blocks)]
+    block_digits = [_digits(words, start, width) for start, width in block_bounds(bits, blocks)]
     prefixes: dict[tuple[int, ...], NDArray[np.intp]] = {}
     first_table = _table_groups(tables[0], block_digits, prefixes)
     _, starts, sizes = first_table
@@ -668,9 +670,9 @@ def block_equalities(
     """(k, blocks) whether each pair of rows agrees on each of ``blocks`` near-equal blocks
     (the blocks of Manku's tables; equal blocks when ``blocks`` divides ``bits``)."""
     result = np.empty((first.shape[0], blocks), dtype=bool)
-    for column, (start, width) in enumerate(_block_bounds(bits, blocks)):
+    for column, (start, width) in enumerate(block_bounds(bits, blocks)):
         result[:, column] = np.all(
-            _bit_slice(first, start, width) == _bit_slice(second, start, width), axis=1
+            bit_slice(first, start, width) == bit_slice(second, start, width), axis=1
         )
     return result
 
