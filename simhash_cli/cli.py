@@ -19,7 +19,7 @@ from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar, cast
 import click
 from click.core import ParameterSource
 
-from . import __version__, pipeline
+from . import __version__, indexing, pipeline
 from .actions import Keep, make_plan
 from .apply import (
     JOURNAL_VERSION,
@@ -36,6 +36,7 @@ from .calibrate import DEFAULT_MAX_DOCS, calibrate
 from .corpus import DEFAULT_MAX_BYTES, ReadPolicy, Skipped
 from .errors import ExitCode, InputError, SimhashError
 from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
+from .index import Store
 from .output import (
     AtomicFile,
     Format,
@@ -48,14 +49,17 @@ from .output import (
     emit_comparison,
     emit_dedupe,
     emit_fingerprints,
+    emit_index_stats,
+    emit_matches,
     emit_plan,
+    emit_records,
 )
 from .plan import Background
 from .plan import plan as planner
 from .script import write_script
 from .tokenizer import MAX_NGRAM, TokenizerConfig
 from .vectorize import Weighting
-from .verify import Verify
+from .verify import Verify, estimate_limit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -1188,6 +1192,295 @@ def _load_fingerprints(
             "(the records say how they were made)"
         )
     return docs
+
+
+# ---------------------------------------------------------------------------- index
+
+
+def fingerprints_option(help_text: str) -> Callable[[F], F]:
+    """``--fingerprints FILE|-``: the JSON Lines of ``simhash fingerprint``."""
+    return click.option("--fingerprints", metavar="FILE|-", default=None, help=help_text)
+
+
+def _one_input(paths: tuple[str, ...], vectors: str | None, fingerprints: str | None) -> None:
+    given = sum((bool(paths), vectors is not None, fingerprints is not None))
+    if given != 1:
+        raise click.UsageError("give PATHs, --vectors FILE or --fingerprints FILE (one of them)")
+
+
+@main.group("index", short_help="A persistent index: add documents over time, query it.")
+def index_group() -> None:
+    """A persistent index of fingerprints in one SQLite file (DB).
+
+    Add documents over time (files are read again only when they changed), ask which stored
+    documents are near new ones in milliseconds, dedupe what is stored without reading it
+    again. The file keeps the settings its fingerprints were made with and refuses others.
+
+    \b
+    Examples:
+      simhash index add crawl.db pages/
+      simhash index query crawl.db new-page.html
+      simhash index dedupe crawl.db -f json | jq '.summary'
+      simhash index stats crawl.db
+      simhash index prune crawl.db
+    """
+
+
+@index_group.command("add", short_help="Fingerprint documents and store them.")
+@click.argument("db", metavar="DB")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@vectors_option
+@fingerprints_option("Store the JSON Lines output of 'simhash fingerprint' as it is.")
+@settings_options
+@tokenizer_options
+@jobs_option
+@quiet_option
+def index_add_command(
+    db: str,
+    paths: tuple[str, ...],
+    vectors: str | None,
+    on_error: str,
+    fingerprints: str | None,
+    bits: int | None,
+    seed: int | None,
+    ngram: int,
+    char_ngrams: int | None,
+    weighting: str,
+    strict_encoding: bool,
+    max_bytes: int,
+    follow_symlinks: bool,
+    jobs: int,
+    quiet: bool,
+) -> None:
+    """Fingerprint documents and store them in DB (made if missing).
+
+    Files are stored by absolute path with their size and mtime; one the index holds unchanged
+    is not read again, a changed one is updated. Settings (--bits, --seed, --ngram, ...) are
+    those of the index; given for an existing index, they must be its own. Documents are stored
+    a batch per transaction: an interrupted add keeps what it finished, and the same command
+    goes on from there.
+    """
+    _one_input(paths, vectors, fingerprints)
+    ctx = click.get_current_context()
+    explicit = any(
+        ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        for name in ("bits", "seed", "ngram", "char_ngrams", "weighting")
+    )
+    messages = Messages(sys.stderr, quiet=quiet)
+    skip = on_error == "skip"
+    if fingerprints is not None:
+        if explicit:
+            raise click.UsageError(
+                "--fingerprints records say how they were made: give no settings"
+            )
+        docs = pipeline.corpus_from_fingerprints(
+            fingerprints, on_event=messages.event, skip_bad_lines=skip
+        )
+        store = indexing.open_for_adding(db, docs.settings, docs.settings)
+    elif vectors is not None:
+        default = pipeline.Settings(
+            bits or DEFAULT_BITS,
+            DEFAULT_SEED if seed is None else seed,
+            pipeline.VECTORS_TOKENIZER,
+            pipeline.VECTORS_WEIGHTING,
+        )
+        store = indexing.open_for_adding(db, default if explicit else None, default)
+        docs = pipeline.corpus_from_vectors(
+            vectors,
+            bits=store.settings.bits,
+            seed=store.settings.seed,
+            on_event=messages.event,
+            skip_bad_lines=skip,
+        )
+    else:
+        reading = _Reading.parse(ctx.params)
+        requested = pipeline.Settings(
+            reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
+        )
+        store = indexing.open_for_adding(db, requested if explicit else None, requested)
+    with store:
+        if fingerprints is not None or vectors is not None:
+            report = indexing.add_records(store, docs)
+        else:
+            with messages.progress("reading") as hooks:
+                report = indexing.add_files(
+                    store,
+                    paths,
+                    on_event=messages.event,
+                    on_listed=hooks.on_listed,
+                    on_read=hooks.on_read,
+                    jobs=reading.jobs,
+                    policy=reading.policy,
+                )
+        messages.info(
+            f"{db}: {report.new:,} new, {report.updated:,} updated, "
+            f"{report.unchanged:,} unchanged (not read), {len(report.removed):,} removed, "
+            f"{len(report.skipped):,} skipped; {store.count():,} documents stored"
+        )
+
+
+@index_group.command("query", short_help="Stored documents near each given document.")
+@click.argument("db", metavar="DB")
+@click.argument("paths", nargs=-1, metavar="[PATH|-]...")
+@vectors_option
+@fingerprints_option("Query with the JSON Lines output of 'simhash fingerprint'.")
+@threshold_option
+@click.option(
+    "--max-distance",
+    type=click.IntRange(0),
+    default=None,
+    metavar="K",
+    help="Instead of --threshold: stored documents within K bits.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any document has a match.",
+)
+@format_option
+@quiet_option
+def index_query_command(
+    db: str,
+    paths: tuple[str, ...],
+    vectors: str | None,
+    on_error: str,
+    fingerprints: str | None,
+    threshold: float,
+    max_distance: int | None,
+    check: bool,
+    fmt: str | None,
+    output_path: str | None,
+    quiet: bool,
+) -> None:
+    """For each document, the stored documents within the threshold, nearest first.
+
+    Documents are fingerprinted with the index's settings; each is looked up in the index's
+    tables (one B-tree look-up per table at small distances), not compared with every stored
+    fingerprint. A stored file is not reported as its own match.
+    """
+    _one_input(paths, vectors, fingerprints)
+    messages = Messages(sys.stderr, quiet=quiet)
+    skip = on_error == "skip"
+    with Store.open(db) as store:
+        settings = store.settings
+        if fingerprints is not None:
+            docs = pipeline.corpus_from_fingerprints(
+                fingerprints, on_event=messages.event, skip_bad_lines=skip
+            )
+        elif vectors is not None:
+            docs = pipeline.corpus_from_vectors(
+                vectors,
+                bits=settings.bits,
+                seed=settings.seed,
+                on_event=messages.event,
+                skip_bad_lines=skip,
+            )
+        else:
+            docs = pipeline.corpus_from_paths(
+                paths,
+                bits=settings.bits,
+                seed=settings.seed,
+                tokenizer=TokenizerConfig.from_name(settings.tokenizer),
+                weighting=Weighting(settings.weighting),
+                on_event=messages.event,
+            )
+        limit = (
+            max_distance if max_distance is not None else estimate_limit(threshold, settings.bits)
+        )
+        if limit < 0:
+            raise click.BadParameter(
+                f"no Hamming distance at {settings.bits} bits estimates a cosine of {threshold:g}",
+                param_hint="--threshold",
+            )
+        matches, names = indexing.search(store, docs, min(limit, settings.bits))
+        with _report() as out:
+            emit_matches(matches, names, docs.ids, settings.bits, _format(fmt), out)
+        how = (
+            f"within {limit} bits"
+            if max_distance is not None
+            else f"at estimated cosine >= {threshold:g} (within {limit} bits)"
+        )
+        matched = len(set(matches.query.tolist()))
+        messages.info(
+            f"{matched:,} of {len(docs):,} documents have stored documents {how}; "
+            f"{len(matches.query):,} matches among {store.count():,} stored"
+        )
+    if check and len(matches.query):
+        sys.stdout.flush()
+        click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+
+
+@index_group.command("dedupe", short_help="Near-duplicates among the stored documents.")
+@click.argument("db", metavar="DB")
+@threshold_option
+@click.option(
+    "--verify",
+    "verify_mode",
+    type=click.Choice([v.value for v in Verify]),
+    default=Verify.ESTIMATE.value,
+    show_default=True,
+    help="estimate: from the stored fingerprints, nothing read; exact: the stored files are "
+    "read again and their true cosine computed.",
+)
+@max_candidates_option
+@jobs_option
+@format_option
+@quiet_option
+def index_dedupe_command(
+    db: str,
+    threshold: float,
+    verify_mode: str,
+    max_candidates: int,
+    jobs: int,
+    fmt: str | None,
+    output_path: str | None,
+    quiet: bool,
+) -> None:
+    """All near-duplicate pairs and clusters among the stored documents, as `simhash dedupe`
+    reports them."""
+    messages = Messages(sys.stderr, quiet=quiet)
+    verify = Verify(verify_mode)
+    with Store.open(db) as store:
+        docs = indexing.stored_corpus(store)
+    if verify is Verify.EXACT:
+        with messages.progress("reading") as hooks:
+            docs = indexing.read_again(docs, messages.event, on_read=hooks.on_read, jobs=jobs)
+    config = pipeline.DedupeConfig(
+        threshold=threshold, verify=verify, max_candidates=max_candidates
+    )
+    with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
+        result = pipeline.dedupe(docs, config)
+    with _report() as out:
+        emit_dedupe(result, _format(fmt), out)
+    messages.dedupe_summary(result, "read" if verify is Verify.EXACT else "stored:")
+
+
+@index_group.command("stats", short_help="Documents, settings, tables and size of an index.")
+@click.argument("db", metavar="DB")
+@format_option
+def index_stats_command(db: str, fmt: str | None, output_path: str | None) -> None:
+    """Documents, the settings they were made with, the tables (how evenly their keys spread:
+    the largest bucket is what one look-up can cost) and the size on disk."""
+    with Store.open(db) as store:
+        stats = store.stats()
+    with _report() as out:
+        emit_index_stats(stats, _format(fmt), out)
+
+
+@index_group.command("prune", short_help="Forget stored files that no longer exist.")
+@click.argument("db", metavar="DB")
+@format_option
+@quiet_option
+def index_prune_command(db: str, fmt: str | None, output_path: str | None, quiet: bool) -> None:
+    """Forget the stored files that no longer exist (records from --vectors and
+    --fingerprints stay); report each as {"removed": path}."""
+    messages = Messages(sys.stderr, quiet=quiet)
+    with Store.open(db) as store:
+        removed = store.prune(lambda path, size, mtime: os.path.lexists(path))
+        remaining = store.count()
+    with _report() as out:
+        emit_records([{"removed": path} for path in removed], _format(fmt), out)
+    messages.info(f"{db}: {len(removed):,} removed; {remaining:,} documents stored")
 
 
 if __name__ == "__main__":  # pragma: no cover

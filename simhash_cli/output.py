@@ -42,6 +42,7 @@ from .calibrate import Calibration
 from .corpus import Event, Skipped
 from .errors import OutputError
 from .fingerprint import to_hex, to_int
+from .index import Matches
 from .pipeline import Comparison, Corpus, DedupeResult, Settings, concatenate
 from .plan import PAGE_BLOCKS, Assessment, Plan
 
@@ -59,8 +60,12 @@ __all__ = [
     "emit_comparison",
     "emit_dedupe",
     "emit_fingerprints",
+    "emit_index_stats",
+    "emit_matches",
     "emit_plan",
+    "emit_records",
     "fingerprint_records",
+    "match_records",
     "pair_records",
 ]
 
@@ -185,9 +190,9 @@ def _number(value: float) -> float | None:
     return None if math.isnan(value) else round(value, COSINE_DECIMALS)
 
 
-def _count(n: int, noun: str) -> str:
-    """``1 cluster``, ``2 clusters``."""
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 cluster``, ``2 clusters`` (``plural`` when adding an s will not do)."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"
 
 
 def _settings_record(settings: Settings) -> Record:
@@ -613,6 +618,109 @@ def emit_apply(
     return statuses
 
 
+def emit_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
+    """Plain records in any format; as a table, one column per key."""
+    if fmt is not Format.TABLE:
+        _write_records(records, fmt, out)
+        return
+    table = Table(title=_count(len(records), "row"), title_justify="left", box=box.SIMPLE_HEAD)
+    for key in records[0] if records else ():
+        table.add_column(key, overflow="fold")
+    for record in records:
+        table.add_row(*(Text(str(value)) for value in record.values()))
+    _console(out).print(table)
+
+
+def match_records(
+    matches: Matches, names: dict[int, str], queries: Sequence[str], bits: int
+) -> Iterator[Record]:
+    """``simhash index query``: per query, its stored matches nearest first."""
+    cosines = np.cos(np.pi * matches.hamming / bits)
+    for q, row, distance, cosine in zip(
+        matches.query.tolist(),
+        matches.doc.tolist(),
+        matches.hamming.tolist(),
+        cosines.tolist(),
+        strict=True,
+    ):
+        yield {
+            "query": queries[q],
+            "match": names[row],
+            "hamming": distance,
+            "estimated_cosine": _number(cosine),
+        }
+
+
+def emit_matches(
+    matches: Matches, names: dict[int, str], queries: Sequence[str], bits: int, fmt: Format,
+    out: IO[str],
+) -> None:  # fmt: skip
+    """Write ``simhash index query`` output."""
+    records = match_records(matches, names, queries, bits)
+    if fmt is not Format.TABLE:
+        _write_records(list(records), fmt, out)
+        return
+    table = Table(
+        title=_count(len(matches.query), "match", "matches"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("query", overflow="fold", ratio=1)
+    table.add_column("stored document", overflow="fold", ratio=1)
+    table.add_column("hamming", justify="right", no_wrap=True)
+    table.add_column("estimate", justify="right", no_wrap=True)
+    for record in records:
+        table.add_row(
+            Text(record["query"]),
+            Text(record["match"]),
+            str(record["hamming"]),
+            _cosine_text(record["estimated_cosine"]),
+        )
+    _console(out).print(table)
+
+
+def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash index stats``."""
+    if fmt is Format.JSON:
+        out.write(_json(stats, out, indent=2) + "\n")
+        return
+    if fmt is not Format.TABLE:
+        flat = {k: v for k, v in stats.items() if k != "tables"}
+        flat["largest_bucket"] = max((t["largest_bucket"] for t in stats["tables"]), default=0)
+        _write_records([flat], fmt, out)
+        return
+    numbers = Table(show_header=False, box=None)
+    numbers.add_column(style="bold", no_wrap=True)
+    numbers.add_column(overflow="fold")
+    per_document = stats["bytes_per_document"]
+    numbers.add_row("index", Text(stats["index"]))
+    numbers.add_row("documents", f"{stats['documents']:,} ({stats['files']:,} files)")
+    numbers.add_row(
+        "settings",
+        f"bits={stats['bits']} seed={stats['seed']} tokenizer={stats['tokenizer']} "
+        f"weighting={stats['weighting']}",
+    )
+    numbers.add_row(
+        "size on disk",
+        f"{stats['bytes']:,} bytes"
+        + ("" if per_document is None else f" ({per_document:.0f} per document)"),
+    )
+    tables = Table(title="Tables (one per block of the fingerprint)", box=box.SIMPLE_HEAD)
+    for column in ("table", "bits", "keys", "largest bucket", "mean bucket"):
+        tables.add_column(column, justify="right")
+    for row in stats["tables"]:
+        tables.add_row(
+            str(row["table"]),
+            row["bits"],
+            f"{row['keys']:,}",
+            f"{row['largest_bucket']:,}",
+            f"{row['mean_bucket']:.1f}",
+        )
+    console = _console(out)
+    console.print(numbers)
+    console.print(tables)
+
+
 # ---------------------------------------------------------------------------- stderr
 
 
@@ -705,10 +813,10 @@ class Messages:
         else:
             self.info(f"{counts or 'no steps'}; journal: {journal}")
 
-    def dedupe_summary(self, result: DedupeResult) -> None:
+    def dedupe_summary(self, result: DedupeResult, verb: str = "read") -> None:
         """Counts, expected recall, a hint when it is low, and the audit."""
         config, bits = result.config, result.corpus.settings.bits
-        self.corpus_summary(result.corpus, "read")
+        self.corpus_summary(result.corpus, verb)
         scheme = result.scheme.label(bits)
         how = "chosen by the planner" if result.plan is not None else "as asked"
         gate = (

@@ -60,6 +60,21 @@ class TokenizerConfig:
             return f"char-{self.char_ngrams}gram"
         return "word" if self.ngram == 1 else f"word-{self.ngram}gram"
 
+    @classmethod
+    def from_name(cls, name: str) -> TokenizerConfig:
+        """The inverse of :attr:`name`.
+
+        Raises:
+            ParameterError: not a name :attr:`name` gives.
+        """
+        if name == "word":
+            return cls()
+        kind, _, size = name.partition("-")
+        if kind in ("word", "char") and size.endswith("gram") and size[:-4].isdigit():
+            number = int(size[:-4])
+            return cls(ngram=number) if kind == "word" else cls(char_ngrams=number)
+        raise ParameterError(f"not a tokenizer name: {name!r}")
+
     def count_vectorizer(self) -> CountVectorizer:
         """A scikit-learn CountVectorizer that produces exactly these features."""
         # Imported here: scikit-learn takes most of a second to import, and the default

@@ -1,0 +1,227 @@
+"""Documents into and out of a persistent index (:mod:`simhash_cli.index`): files are read
+only when they are new or changed, queries and dedupe run on the stored fingerprints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import corpus, pipeline
+from .errors import InputError, ParameterError
+from .index import Matches, Store
+from .pipeline import Corpus, Settings
+from .tokenizer import TokenizerConfig
+from .vectorize import Weighting
+
+__all__ = [
+    "RECORD_BATCH",
+    "AddReport",
+    "add_files",
+    "add_records",
+    "open_for_adding",
+    "read_again",
+    "search",
+    "stored_corpus",
+]
+
+RECORD_BATCH = 50_000
+"""Records (--vectors, --fingerprints) stored per transaction."""
+
+
+@dataclass
+class AddReport:
+    """What an add did: new and updated documents, files left as they were (not read)."""
+
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    """Stored files that changed into something that is no document (empty, binary)."""
+    skipped: list[corpus.Skipped] = field(default_factory=list)
+
+
+def open_for_adding(path: str, requested: Settings | None, default: Settings) -> Store:
+    """The index at ``path``, made with ``requested`` (or ``default``) settings if there is
+    none yet; an existing one must hold fingerprints made as ``requested``, when given.
+
+    Raises:
+        SettingsMismatchError: the index's settings are not the requested ones.
+        ParameterError: tfidf weights, which depend on the other documents of a run.
+    """
+    wanted = requested or default
+    if wanted.weighting == Weighting.TFIDF.value:
+        raise ParameterError(
+            "an index keeps fingerprints that depend on their document alone; tfidf weights "
+            "depend on the documents of one run: use tf, binary or log"
+        )
+    if os.path.exists(path):
+        store = Store.open(path)
+        if requested is not None:
+            try:
+                store.check(requested)
+            except BaseException:
+                store.close()
+                raise
+        return store
+    return Store.open(path, create=wanted)
+
+
+def _reading(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
+    if settings.tokenizer == pipeline.VECTORS_TOKENIZER:
+        raise InputError(
+            "this index holds fingerprints of given vectors: add and query with --vectors or "
+            "--fingerprints"
+        )
+    return TokenizerConfig.from_name(settings.tokenizer), Weighting(settings.weighting)
+
+
+def add_files(
+    store: Store,
+    paths: tuple[str, ...],
+    *,
+    on_event: corpus.OnEvent,
+    on_listed: Callable[[int], None] | None = None,
+    on_read: Callable[[], None] | None = None,
+    jobs: int = 1,
+    policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
+) -> AddReport:
+    """Fingerprint the files below ``paths`` that the index does not hold as they are now
+    (same absolute path, size and mtime) and store them, a batch per transaction: a killed
+    add keeps its finished batches, and running it again reads only the rest."""
+    tokenizer, weighting = _reading(store.settings)
+    report = AddReport()
+
+    def collect(event: corpus.Event) -> None:
+        if isinstance(event, corpus.Skipped):
+            report.skipped.append(event)
+        on_event(event)
+
+    files = corpus.list_files(paths, collect, follow_symlinks=policy.follow_symlinks)
+    if corpus.STDIN in files:
+        raise InputError(
+            "index add stores files by their path; standard input has none "
+            "(give --vectors - or --fingerprints - for records)"
+        )
+    absolute = [os.path.abspath(path) for path in files]
+    stored = {
+        path: (size, mtime)
+        for path, (_, size, mtime) in store.find(absolute).items()
+        if size is not None
+    }
+    changed = []
+    for path in absolute:
+        try:
+            info = os.stat(path)
+        except OSError:
+            changed.append(path)  # the reader will say what is wrong with it
+            continue
+        if stored.get(path) == (info.st_size, info.st_mtime_ns):
+            report.unchanged += 1
+            if on_read is not None:
+                on_read()
+        else:
+            changed.append(path)
+    if on_listed is not None:
+        on_listed(len(absolute))
+    stored_before = set(stored)
+    seen: set[str] = set()
+    for batch in pipeline.iter_fingerprints(
+        changed,
+        bits=store.settings.bits,
+        seed=store.settings.seed,
+        tokenizer=tokenizer,
+        weighting=weighting,
+        on_event=collect,
+        on_read=on_read,
+        jobs=jobs,
+        policy=policy,
+    ):
+        assert batch.stamps is not None
+        read_as = list(
+            zip(batch.stamps["size"].tolist(), batch.stamps["mtime_ns"].tolist(), strict=True)
+        )
+        store.add(batch.ids, batch.fingerprints, batch.n_features, read_as, expected=len(changed))
+        seen.update(batch.ids)
+    store.finish()
+    report.updated = len(seen & stored_before)
+    report.new = len(seen) - report.updated
+    report.removed = sorted(set(changed) & stored_before - seen)
+    store.remove(report.removed)
+    return report
+
+
+def add_records(store: Store, docs: Corpus) -> AddReport:
+    """Store fingerprinted records (``--vectors``, ``--fingerprints``) under their ids, a batch
+    of :data:`RECORD_BATCH` per transaction."""
+    store.check(docs.settings)
+    known = store.find(docs.ids)
+    for start in range(0, len(docs), RECORD_BATCH):
+        stop = min(start + RECORD_BATCH, len(docs))
+        store.add(
+            docs.ids[start:stop],
+            docs.fingerprints[start:stop],
+            docs.n_features[start:stop],
+            expected=len(docs),
+        )
+    store.finish()
+    updated = len(known)
+    return AddReport(new=len(set(docs.ids)) - updated, updated=updated, skipped=docs.skipped)
+
+
+def read_again(
+    docs: Corpus,
+    on_event: corpus.OnEvent,
+    *,
+    on_read: Callable[[], None] | None = None,
+    jobs: int = 1,
+) -> Corpus:
+    """The stored files read again, for their vectors (``index dedupe --verify exact``).
+
+    Raises:
+        InputError: the index holds records that are not files, or a stored file is gone.
+    """
+    tokenizer, weighting = _reading(docs.settings)
+    for path in docs.ids:
+        if not os.path.lexists(path):
+            raise InputError(
+                f"a stored file is gone: {path} (simhash index prune forgets such files)"
+            )
+    return pipeline.corpus_from_paths(
+        docs.ids,
+        bits=docs.settings.bits,
+        seed=docs.settings.seed,
+        tokenizer=tokenizer,
+        weighting=weighting,
+        on_event=on_event,
+        on_read=on_read,
+        jobs=jobs,
+    )
+
+
+def stored_corpus(store: Store) -> Corpus:
+    """Every stored document as a corpus of fingerprints (no vectors): ``index dedupe``."""
+    _, ids, fingerprints, features = store.documents()
+    return Corpus(ids, fingerprints, features, store.settings)
+
+
+def search(store: Store, docs: Corpus, max_distance: int) -> tuple[Matches, dict[int, str]]:
+    """The stored documents within ``max_distance`` bits of each document of ``docs`` (a
+    stored file is not its own match), and the stored ids by row."""
+    store.check(docs.settings)
+    matches = store.search(docs.fingerprints, max_distance)
+    # A query that is itself stored (a file by its absolute path, a record by its id) is not
+    # reported as its own match.
+    names = [
+        doc_id if doc_id == corpus.STDIN or docs.stamps is None else os.path.abspath(doc_id)
+        for doc_id in docs.ids
+    ]
+    stored = store.find(names)
+    own = np.array([stored.get(name, (-1,))[0] for name in names], dtype=np.int64)
+    if len(matches.query):
+        keep = matches.doc != own[matches.query]
+        matches = Matches(matches.query[keep], matches.doc[keep], matches.hamming[keep])
+    return matches, store.ids_of(matches.doc)
