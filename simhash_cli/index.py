@@ -18,10 +18,12 @@ refused and never written to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -123,16 +125,19 @@ class Store:
         path: str,
         *,
         create: Settings | None = None,
-        timeout: float = BUSY_TIMEOUT,
+        timeout: float | None = None,
     ) -> Store:
         """Open the index at ``path``; with ``create``, make it first if there is no file.
+        A writer waits up to ``timeout`` seconds (default :data:`BUSY_TIMEOUT`) for another.
 
         Raises:
             InputError: no such index (without ``create``), or a file that is not an index of
                 this schema (never written to).
         """
+        if not os.path.exists(path) and create is not None:
+            _create_file(path, create)
         exists = os.path.exists(path)
-        if not exists and create is None:
+        if not exists:
             raise InputError(f"no index at {path} (simhash index add {path} ... makes one)")
         if exists and os.path.isdir(path):
             raise InputError(f"{path} is a directory, not an index")
@@ -142,12 +147,12 @@ class Store:
                 "a new index there"
             )
         try:
-            connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+            connection = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT if timeout is None else timeout, isolation_level=None
+            )
         except sqlite3.Error as exc:
             raise InputError(f"cannot open the index {path}: {exc}") from None
         try:
-            if not exists and create is not None:
-                _create(path, connection, create)
             settings = _read_settings(path, connection)
             connection.execute("PRAGMA cache_size = -65536")
         except BaseException:
@@ -543,7 +548,13 @@ def _read_settings(path: str, connection: sqlite3.Connection) -> Settings:
     try:
         application = connection.execute("PRAGMA application_id").fetchone()[0]
         version = connection.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as exc:
+        with open(path, "rb") as handle:
+            sqlite_file = handle.read(16) == b"SQLite format 3\x00"
+        if sqlite_file:
+            raise InputError(
+                f"the index {path} is damaged or truncated ({exc}); restore it from a copy"
+            ) from None
         raise InputError(f"{path} is not a simhash index (not an SQLite database)") from None
     if application != APPLICATION_ID:
         raise InputError(f"{path} is not a simhash index (an SQLite database of another kind)")
@@ -561,8 +572,41 @@ def _read_settings(path: str, connection: sqlite3.Connection) -> Settings:
         raise InputError(f"the index {path} is damaged ({exc}); restore it from a copy") from None
 
 
+def _create_file(path: str, settings: Settings) -> None:
+    """A new index at ``path``, made whole under a temporary name and then linked into place,
+    so that nobody ever opens it half made; if another process made one first, that stays."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        descriptor, temp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory
+        )
+    except OSError as exc:
+        raise InputError(f"cannot make the index {path}: {exc.strerror}") from None
+    os.close(descriptor)
+    os.unlink(temp)  # SQLite makes the file itself
+    try:
+        connection = sqlite3.connect(temp, isolation_level=None)
+        try:
+            _create(path, connection, settings)
+            made = Store(temp, connection, settings)
+            with made.transaction() as writing:
+                made._create_tables(writing)
+        finally:
+            connection.close()
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise InputError(f"cannot make the index {path}: {exc.strerror}") from None
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp + suffix)
+
+
 def _create(path: str, connection: sqlite3.Connection, settings: Settings) -> None:
-    """Make the schema in a new file, unless another process made it first."""
+    """Make the schema in a new file."""
     if settings.bits > MAX_INDEX_BITS:
         raise InputError(
             f"an index holds fingerprints of up to {MAX_INDEX_BITS} bits, not {settings.bits}"
@@ -571,9 +615,6 @@ def _create(path: str, connection: sqlite3.Connection, settings: Settings) -> No
     try:
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("BEGIN IMMEDIATE")
-        if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            connection.execute("ROLLBACK")  # made meanwhile by another process
-            return
         connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

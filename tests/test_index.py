@@ -1,0 +1,398 @@
+"""The persistent index: its look-ups against brute force, add/query/prune round trips, settings
+and files that are not indexes, busy writers, concurrent writers and killed adds."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simhash_cli import index as index_module
+from simhash_cli.cli import main
+from simhash_cli.errors import ExitCode, InputError
+from simhash_cli.index import Store, decode_id, encode_id
+from simhash_cli.pipeline import Settings
+
+from conftest import ROOT, SAMPLE
+
+WORDS = Settings(64, 12345, "word", "tf")
+
+
+def run(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def lines(result: Result) -> list[dict[str, object]]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+# ---------------------------------------------------------------- the store
+
+
+@settings(max_examples=30)
+@given(
+    st.sampled_from([8, 16, 24, 40, 64, 72, 128]),
+    st.integers(0, 12),
+    st.integers(0, 2**32 - 1),
+)
+def test_search_finds_exactly_the_stored_fingerprints_within_k(
+    bits: int, k: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    words = -(-bits // 64)
+    n = 300
+    stored = rng.integers(0, 2**64 - 1, (n, words), dtype=np.uint64, endpoint=True)
+    # Queries near stored ones (a few bits flipped) and random ones.
+    queries = stored[rng.integers(0, n, 40)].copy()
+    for row in range(queries.shape[0]):
+        flips = min(bits, int(rng.integers(0, 2 * k + 2)))
+        for bit in rng.choice(bits, size=flips, replace=False):
+            queries[row, bit // 64] ^= np.uint64(1) << np.uint64(bit % 64)
+    if bits % 64:
+        mask = np.uint64((1 << (bits % 64)) - 1)
+        stored[:, -1] &= mask
+        queries[:, -1] &= mask
+    k = min(k, bits - 1)
+    path = f"/tmp/simhash-index-{os.getpid()}-{bits}-{seed}.db"
+    try:
+        with Store.open(path, create=Settings(bits, 1, "word", "tf")) as store:
+            store.add([f"d{i}" for i in range(n)], stored, np.ones(n, np.int64))
+            found = store.search(queries, k)
+            for method in (store._look_up, store._scan):
+                q, d, h = method(queries, k)
+                assert set(zip(q.tolist(), d.tolist(), h.tolist(), strict=True)) == set(
+                    zip(
+                        found.query.tolist(),
+                        found.doc.tolist(),
+                        found.hamming.tolist(),
+                        strict=True,
+                    )
+                )
+        distance = np.bitwise_count(queries[:, None, :] ^ stored[None, :, :]).sum(axis=2)
+        want = {(q, d + 1) for q, d in zip(*np.nonzero(distance <= k), strict=True)}
+        assert set(zip(found.query.tolist(), found.doc.tolist(), strict=True)) == want
+        assert np.all(np.diff(found.query) >= 0)  # by query, nearest first
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+
+
+def test_a_bulk_add_cut_short_builds_its_tables_when_next_opened(tmp_path: Path) -> None:
+    path = str(tmp_path / "bulk.db")
+    rng = np.random.default_rng(3)
+    fingerprints = rng.integers(0, 2**63, (1000, 1), dtype=np.uint64)
+    store = Store.open(path, create=WORDS)
+    store.add([f"d{i}" for i in range(1000)], fingerprints, np.ones(1000, np.int64), expected=10**6)
+    tables = "SELECT count(*) FROM sqlite_master WHERE name LIKE 'docs_k%'"
+    assert store.connection.execute(tables).fetchone()[0] == 0  # dropped for the bulk load
+    store.close()  # killed before finish()
+    with Store.open(path) as again:
+        assert again.connection.execute(tables).fetchone()[0] == 4
+        assert again.search(fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]
+
+
+def test_ids_survive_as_bytes() -> None:
+    for name in ("plain.txt", "caf\udce9.txt", "lone \ud800 surrogate", "日本語"):
+        assert decode_id(encode_id(name)) == name
+
+
+# ---------------------------------------------------------------- commands
+
+
+def copy_of_sample(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    return corpus
+
+
+def test_add_query_prune_round_trip(tmp_path: Path) -> None:
+    corpus = copy_of_sample(tmp_path)
+    db = str(tmp_path / "index.db")
+    first = run("index", "add", db, str(corpus))
+    assert first.exit_code == ExitCode.OK, first.stderr
+    assert "8 new, 0 updated, 0 unchanged (not read)" in first.stderr
+    again = run("index", "add", db, str(corpus))
+    assert "0 new, 0 updated, 8 unchanged (not read)" in again.stderr
+    # Changed: updated; emptied: no longer a document, removed.
+    (corpus / "chess-openings.txt").write_text("a new opening: the volcano gambit")
+    (corpus / "sourdough-bread.txt").write_text("   ")
+    changed = run("index", "add", db, str(corpus))
+    assert "0 new, 1 updated, 6 unchanged (not read), 1 removed" in changed.stderr
+    query = run("index", "query", db, "-f", "jsonl", str(SAMPLE / "volcano-report.txt"))
+    assert query.exit_code == ExitCode.OK, query.stderr
+    assert [(r["match"], r["hamming"]) for r in lines(query)] == [
+        (str(corpus / "volcano-report-wire.txt"), 0),
+        (str(corpus / "volcano-report.txt"), 0),
+    ]
+    # A stored file is not its own match.
+    own = run("index", "query", db, "-f", "jsonl", str(corpus / "volcano-report.txt"))
+    assert [r["match"] for r in lines(own)] == [str(corpus / "volcano-report-wire.txt")]
+    (corpus / "volcano-report-wire.txt").unlink()
+    pruned = run("index", "prune", db, "-f", "jsonl")
+    assert lines(pruned) == [{"removed": str(corpus / "volcano-report-wire.txt")}]
+    stats = json.loads(run("index", "stats", db, "-f", "json").stdout)
+    assert stats["documents"] == 6 and stats["files"] == 6 and len(stats["tables"]) == 4
+    assert stats["bits"] == 64 and stats["weighting"] == "tf"
+
+
+def test_query_formats_threshold_and_check(tmp_path: Path) -> None:
+    corpus = copy_of_sample(tmp_path)
+    db = str(tmp_path / "index.db")
+    assert run("index", "add", db, str(corpus)).exit_code == ExitCode.OK
+    target = str(SAMPLE / "shipping-policy.txt")
+    loose = lines(run("index", "query", db, "-f", "jsonl", "--threshold", "0.9", target))
+    assert [r["hamming"] for r in loose] == [0, 0, 7]  # nearest first
+    strict = lines(run("index", "query", db, "-f", "jsonl", "--max-distance", "3", target))
+    assert [r["hamming"] for r in strict] == [0, 0]
+    csv = run("index", "query", db, "-f", "csv", target).stdout.splitlines()
+    assert csv[0] == "query,match,hamming,estimated_cosine" and len(csv) == 4
+    checked = run("index", "query", db, "--check", "-f", "jsonl", target)
+    assert checked.exit_code == ExitCode.DUPLICATES_FOUND
+    alone = run("index", "query", db, "--check", "-", input="an unrelated note about tax forms")
+    assert alone.exit_code == ExitCode.OK and alone.stdout == ""
+
+
+def test_index_dedupe_matches_dedupe(tmp_path: Path) -> None:
+    corpus = copy_of_sample(tmp_path)
+    db = str(tmp_path / "index.db")
+    assert run("index", "add", db, str(corpus)).exit_code == ExitCode.OK
+    direct = json.loads(run("dedupe", "-f", "json", str(corpus)).stdout)
+    for verify in ("estimate", "exact"):
+        stored = json.loads(run("index", "dedupe", db, "--verify", verify, "-f", "json").stdout)
+        assert [c["members"] for c in stored["clusters"]] == [
+            c["members"] for c in direct["clusters"]
+        ]
+    exact = json.loads(run("index", "dedupe", db, "--verify", "exact", "-f", "json").stdout)
+    assert exact["pairs"] == direct["pairs"]
+
+
+def test_records_from_vectors_and_fingerprints(tmp_path: Path) -> None:
+    vectors = tmp_path / "v.jsonl"
+    vectors.write_text(
+        '{"id": "u1", "features": {"jazz": 3, "vinyl": 1}}\n'
+        '{"id": "u2", "features": {"jazz": 3, "vinyl": 1.2}}\n'
+    )
+    db = str(tmp_path / "users.db")
+    added = run("index", "add", db, "--vectors", str(vectors))
+    assert added.exit_code == ExitCode.OK and "2 new" in added.stderr
+    query = run("index", "query", db, "--vectors", "-", "-f", "jsonl",
+                input='{"id": "u9", "features": {"jazz": 3, "vinyl": 1.1}}\n')  # fmt: skip
+    assert {r["match"] for r in lines(query)} == {"u1", "u2"}
+    assert run("index", "prune", db).stdout == ""  # records are never pruned
+    fps = tmp_path / "fps.jsonl"
+    fps.write_text(run("fingerprint", "-f", "jsonl", str(SAMPLE)).stdout)
+    words = str(tmp_path / "words.db")
+    assert run("index", "add", words, "--fingerprints", str(fps)).exit_code == ExitCode.OK
+    assert json.loads(run("index", "stats", words, "-f", "json").stdout)["documents"] == 8
+
+
+def test_other_settings_are_refused_naming_both(tmp_path: Path) -> None:
+    corpus = copy_of_sample(tmp_path)
+    db = str(tmp_path / "index.db")
+    assert run("index", "add", db, str(corpus)).exit_code == ExitCode.OK
+    wider = run("index", "add", db, "--bits", "128", str(corpus))
+    assert wider.exit_code == ExitCode.ERROR
+    assert "bits=64 seed=12345" in wider.stderr and "bits=128 seed=12345" in wider.stderr
+    vectors = tmp_path / "v.jsonl"
+    vectors.write_text('{"id": "u1", "features": {"a": 1}}\n')
+    mixed = run("index", "add", db, "--vectors", str(vectors))
+    assert mixed.exit_code == ExitCode.ERROR and "tokenizer=vectors" in mixed.stderr
+    tfidf = run("index", "add", str(tmp_path / "new.db"), "--weighting", "tfidf", str(corpus))
+    assert tfidf.exit_code == ExitCode.USAGE and "depend on their document alone" in tfidf.stderr
+    assert not (tmp_path / "new.db").exists()
+
+
+def _newer_schema(path: Path) -> None:
+    assert run("index", "add", str(path), str(SAMPLE)).exit_code == ExitCode.OK
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA user_version = 99")
+
+
+def _other_database(path: Path) -> None:
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE notes (text TEXT)")
+
+
+def _truncated(path: Path) -> None:
+    assert run("index", "add", str(path), str(SAMPLE)).exit_code == ExitCode.OK
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda p: p.write_text("my notes\n"), "not a simhash index (not an SQLite database)"),
+        (lambda p: p.write_bytes(b""), "is an empty file, not an index"),
+        (_other_database, "an SQLite database of another kind"),
+        (_newer_schema, "made by a newer simhash (index schema 99"),
+        (_truncated, "damaged"),
+    ],
+)
+def test_a_file_that_is_not_an_index_is_refused_and_left_alone(
+    tmp_path: Path, make: object, says: str
+) -> None:
+    path = tmp_path / "index.db"
+    make(path)  # type: ignore[operator]
+    before = path.read_bytes()
+    for args in (
+        ["add", str(path), str(SAMPLE)],
+        ["query", str(path), str(SAMPLE)],
+        ["stats", str(path)],
+    ):
+        result = run("index", *args)
+        assert result.exit_code == ExitCode.ERROR, (args, result.stderr)
+        assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
+    assert path.read_bytes() == before
+
+
+def test_no_index_for_query_and_over_128_bits(tmp_path: Path) -> None:
+    missing = run("index", "query", str(tmp_path / "none.db"), str(SAMPLE))
+    assert missing.exit_code == ExitCode.ERROR and "no index at" in missing.stderr
+    wide = run("index", "add", str(tmp_path / "w.db"), "--bits", "256", str(SAMPLE))
+    assert wide.exit_code == ExitCode.ERROR and "up to 128 bits" in wide.stderr
+
+
+def test_a_second_writer_waits_then_is_told_the_index_is_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "index.db"
+    assert run("index", "add", str(db), str(SAMPLE)).exit_code == ExitCode.OK
+    monkeypatch.setattr(index_module, "BUSY_TIMEOUT", 0.3)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        (tmp_path / "new.txt").write_text("a document to add while another writer holds the index")
+        started = time.monotonic()
+        busy = run("index", "add", str(db), str(tmp_path / "new.txt"))
+        assert time.monotonic() - started >= 0.3
+        assert busy.exit_code == ExitCode.ERROR and "is busy" in busy.stderr
+        reading = run("index", "query", str(db), str(SAMPLE / "volcano-report.txt"))
+        assert reading.exit_code == ExitCode.OK  # readers never wait
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_non_utf8_file_names(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (SAMPLE / "volcano-report.txt").read_bytes()
+    with open(os.fsencode(corpus) + b"/caf\xe9.txt", "wb") as handle:
+        handle.write(text)
+    (corpus / "plain.txt").write_bytes(text)
+    db = str(tmp_path / "index.db")
+    assert run("index", "add", db, str(corpus)).exit_code == ExitCode.OK
+    found = lines(run("index", "query", db, "-f", "jsonl", str(SAMPLE / "volcano-report.txt")))
+    assert sorted(str(r["match"]) for r in found) == sorted(
+        [str(corpus / "caf\udce9.txt"), str(corpus / "plain.txt")]
+    )
+    os.remove(os.fsencode(corpus) + b"/caf\xe9.txt")
+    assert lines(run("index", "prune", db, "-f", "jsonl")) == [
+        {"removed": str(corpus / "caf\udce9.txt")}
+    ]
+
+
+# ---------------------------------------------------------------- processes
+
+
+def write_documents(root: Path, count: int, seed: int) -> None:
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(5000)]
+    root.mkdir(parents=True)
+    for number in range(count):
+        (root / f"doc{number:05}.txt").write_text(" ".join(rng.sample(words, 40)))
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "simhash_cli", *args]
+
+
+def stored_rows(db: Path, root: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT path, size, w0 FROM docs ORDER BY path").fetchall()
+    return [(os.fsdecode(path).removeprefix(str(root)), size, w0) for path, size, w0 in rows]
+
+
+def test_four_writers_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    for part in range(4):
+        write_documents(tmp_path / f"part{part}", 300, part)
+    writers = [
+        subprocess.Popen(
+            _command("index", "add", "-q", "-j", "1", str(db), str(tmp_path / f"part{part}")),
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+        )
+        for part in range(4)
+    ]
+    for writer in writers:
+        _, stderr = writer.communicate(timeout=120)
+        assert writer.returncode == 0, stderr
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert connection.execute("SELECT count(*) FROM docs").fetchone()[0] == 1200
+
+
+def _stored(db: Path) -> int:
+    """Documents committed so far (0 while the index is being made)."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+            return int(connection.execute("SELECT count(*) FROM docs").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_a_killed_add_resumes_to_the_state_of_an_uninterrupted_one(tmp_path: Path) -> None:
+    calm, killed = tmp_path / "calm", tmp_path / "killed"
+    write_documents(calm / "docs", 4000, 9)
+    shutil.copytree(calm / "docs", killed / "docs")
+    done = subprocess.run(
+        _command("index", "add", "-q", "-j", "1", str(calm / "db"), str(calm / "docs")),
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    add = _command("index", "add", "-q", "-j", "1", str(killed / "db"), str(killed / "docs"))
+    rng = random.Random(5)
+    partial = []
+    # Killed at random moments early on (listing, creating, the first batch), then just after
+    # the first batch was committed, in the middle of the second.
+    for moment in (rng.uniform(0.05, 0.6), rng.uniform(0.05, 0.6), None):
+        process = subprocess.Popen(add, cwd=ROOT, stderr=subprocess.DEVNULL)
+        if moment is None:
+            while process.poll() is None and _stored(killed / "db") == 0:
+                time.sleep(0.01)
+        else:
+            time.sleep(moment)
+        process.send_signal(signal.SIGKILL)
+        assert process.wait() == -signal.SIGKILL, "the add finished before it was killed"
+        if (killed / "db").exists():
+            with sqlite3.connect(killed / "db") as connection:
+                assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        partial.append(_stored(killed / "db"))
+    assert 0 < partial[-1] < 4000  # the last kill came between batches, as meant
+    resumed = subprocess.run(add, cwd=ROOT, capture_output=True, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    assert stored_rows(killed / "db", killed) == stored_rows(calm / "db", calm)
+    assert len(stored_rows(calm / "db", calm)) == 4000
+
+
+def test_open_refuses_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is a directory"):
+        Store.open(str(tmp_path))
