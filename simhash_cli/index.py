@@ -2,11 +2,14 @@
 stored documents lie within a Hamming distance of a new one without a scan.
 
 Each fingerprint is cut into ``m`` near-equal blocks of about 16 bits
-(:func:`~simhash_cli.blocking.block_bounds`), and each block's value is an indexed column:
-Manku's tables, one B-tree per block. Two fingerprints within ``k`` bits differ in at most ``k``
-blocks' worth of bits, so at least one block differs in at most ``k // m`` bits (pigeonhole):
-a query looks up, in each table, its own block value and every value within ``k // m`` bits of
-it, then checks the Hamming distance of what it finds. At ``k < m`` that is ``m`` exact look-ups.
+(:func:`~simhash_cli.blocking.block_bounds`), and each block has a table (Manku's tables):
+keyed by the block's value, each row holds the list of the documents having that value, as
+packed (row, fingerprint) entries. Two fingerprints within ``k`` bits differ in at most ``k``
+bits, so at least one block differs in at most ``k // m`` bits (pigeonhole): a query reads, in
+each table, the list of its own block value and of every value within ``k // m`` bits of it,
+and checks the Hamming distance of what it finds in numpy. At ``k < m`` that is ``m`` B-tree
+look-ups; past the point where that costs more than reading every stored fingerprint, the
+index is scanned instead.
 
 The file holds the settings its fingerprints were made with and its schema version; adding or
 querying with other settings is refused, naming both. Writes are batched transactions taken
@@ -19,6 +22,7 @@ refused and never written to.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -59,12 +63,12 @@ BUSY_TIMEOUT = 10.0
 # look-up and each stored row it returns, against reading a stored row for a scan and comparing
 # it with one query in numpy.
 LOOKUP_COST = 1.0
-ROW_COST = 1.0
+ENTRY_COST = 0.02
 SCAN_READ_COST = 0.3
 SCAN_COMPARE_COST = 0.002
 BULK_ROWS = 50_000
-"""An add of at least this many new rows, and more than the index holds, builds the tables
-after loading (one sort each) instead of updating them row by row."""
+"""An add of at least this many rows, more than the index holds, builds the tables after
+loading (one sort each) instead of updating their lists batch by batch."""
 _IN_CHUNK = 20_000
 _PARAMETERS = 5_000  # bound parameters in one statement (SQLite allows 32,766)
 
@@ -155,6 +159,9 @@ class Store:
         try:
             settings = _read_settings(path, connection)
             connection.execute("PRAGMA cache_size = -65536")
+            # In WAL mode NORMAL never corrupts the file; a power cut (not a kill) may lose the
+            # last batches, which the next add reads again.
+            connection.execute("PRAGMA synchronous = NORMAL")
         except BaseException:
             connection.close()
             raise
@@ -198,25 +205,132 @@ class Store:
                 raise _translated(self.path, exc) from None
             raise
 
-    def _key_columns(self) -> list[str]:
-        """Each table's key as an SQL expression over the word columns (an index on an
-        expression: the key takes no room in the row)."""
-        return [_key_expression(start, width) for start, width in self.blocks]
-
     def _word_columns(self) -> list[str]:
         return [f"w{j}" for j in range(self.words)]
 
-    def _repair_tables(self) -> None:
-        """Build the tables an interrupted bulk add dropped (see :meth:`add`)."""
-        have = {row[0] for row in self.connection.execute("SELECT name FROM sqlite_master")}
-        if all(f"docs_k{j}" in have for j in range(len(self.blocks))):
-            return
-        with self.transaction() as connection:
-            self._create_tables(connection)
+    def _entry(self) -> np.dtype[np.void]:
+        """One document in a table's list: its row and its fingerprint (12 bytes at 64 bits)."""
+        return np.dtype([("row", "<u4"), ("words", "<u8", (self.words,))])
 
-    def _create_tables(self, connection: sqlite3.Connection) -> None:
-        for j, key in enumerate(self._key_columns()):
-            connection.execute(f"CREATE INDEX IF NOT EXISTS docs_k{j} ON docs({key})")
+    def _stale(self) -> bool:
+        found = self.connection.execute("SELECT value FROM meta WHERE key = 'stale'").fetchone()
+        return found is not None and found[0] == "1"
+
+    def _repair_tables(self) -> None:
+        """Build the tables again after a bulk add that did not reach :meth:`finish`; a
+        reader that finds the index busy leaves that to the next writer (it scans meanwhile)."""
+        if not self._stale():
+            return
+        try:
+            with self.transaction() as connection:
+                if self._stale():
+                    self._rebuild(connection)
+        except IndexBusyError:
+            pass
+
+    def _rebuild(self, connection: sqlite3.Connection) -> None:
+        """Every table from the stored fingerprints: one sort per table."""
+        rows, fingerprints = self._stored("1", ())
+        for j in range(len(self.blocks)):
+            connection.execute(f"DELETE FROM keys{j}")
+        self._write_lists(connection, rows, fingerprints, {})
+        connection.execute("UPDATE meta SET value = '0' WHERE key = 'stale'")
+
+    def _write_lists(
+        self,
+        connection: sqlite3.Connection,
+        rows: NDArray[np.int64],
+        fingerprints: NDArray[np.uint64],
+        current: dict[int, tuple[NDArray[np.int64], NDArray[np.void]]],
+    ) -> None:
+        """Each table's lists for the keys of ``rows``: the ``current`` entries of those keys
+        (per table: keys and entries), plus the new rows."""
+        if rows.size and int(rows.max()) >= 2**32:
+            raise InputError(f"the index {self.path} has run out of row numbers")
+        entry = self._entry()
+        added = np.zeros(rows.size, dtype=entry)
+        added["row"] = rows
+        added["words"] = fingerprints.reshape(rows.size, self.words)
+        keys = self._keys(fingerprints.reshape(rows.size, self.words))
+        for j in range(len(self.blocks)):
+            old_keys, old_entries = current.get(
+                j, (np.zeros(0, np.int64), np.zeros(0, dtype=entry))
+            )
+            all_keys = np.concatenate((old_keys, keys[:, j]))
+            entries = np.concatenate((old_entries, added))
+            order = np.argsort(all_keys, kind="stable")
+            all_keys, entries = all_keys[order], entries[order]
+            bounds = np.flatnonzero(np.diff(all_keys)) + 1
+            starts = np.concatenate(([0], bounds)) if all_keys.size else bounds
+            stops = np.concatenate((bounds, [all_keys.size])) if all_keys.size else bounds
+            payload = entries.tobytes()
+            size = entry.itemsize
+            connection.executemany(
+                f"INSERT OR REPLACE INTO keys{j} (key, entries) VALUES (?, ?)",
+                (
+                    (int(all_keys[a]), payload[a * size : b * size])
+                    for a, b in zip(starts.tolist(), stops.tolist(), strict=True)
+                ),
+            )
+
+    def _read_lists(
+        self, j: int, keys: NDArray[np.int64]
+    ) -> tuple[NDArray[np.int64], NDArray[np.void]]:
+        """Table ``j``'s entries under ``keys``: (the key of each entry, the entries)."""
+        entry = self._entry()
+        found_keys: list[int] = []
+        counts: list[int] = []
+        blobs: list[bytes] = []
+        wanted = np.unique(keys).tolist()
+        for start in range(0, len(wanted), _IN_CHUNK):
+            for key, entries in self.connection.execute(
+                f"SELECT key, entries FROM keys{j} WHERE key IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted[start : start + _IN_CHUNK]),),
+            ):
+                found_keys.append(key)
+                counts.append(len(entries) // entry.itemsize)
+                blobs.append(entries)
+        entries_array = np.frombuffer(b"".join(blobs), dtype=entry)
+        return np.repeat(np.array(found_keys, np.int64), counts), entries_array
+
+    def _change_lists(
+        self,
+        connection: sqlite3.Connection,
+        gone: tuple[NDArray[np.int64], NDArray[np.uint64]],
+        added: tuple[NDArray[np.int64], NDArray[np.uint64]],
+    ) -> None:
+        """Take the ``gone`` rows (rows, their old fingerprints) out of the tables and put the
+        ``added`` ones in: only the lists of their keys are read and written."""
+        if self._stale():
+            return  # a bulk add builds every table at its end
+        gone_rows, gone_prints = gone
+        rows, prints = added
+        if not gone_rows.size and not rows.size:
+            return
+        prints = prints.reshape(-1, self.words)
+        affected = self._keys(np.concatenate((gone_prints.reshape(-1, self.words), prints)))
+        new_keys = self._keys(prints)
+        touched = np.concatenate((gone_rows, rows))
+        current = {}
+        for j in range(len(self.blocks)):
+            old_keys, old_entries = self._read_lists(j, affected[:, j])
+            keep = ~np.isin(old_entries["row"], touched)
+            current[j] = (old_keys[keep], old_entries[keep])
+            emptied = np.setdiff1d(affected[:, j], np.concatenate((old_keys[keep], new_keys[:, j])))
+            connection.executemany(
+                f"DELETE FROM keys{j} WHERE key = ?", ((k,) for k in emptied.tolist())
+            )
+        self._write_lists(connection, rows, prints, current)
+
+    def _stored(
+        self, where: str, parameters: Sequence[Any]
+    ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+        """(rows, fingerprints) of the stored documents ``where`` selects."""
+        columns = ", ".join(self._word_columns())
+        found = self.connection.execute(f"SELECT id, {columns} FROM docs WHERE {where}", parameters)
+        flat = np.fromiter(itertools.chain.from_iterable(found), dtype=np.int64)
+        numbers = flat.reshape(-1, 1 + self.words)
+        return numbers[:, 0].copy(), _unsigned(numbers[:, 1:])
 
     def count(self) -> int:
         return int(self.connection.execute("SELECT count(*) FROM docs").fetchone()[0])
@@ -233,25 +347,21 @@ class Store:
         """Store a batch of documents in one transaction, replacing those of the same id.
 
         Args:
-            ids: document ids (absolute paths for files).
+            ids: document ids (absolute paths for files), each once.
             fingerprints: (n, n_words) uint64 made with the index's settings.
             features: (n,) distinct features per document.
             files: each file's (size, mtime_ns) as read, or None (not a file: never pruned).
-            expected: how many rows the whole add will bring; a large add into a smaller index
-                drops the tables in its first batch and builds them again at :meth:`finish`.
+            expected: how many rows the whole add will bring. A large add into a smaller index
+                leaves the tables alone batch by batch and builds them at :meth:`finish`
+                (a killed one is finished by the next writer to open the index).
         """
-        words = _signed(fingerprints.reshape(len(ids), self.words))
+        fingerprints = fingerprints.reshape(len(ids), self.words)
+        words = _signed(fingerprints)
         sizes = [None if f is None else f[0] for f in files] if files else [None] * len(ids)
         mtimes = [None if f is None else f[1] for f in files] if files else [None] * len(ids)
         columns = ["path", "size", "mtime_ns", "features", *self._word_columns()]
-        rows = zip(
-            (encode_id(doc_id) for doc_id in ids),
-            sizes,
-            mtimes,
-            features.tolist(),
-            *words.T.tolist(),
-            strict=True,
-        )
+        paths = [encode_id(doc_id) for doc_id in ids]
+        rows = zip(paths, sizes, mtimes, features.tolist(), *words.T.tolist(), strict=True)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns[1:])
         statement = (
             f"INSERT INTO docs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
@@ -259,25 +369,35 @@ class Store:
         )
         with self.transaction() as connection:
             if expected >= BULK_ROWS and expected > self.count():
-                for j in range(len(self.blocks)):
-                    connection.execute(f"DROP INDEX IF EXISTS docs_k{j}")
-            connection.executemany(statement, rows)
+                connection.execute("UPDATE meta SET value = '1' WHERE key = 'stale'")
+            if self._stale():
+                connection.executemany(statement, rows)
+            else:
+                before = self._rows_of(paths)
+                connection.executemany(statement, rows)
+                self._change_lists(connection, before, self._rows_of(paths))
+
+    def _rows_of(self, paths: Sequence[bytes]) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+        parts = [
+            self._stored(f"path IN ({', '.join('?' * len(chunk))})", chunk)
+            for chunk in (paths[i : i + _PARAMETERS] for i in range(0, len(paths), _PARAMETERS))
+        ]
+        if not parts:
+            return _nothing(self.words)
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def finish(self) -> None:
-        """After an add: the tables a bulk add dropped, built again (one sort each)."""
+        """After an add: the tables a bulk add left alone, built (one sort each)."""
         self._repair_tables()
 
     def _keys(self, fingerprints: NDArray[np.uint64]) -> NDArray[np.int64]:
-        """(n, m) each fingerprint's block values, as :func:`_key_expression` computes them."""
+        """(n, m) each fingerprint's block values: the tables' keys."""
         if fingerprints.shape[0] == 0:
             return np.zeros((0, len(self.blocks)), np.int64)
         return np.stack(
-            [
-                bit_slice(fingerprints, start, width)[:, 0].astype(np.int64) - _offset(width)
-                for start, width in self.blocks
-            ],
+            [bit_slice(fingerprints, start, width)[:, 0] for start, width in self.blocks],
             axis=1,
-        )
+        ).astype(np.int64)
 
     def find(self, ids: Sequence[str]) -> dict[str, tuple[int, int | None, int | None]]:
         """Those of ``ids`` the index holds: (row, size, mtime_ns), size and mtime None for a
@@ -295,32 +415,28 @@ class Store:
         return found
 
     def remove(self, ids: Sequence[str]) -> None:
-        """Forget these documents (one transaction per chunk)."""
-        for start in range(0, len(ids), _PARAMETERS):
-            chunk = [encode_id(doc_id) for doc_id in ids[start : start + _PARAMETERS]]
+        """Forget these documents, and take them out of the tables (a transaction per chunk)."""
+        paths = [encode_id(doc_id) for doc_id in ids]
+        for start in range(0, len(paths), _PARAMETERS):
+            chunk = paths[start : start + _PARAMETERS]
             with self.transaction() as connection:
+                gone = self._rows_of(chunk)
                 connection.execute(
                     f"DELETE FROM docs WHERE path IN ({', '.join('?' * len(chunk))})", chunk
                 )
+                self._change_lists(connection, gone, _nothing(self.words))
 
     def prune(self, keep: Callable[[str, int, int], bool]) -> list[str]:
         """Remove the files for which ``keep(path, size, mtime_ns)`` is False (gone, changed);
         records that are not files stay. Returns the removed ids."""
-        gone: list[int] = []
-        names: list[str] = []
-        for row, path, size, mtime in self.connection.execute(
-            "SELECT id, path, size, mtime_ns FROM docs WHERE size IS NOT NULL"
-        ).fetchall():
-            name = decode_id(path)
-            if not keep(name, size, mtime):
-                gone.append(row)
-                names.append(name)
-        for start in range(0, len(gone), _IN_CHUNK):
-            with self.transaction() as connection:
-                connection.execute(
-                    "DELETE FROM docs WHERE id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(gone[start : start + _IN_CHUNK]),),
-                )
+        names = [
+            decode_id(path)
+            for path, size, mtime in self.connection.execute(
+                "SELECT path, size, mtime_ns FROM docs WHERE size IS NOT NULL"
+            ).fetchall()
+            if not keep(decode_id(path), size, mtime)
+        ]
+        self.remove(names)
         return names
 
     # ------------------------------------------------------------------ reading
@@ -362,10 +478,10 @@ class Store:
 
     def scans(self, n_queries: int, max_distance: int) -> bool:
         """Whether reading every stored fingerprint costs less than the look-ups: each look-up
-        meets about count / 2^width stored rows by chance."""
+        reads one list, of about count / 2^width entries."""
         stored = self.count()
         per_probe = sum(stored / 2.0**width for _, width in self.blocks) / len(self.blocks)
-        looking = n_queries * self.probes(max_distance) * (LOOKUP_COST + ROW_COST * per_probe)
+        looking = n_queries * self.probes(max_distance) * (LOOKUP_COST + ENTRY_COST * per_probe)
         scanning = stored * (SCAN_READ_COST + SCAN_COMPARE_COST * n_queries)
         return scanning < looking
 
@@ -373,14 +489,21 @@ class Store:
         """The stored documents within ``max_distance`` bits of each query fingerprint.
 
         Look-ups in the tables (see the module's docstring), or a scan of every stored
-        fingerprint when that costs less (:meth:`scans`).
+        fingerprint when that costs less (:meth:`scans`) or the tables wait to be built after
+        an interrupted bulk add. One read transaction: what it finds is one state of the index.
         """
         queries = np.ascontiguousarray(fingerprints, dtype=np.uint64).reshape(-1, self.words)
-        if self.scans(queries.shape[0], max_distance):
-            found = self._scan(queries, max_distance)
-        else:
-            found = self._look_up(queries, max_distance)
-        query, doc, hamming = found
+        self.connection.execute("BEGIN")
+        try:
+            if self._stale() or self.scans(queries.shape[0], max_distance):
+                query, doc, hamming = self._scan(queries, max_distance)
+            else:
+                query, doc, hamming = self._look_up(queries, max_distance)
+        except sqlite3.Error as exc:
+            raise _translated(self.path, exc) from None
+        finally:
+            if self.connection.in_transaction:
+                self.connection.execute("COMMIT")
         order = np.lexsort((doc, hamming, query))
         return Matches(query[order], doc[order], hamming[order])
 
@@ -389,40 +512,25 @@ class Store:
     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         radius = max_distance // len(self.blocks)
         values = self._keys(queries)
-        columns = ", ".join(self._word_columns())
         parts: list[NDArray[np.int64]] = []
-        for (_, width), key in zip(self.blocks, self._key_columns(), strict=True):
+        for j, (_, width) in enumerate(self.blocks):
             masks = _masks(width, radius)
-            j = len(parts)
             # (query, probe key) for every query and every key within the radius of its block.
             probe_query = np.repeat(np.arange(queries.shape[0]), masks.size)
-            block = values[:, j, None] + _offset(width)
-            probe_key = ((block ^ masks[None, :]) - _offset(width)).ravel()
-            wanted = np.unique(probe_key)
-            rows = []
-            for start in range(0, wanted.size, _IN_CHUNK):
-                rows += self.connection.execute(
-                    f"SELECT id, {key}, {columns} FROM docs "
-                    f"WHERE {key} IN (SELECT value FROM json_each(?))",
-                    (json.dumps(wanted[start : start + _IN_CHUNK].tolist()),),
-                ).fetchall()
-            if not rows:
-                parts.append(np.zeros((0, 3), np.int64))
-                continue
-            found = np.array(rows, dtype=np.int64)
-            found = found[np.argsort(found[:, 1], kind="stable")]
-            # Each probe meets the stored rows of its key: a range of the sorted rows.
-            low = np.searchsorted(found[:, 1], probe_key, side="left")
-            high = np.searchsorted(found[:, 1], probe_key, side="right")
-            count = high - low
+            probe_key = (values[:, j, None] ^ masks[None, :]).ravel()
+            keys, entries = self._read_lists(j, probe_key)
+            order = np.argsort(keys, kind="stable")
+            keys, entries = keys[order], entries[order]
+            # Each probe meets the entries of its key: a range of the sorted entries.
+            low = np.searchsorted(keys, probe_key, side="left")
+            count = np.searchsorted(keys, probe_key, side="right") - low
             which = np.repeat(probe_query, count)
-            starts = np.repeat(low - np.cumsum(count) + count, count)
-            picked = starts + np.arange(which.size)
-            distance = np.bitwise_count(_unsigned(found[picked, 2:]) ^ queries[which]).sum(
-                axis=1, dtype=np.int64
-            )
+            picked = np.repeat(low - np.cumsum(count) + count, count) + np.arange(which.size)
+            met = entries[picked]
+            distance = np.bitwise_count(met["words"] ^ queries[which]).sum(axis=1, dtype=np.int64)
             close = distance <= max_distance
-            parts.append(np.stack((which[close], found[picked[close], 0], distance[close]), 1))
+            rows = met["row"][close].astype(np.int64)
+            parts.append(np.stack((which[close], rows, distance[close]), 1))
         return _unique_matches(parts)
 
     def _scan(
@@ -441,24 +549,20 @@ class Store:
     def stats(self) -> dict[str, Any]:
         """Documents, settings, tables, size on disk and how evenly the tables' keys spread."""
         documents = self.count()
-        files = int(
-            self.connection.execute("SELECT count(*) FROM docs WHERE size IS NOT NULL").fetchone()[
-                0
-            ]
-        )
+        query = "SELECT count(*) FROM docs WHERE size IS NOT NULL"
+        files = int(self.connection.execute(query).fetchone()[0])
+        size_of_entry = self._entry().itemsize
         tables = []
-        for j, ((start, width), key) in enumerate(
-            zip(self.blocks, self._key_columns(), strict=True)
-        ):
-            largest, keys = self.connection.execute(
-                f"SELECT max(n), count(*) FROM (SELECT count(*) AS n FROM docs GROUP BY {key})"
+        for j, (start, width) in enumerate(self.blocks):
+            longest, keys = self.connection.execute(
+                f"SELECT max(length(entries)), count(*) FROM keys{j}"
             ).fetchone()
             tables.append(
                 {
                     "table": j,
                     "bits": f"{start}-{start + width - 1}",
                     "keys": keys,
-                    "largest_bucket": largest or 0,
+                    "largest_bucket": (longest or 0) // size_of_entry,
                     "mean_bucket": documents / keys if keys else 0.0,
                 }
             )
@@ -478,37 +582,28 @@ class Store:
             "tokenizer": self.settings.tokenizer,
             "weighting": self.settings.weighting,
             "tables": tables,
+            "tables_built": not self._stale(),
             "bytes": size,
             "bytes_per_document": size / documents if documents else None,
         }
 
 
-def _offset(width: int) -> int:
-    """Keys are stored centred on 0 (a 16-bit block in 2 bytes, not 3)."""
-    return 1 << (width - 1)
-
-
-def _key_expression(start: int, width: int) -> str:
-    """SQL for bits [start, start + width) of the fingerprint, minus :func:`_offset`: the
-    words are signed, so each piece is shifted (arithmetic) and then masked."""
-    pieces, low = [], 0
-    while low < width:
-        word, offset = divmod(start + low, 64)
-        take = min(width - low, 64 - offset)
-        piece = f"((w{word} >> {offset}) & {(1 << take) - 1})"
-        pieces.append(f"({piece} << {low})" if low else piece)
-        low += take
-    return f"({' | '.join(pieces)}) - {_offset(width)}"
+def _nothing(words: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+    return np.zeros(0, np.int64), np.zeros((0, words), np.uint64)
 
 
 def _masks(width: int, radius: int) -> NDArray[np.int64]:
-    """Every value of ``width`` bits with at most ``radius`` bits set, 0 first."""
-    masks = [0]
-    frontier = [0]
+    """Every value of ``width`` bits with at most ``radius`` bits set."""
+    if width <= 20:
+        values = np.arange(1 << width, dtype=np.int64)
+        return values[np.bitwise_count(values) <= radius]
+    masks = np.zeros(1, np.int64)
+    frontier = masks
     for _ in range(min(radius, width)):
-        frontier = sorted({m | (1 << b) for m in frontier for b in range(width) if not m >> b & 1})
-        masks += frontier
-    return np.array(masks, dtype=np.int64)
+        grown = (frontier[:, None] | (np.int64(1) << np.arange(width, dtype=np.int64))).ravel()
+        frontier = np.unique(grown[np.bitwise_count(grown) > np.bitwise_count(frontier).max()])
+        masks = np.concatenate((masks, frontier))
+    return masks
 
 
 def _unique_matches(
@@ -588,9 +683,6 @@ def _create_file(path: str, settings: Settings) -> None:
         connection = sqlite3.connect(temp, isolation_level=None)
         try:
             _create(path, connection, settings)
-            made = Store(temp, connection, settings)
-            with made.transaction() as writing:
-                made._create_tables(writing)
         finally:
             connection.close()
         try:
@@ -625,6 +717,7 @@ def _create(path: str, connection: sqlite3.Connection, settings: Settings) -> No
                 ("seed", str(settings.seed)),
                 ("tokenizer", settings.tokenizer),
                 ("weighting", settings.weighting),
+                ("stale", "0"),
             ],
         )
         # path: the document's id as bytes (a file's absolute path); size and mtime_ns as the
@@ -634,6 +727,13 @@ def _create(path: str, connection: sqlite3.Connection, settings: Settings) -> No
             f"mtime_ns INTEGER, features INTEGER NOT NULL, {words})"
         )
         connection.execute("CREATE UNIQUE INDEX docs_path ON docs(path)")
+        # One table per block of the fingerprint: its value, and the list of the documents
+        # having it (packed rows and fingerprints, see Store._entry).
+        blocks = block_bounds(settings.bits, max(1, settings.bits // KEY_BITS))
+        for j in range(len(blocks)):
+            connection.execute(
+                f"CREATE TABLE keys{j} (key INTEGER PRIMARY KEY, entries BLOB NOT NULL)"
+            )
         connection.execute("COMMIT")
     except sqlite3.Error as exc:
         if connection.in_transaction:
