@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit fuzz bench clean
+.PHONY: demo test lint unit fuzz bench bench-index clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ bench: $(STAMP)
 	test -x $(BENCH_SIMHASH)/bin/python || $(PYTHON) -m venv $(BENCH_SIMHASH)
 	$(BENCH_SIMHASH)/bin/python -m pip install --quiet --disable-pip-version-check simhash
 	$(BIN)/python bench/run.py --simhash-python $(BENCH_SIMHASH)/bin/python $(BENCH_ARGS)
+	$(BIN)/python bench/index_bench.py
+
+# The persistent index alone (about a minute): docs/benchmarks-index.md.
+bench-index: $(STAMP)
+	$(BIN)/python bench/index_bench.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_SIMHASH) .mypy_cache .pytest_cache .hypothesis build *.egg-info

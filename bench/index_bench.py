@@ -83,8 +83,6 @@ def main() -> None:
     path_bytes = sum(map(len, raw)) / N
     lines = ["# The persistent index", ""]
     with tempfile.TemporaryDirectory(dir=ROOT / "bench") as scratch:
-        if os.environ.get("KEEP_INDEX"):
-            scratch = os.environ["KEEP_INDEX"]
         baseline_path, index_path = f"{scratch}/plain.db", f"{scratch}/index.db"
         baseline = plain(baseline_path, raw, values)
         added = ours(index_path, names, values)

@@ -28,6 +28,7 @@ import math
 import os
 import sqlite3
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -355,36 +356,69 @@ class Store:
                 leaves the tables alone batch by batch and builds them at :meth:`finish`
                 (a killed one is finished by the next writer to open the index).
         """
-        fingerprints = fingerprints.reshape(len(ids), self.words)
-        words = _signed(fingerprints)
-        sizes = [None if f is None else f[0] for f in files] if files else [None] * len(ids)
-        mtimes = [None if f is None else f[1] for f in files] if files else [None] * len(ids)
-        columns = ["path", "size", "mtime_ns", "features", *self._word_columns()]
-        paths = [encode_id(doc_id) for doc_id in ids]
-        rows = zip(paths, sizes, mtimes, features.tolist(), *words.T.tolist(), strict=True)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in columns[1:])
-        statement = (
-            f"INSERT INTO docs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-            f"ON CONFLICT (path) DO UPDATE SET {updates}"
-        )
+        latest = {encode_id(doc_id): position for position, doc_id in enumerate(ids)}
+        take = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))  # last wins
+        paths = list(latest)
+        fingerprints = fingerprints.reshape(len(ids), self.words)[take]
+        words = _signed(fingerprints).T.tolist()
+        counts = features[take].tolist()
+        chosen = [files[i] if files else None for i in take.tolist()]
+        sizes = [None if f is None else f[0] for f in chosen]
+        mtimes = [None if f is None else f[1] for f in chosen]
+        columns = ["size", "mtime_ns", "features", *self._word_columns()]
         with self.transaction() as connection:
             if expected >= BULK_ROWS and expected > self.count():
                 connection.execute("UPDATE meta SET value = '1' WHERE key = 'stale'")
-            if self._stale():
-                connection.executemany(statement, rows)
-            else:
-                before = self._rows_of(paths)
-                connection.executemany(statement, rows)
-                self._change_lists(connection, before, self._rows_of(paths))
+            located = self._locate(paths)
+            first = int(
+                connection.execute("SELECT coalesce(max(id), 0) + 1 FROM docs").fetchone()[0]
+            )
+            rows: list[int] = []
+            for path in paths:
+                if path in located:
+                    rows.append(located[path][0])
+                else:
+                    rows.append(first)
+                    first += 1
+            new = [i for i, path in enumerate(paths) if path not in located]
+            old = [i for i, path in enumerate(paths) if path in located]
+            values = list(zip(sizes, mtimes, counts, *words, rows, strict=True))
+            connection.executemany(
+                f"UPDATE docs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
+                (values[i] for i in old),
+            )
+            connection.executemany(
+                f"INSERT INTO docs (path, {', '.join(columns)}, id) "
+                f"VALUES (?, {', '.join('?' * (len(columns) + 1))})",
+                ((paths[i], *values[i]) for i in new),
+            )
+            hashes = sorted((zlib.crc32(paths[i]), rows[i]) for i in new)
+            connection.executemany("INSERT INTO names (hash, row) VALUES (?, ?)", hashes)
+            if not self._stale():
+                before = _rows_and_prints([located[paths[i]] for i in old], self.words)
+                after = (np.array(rows, dtype=np.int64), fingerprints)
+                self._change_lists(connection, before, after)
+
+    def _locate(self, paths: Sequence[bytes]) -> dict[bytes, tuple[Any, ...]]:
+        """Those of ``paths`` stored: (row, size, mtime_ns, features, words...) by path, found
+        through the table of their CRC-32s (a path is stored once, not again in an index)."""
+        wanted = set(paths)
+        found: dict[bytes, tuple[Any, ...]] = {}
+        hashes = sorted({zlib.crc32(path) for path in paths})
+        columns = ", ".join(f"d.{c}" for c in self._word_columns())
+        for start in range(0, len(hashes), _IN_CHUNK):
+            for path, *rest in self.connection.execute(
+                f"SELECT d.path, n.row, d.size, d.mtime_ns, d.features, {columns} "
+                "FROM names AS n JOIN docs AS d ON d.id = n.row "
+                "WHERE n.hash IN (SELECT value FROM json_each(?))",
+                (json.dumps(hashes[start : start + _IN_CHUNK]),),
+            ):
+                if path in wanted:
+                    found[path] = tuple(rest)
+        return found
 
     def _rows_of(self, paths: Sequence[bytes]) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
-        parts = [
-            self._stored(f"path IN ({', '.join('?' * len(chunk))})", chunk)
-            for chunk in (paths[i : i + _PARAMETERS] for i in range(0, len(paths), _PARAMETERS))
-        ]
-        if not parts:
-            return _nothing(self.words)
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        return _rows_and_prints(list(self._locate(paths).values()), self.words)
 
     def finish(self) -> None:
         """After an add: the tables a bulk add left alone, built (one sort each)."""
@@ -402,27 +436,24 @@ class Store:
     def find(self, ids: Sequence[str]) -> dict[str, tuple[int, int | None, int | None]]:
         """Those of ``ids`` the index holds: (row, size, mtime_ns), size and mtime None for a
         record that is not a file."""
-        found: dict[str, tuple[int, int | None, int | None]] = {}
-        for start in range(0, len(ids), _PARAMETERS):
-            chunk = [encode_id(doc_id) for doc_id in ids[start : start + _PARAMETERS]]
-            rows = self.connection.execute(
-                f"SELECT path, id, size, mtime_ns FROM docs WHERE path IN "
-                f"({', '.join('?' * len(chunk))})",
-                chunk,
-            )
-            for path, row, size, mtime in rows:
-                found[decode_id(path)] = (row, size, mtime)
-        return found
+        located = self._locate([encode_id(doc_id) for doc_id in ids])
+        return {decode_id(path): (row[0], row[1], row[2]) for path, row in located.items()}
 
     def remove(self, ids: Sequence[str]) -> None:
         """Forget these documents, and take them out of the tables (a transaction per chunk)."""
         paths = [encode_id(doc_id) for doc_id in ids]
-        for start in range(0, len(paths), _PARAMETERS):
-            chunk = paths[start : start + _PARAMETERS]
+        for start in range(0, len(paths), _IN_CHUNK):
+            chunk = paths[start : start + _IN_CHUNK]
             with self.transaction() as connection:
-                gone = self._rows_of(chunk)
+                located = self._locate(chunk)
+                gone = _rows_and_prints(list(located.values()), self.words)
                 connection.execute(
-                    f"DELETE FROM docs WHERE path IN ({', '.join('?' * len(chunk))})", chunk
+                    "DELETE FROM docs WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(gone[0].tolist()),),
+                )
+                connection.executemany(
+                    "DELETE FROM names WHERE hash = ? AND row = ?",
+                    ((zlib.crc32(path), row[0]) for path, row in located.items()),
                 )
                 self._change_lists(connection, gone, _nothing(self.words))
 
@@ -592,6 +623,16 @@ def _nothing(words: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
     return np.zeros(0, np.int64), np.zeros((0, words), np.uint64)
 
 
+def _rows_and_prints(
+    located: Sequence[tuple[Any, ...]], words: int
+) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+    """(rows, fingerprints) from :meth:`Store._locate`'s (row, size, mtime, features, words)."""
+    if not located:
+        return _nothing(words)
+    numbers = np.array([(row[0], *row[4:]) for row in located], dtype=np.int64)
+    return numbers[:, 0].copy(), _unsigned(numbers[:, 1:])
+
+
 def _masks(width: int, radius: int) -> NDArray[np.int64]:
     """Every value of ``width`` bits with at most ``radius`` bits set."""
     if width <= 20:
@@ -726,7 +767,12 @@ def _create(path: str, connection: sqlite3.Connection, settings: Settings) -> No
             "CREATE TABLE docs (id INTEGER PRIMARY KEY, path BLOB NOT NULL, size INTEGER, "
             f"mtime_ns INTEGER, features INTEGER NOT NULL, {words})"
         )
-        connection.execute("CREATE UNIQUE INDEX docs_path ON docs(path)")
+        # A path is found through its CRC-32 (several paths may share one): 14 bytes a
+        # document, where an index on the paths themselves would store each path again.
+        connection.execute(
+            "CREATE TABLE names (hash INTEGER NOT NULL, row INTEGER NOT NULL, "
+            "PRIMARY KEY (hash, row)) WITHOUT ROWID"
+        )
         # One table per block of the fingerprint: its value, and the list of the documents
         # having it (packed rows and fingerprints, see Store._entry).
         blocks = block_bounds(settings.bits, max(1, settings.bits // KEY_BITS))
