@@ -230,7 +230,26 @@ class Store:
             pass
 
     def _rebuild(self, connection: sqlite3.Connection) -> None:
-        """Every table from the stored fingerprints: one sort per table."""
+        """After a bulk add: a path stored twice keeps its last row, then the names and every
+        table are built from the stored documents, one sort each."""
+        found = connection.execute("SELECT id, path FROM docs ORDER BY id").fetchall()
+        last = {path: row for row, path in found}  # ordered by row: the last one wins
+        if len(last) < len(found):
+            keep = set(last.values())
+            dropped = [row for row, _ in found if row not in keep]
+            for start in range(0, len(dropped), _IN_CHUNK):
+                connection.execute(
+                    "DELETE FROM docs WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(dropped[start : start + _IN_CHUNK]),),
+                )
+        connection.execute("DELETE FROM names")
+        hashes = np.fromiter((zlib.crc32(path) for path in last), np.int64, count=len(last))
+        rows_of = np.fromiter(last.values(), np.int64, count=len(last))
+        order = np.lexsort((rows_of, hashes))  # in key order: the B-tree is filled, not split
+        connection.executemany(
+            "INSERT INTO names (hash, row) VALUES (?, ?)",
+            zip(hashes[order].tolist(), rows_of[order].tolist(), strict=True),
+        )
         rows, fingerprints = self._stored("1", ())
         for j in range(len(self.blocks)):
             connection.execute(f"DELETE FROM keys{j}")
@@ -369,6 +388,15 @@ class Store:
         with self.transaction() as connection:
             if expected >= BULK_ROWS and expected > self.count():
                 connection.execute("UPDATE meta SET value = '1' WHERE key = 'stale'")
+            if self._stale():
+                # A bulk add: rows are appended as they come; the names and the tables are
+                # built at the end, when a path stored twice keeps its last row (_rebuild).
+                connection.executemany(
+                    f"INSERT INTO docs (path, {', '.join(columns)}) "
+                    f"VALUES (?, {', '.join('?' * len(columns))})",
+                    zip(paths, sizes, mtimes, counts, *words, strict=True),
+                )
+                return
             located = self._locate(paths)
             first = int(
                 connection.execute("SELECT coalesce(max(id), 0) + 1 FROM docs").fetchone()[0]

@@ -147,6 +147,28 @@ def test_the_tables_follow_adds_updates_and_removals(seed: int, bits: int) -> No
                 os.remove(path + suffix)
 
 
+def test_a_bulk_add_keeps_the_last_of_a_path_given_twice(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    first = rng.integers(0, 2**63, (500, 1), dtype=np.uint64)
+    second = rng.integers(0, 2**63, (500, 1), dtype=np.uint64)
+    with Store.open(str(tmp_path / "bulk.db"), create=WORDS) as store:
+        store.add(["keep-me"], first[:1], np.ones(1, np.int64))  # stored before the bulk add
+        ids = [f"d{i}" for i in range(500)]
+        store.add(ids, first, np.ones(500, np.int64), expected=10**6)
+        store.add([*ids[:100], "keep-me"], second[:101], np.ones(101, np.int64), expected=10**6)
+        store.finish()
+        assert store.count() == 501
+        found = store.find([*ids, "keep-me"])
+        assert len(found) == 501
+        again = store.search(second[:101], 0)
+        assert sorted(store.ids_of(again.doc).values()) == sorted([*ids[:100], "keep-me"])
+        gone = store.search(first[:100], 0)  # the first fingerprints of those ids are gone
+        assert len(gone.query) == 0
+        for k in (0, 3):
+            looked, scanned = store._look_up(second, k), store._scan(second, k)
+            assert [a.tolist() for a in looked] == [b.tolist() for b in scanned]
+
+
 def test_ids_survive_as_bytes() -> None:
     for name in ("plain.txt", "caf\udce9.txt", "lone \ud800 surrogate", "日本語"):
         assert decode_id(encode_id(name)) == name
