@@ -690,6 +690,14 @@ def compare_command(
     help="With --plan: which file of a cluster is kept (the path breaks ties).",
 )
 @protect_option("With --plan: files under DIR are never marked for removal.")
+@click.option(
+    "--index",
+    "index_path",
+    metavar="DB",
+    default=None,
+    help="Keep the fingerprints in the index DB (made if missing) and read only the files "
+    "that are new or changed since (verification by estimate).",
+)
 @empty_option
 @jobs_option
 @format_option
@@ -717,6 +725,7 @@ def dedupe_command(
     plan_path: str | None,
     keep: str,
     protect: tuple[str, ...],
+    index_path: str | None,
     include_empty: bool,
     jobs: int,
     fmt: str | None,
@@ -752,10 +761,10 @@ def dedupe_command(
     plan_options = protect or ctx.get_parameter_source("keep") is ParameterSource.COMMANDLINE
     if plan_path is None and plan_options:
         raise click.UsageError("--keep and --protect go with --plan FILE")
-    if plan_path is not None and (vectors or fingerprints):
+    if plan_path is not None and (vectors or fingerprints or index_path):
         raise click.UsageError(
             "--plan acts on files read in this run, so that each can be checked to be the "
-            "file that was compared: give PATHs, not --vectors or --fingerprints"
+            "file that was compared: give PATHs, without --vectors, --fingerprints or --index"
         )
     width = bits or DEFAULT_BITS
     if isinstance(blocks, int) and fingerprints is None and width % blocks:
@@ -780,6 +789,14 @@ def dedupe_command(
             include_empty=include_empty,
         )
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
+    elif index_path is not None:
+        verify = Verify(verify_mode or Verify.ESTIMATE.value)
+        if verify is Verify.EXACT or audit or vectors is not None:
+            raise click.UsageError(
+                "--index keeps fingerprints, not vectors: it goes with files and "
+                "--verify estimate (its default), without --audit"
+            )
+        docs = _load_through_index(messages, index_path, paths, ctx.params)
     else:
         verify = Verify(verify_mode or Verify.EXACT.value)
         options = click.get_current_context().params
@@ -1154,6 +1171,40 @@ def calibrate_command(
         )
     with _report() as out:
         emit_calibration(result, _format(fmt), out)
+
+
+def _load_through_index(
+    messages: Messages, db: str, paths: tuple[str, ...], options: dict[str, Any]
+) -> pipeline.Corpus:
+    """``dedupe --index DB PATH...``: the files' stored fingerprints, after the index was
+    brought up to date (only new and changed files are read)."""
+    if not paths:
+        raise click.UsageError("--index needs PATHs")
+    reading = _Reading.parse(options)
+    ctx = click.get_current_context()
+    explicit = any(
+        ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        for name in ("bits", "seed", "ngram", "char_ngrams", "weighting")
+    )
+    requested = pipeline.Settings(
+        reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
+    )
+    with indexing.open_for_adding(db, requested if explicit else None, requested) as store:
+        with messages.progress("reading") as hooks:
+            report = indexing.add_files(
+                store,
+                paths,
+                on_event=messages.event,
+                on_listed=hooks.on_listed,
+                on_read=hooks.on_read,
+                jobs=reading.jobs,
+                policy=reading.policy,
+            )
+        messages.info(
+            f"{db}: {report.new:,} new, {report.updated:,} updated, "
+            f"{report.unchanged:,} unchanged (not read)"
+        )
+        return indexing.stored_files(store, report)
 
 
 def _load_fingerprints(

@@ -515,6 +515,18 @@ class Store:
         numbers = np.array([(row[0], row[2], *row[3:]) for row in rows], dtype=np.int64)
         return numbers[:, 0], ids, _unsigned(numbers[:, 2:]), numbers[:, 1]
 
+    def documents_of(
+        self, ids: Sequence[str]
+    ) -> tuple[list[str], NDArray[np.uint64], NDArray[np.int64]]:
+        """Those of ``ids`` stored, in the order given: (ids, fingerprints, features)."""
+        encoded = [encode_id(doc_id) for doc_id in ids]
+        located = self._locate(encoded)
+        present = [i for i, path in enumerate(encoded) if path in located]
+        values = [located[encoded[i]] for i in present]
+        _, fingerprints = _rows_and_prints(values, self.words)
+        features = np.array([value[3] for value in values], dtype=np.int64)
+        return [ids[i] for i in present], fingerprints, features
+
     def ids_of(self, rows: NDArray[np.int64]) -> dict[int, str]:
         """Stored ids by row."""
         found: dict[int, str] = {}

@@ -26,6 +26,7 @@ __all__ = [
     "read_again",
     "search",
     "stored_corpus",
+    "stored_files",
 ]
 
 RECORD_BATCH = 50_000
@@ -42,6 +43,8 @@ class AddReport:
     removed: list[str] = field(default_factory=list)
     """Stored files that changed into something that is no document (empty, binary)."""
     skipped: list[corpus.Skipped] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    """Every file listed, by absolute path, in order."""
 
 
 def open_for_adding(path: str, requested: Settings | None, default: Settings) -> Store:
@@ -107,6 +110,7 @@ def add_files(
             "(give --vectors - or --fingerprints - for records)"
         )
     absolute = [os.path.abspath(path) for path in files]
+    report.files = absolute
     stored = {
         path: (size, mtime)
         for path, (_, size, mtime) in store.find(absolute).items()
@@ -200,6 +204,13 @@ def read_again(
         on_read=on_read,
         jobs=jobs,
     )
+
+
+def stored_files(store: Store, report: AddReport) -> Corpus:
+    """The stored fingerprints of the files an add listed (those that are documents), in
+    listing order, with what the add skipped."""
+    present, fingerprints, features = store.documents_of(report.files)
+    return Corpus(present, fingerprints, features, store.settings, skipped=report.skipped)
 
 
 def stored_corpus(store: Store) -> Corpus:

@@ -460,3 +460,21 @@ def test_a_killed_add_resumes_to_the_state_of_an_uninterrupted_one(tmp_path: Pat
 def test_open_refuses_a_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is a directory"):
         Store.open(str(tmp_path))
+
+
+def test_dedupe_through_an_index_reads_only_what_changed(tmp_path: Path) -> None:
+    corpus = copy_of_sample(tmp_path)
+    db = str(tmp_path / "cache.db")
+    plain = json.loads(run("dedupe", "--verify", "estimate", "-f", "json", str(corpus)).stdout)
+    first = run("dedupe", "--index", db, "-f", "json", str(corpus))
+    assert first.exit_code == ExitCode.OK, first.stderr
+    assert "8 new, 0 updated, 0 unchanged (not read)" in first.stderr
+    assert json.loads(first.stdout)["pairs"] == plain["pairs"]
+    (corpus / "chess-openings.txt").write_text((corpus / "volcano-report.txt").read_text())
+    second = run("dedupe", "--index", db, "-f", "json", str(corpus))
+    assert "0 new, 1 updated, 7 unchanged (not read)" in second.stderr
+    clusters = [c["members"] for c in json.loads(second.stdout)["clusters"]]
+    assert [str(corpus / "chess-openings.txt"), str(corpus / "volcano-report-wire.txt"),
+            str(corpus / "volcano-report.txt")] in clusters  # fmt: skip
+    refused = run("dedupe", "--index", db, "--verify", "exact", str(corpus))
+    assert refused.exit_code == ExitCode.USAGE and "--index keeps fingerprints" in refused.stderr
