@@ -208,6 +208,18 @@ def max_candidates_option(command: F) -> F:
     )(command)
 
 
+def max_pairs_option(command: F) -> F:
+    """``--max-pairs``: the most pairs a run may report."""
+    return click.option(
+        "--max-pairs",
+        type=click.IntRange(0),
+        default=pipeline.DEFAULT_MAX_PAIRS,
+        show_default=True,
+        help="Stop with an error when more pairs than this reach the threshold (the documents "
+        "are then alike as a whole, and the pairs would fill memory).",
+    )(command)
+
+
 def jobs_option(command: F) -> F:
     """``-j/--jobs``: processes that read and tokenize files."""
     return click.option(
@@ -662,6 +674,7 @@ def compare_command(
     "[default: exact; estimate with --fingerprints].",
 )
 @max_candidates_option
+@max_pairs_option
 @click.option(
     "--audit",
     is_flag=True,
@@ -720,6 +733,7 @@ def dedupe_command(
     threshold: float,
     verify_mode: str | None,
     max_candidates: int,
+    max_pairs: int,
     audit: bool,
     check: bool,
     plan_path: str | None,
@@ -809,6 +823,7 @@ def dedupe_command(
         threshold=threshold,
         verify=verify,
         max_candidates=max_candidates,
+        max_pairs=max_pairs,
         audit=audit,
     )
     with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
@@ -1474,6 +1489,7 @@ def index_query_command(
     "read again and their true cosine computed.",
 )
 @max_candidates_option
+@max_pairs_option
 @jobs_option
 @format_option
 @quiet_option
@@ -1482,6 +1498,7 @@ def index_dedupe_command(
     threshold: float,
     verify_mode: str,
     max_candidates: int,
+    max_pairs: int,
     jobs: int,
     fmt: str | None,
     output_path: str | None,
@@ -1497,7 +1514,7 @@ def index_dedupe_command(
         with messages.progress("reading") as hooks:
             docs = indexing.read_again(docs, messages.event, on_read=hooks.on_read, jobs=jobs)
     config = pipeline.DedupeConfig(
-        threshold=threshold, verify=verify, max_candidates=max_candidates
+        threshold=threshold, verify=verify, max_candidates=max_candidates, max_pairs=max_pairs
     )
     with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
         result = pipeline.dedupe(docs, config)

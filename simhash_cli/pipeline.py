@@ -16,7 +16,13 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from . import blocking, cluster, corpus, verify
-from .errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
+from .errors import (
+    InputError,
+    MalformedLineError,
+    ParameterError,
+    SettingsMismatchError,
+    SimhashError,
+)
 from .fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
@@ -49,6 +55,7 @@ __all__ = [
     "Corpus",
     "DedupeConfig",
     "DedupeResult",
+    "PairBudgetError",
     "Settings",
     "compare",
     "concatenate",
@@ -72,6 +79,7 @@ MIN_BATCH_FILES = 1000
 EMPTY_TEXT = "empty (no tokens)"
 # Documents sharing one fingerprint that are still paired one by one (see _verified_pairs).
 COPIES_PAIRED = 100
+DEFAULT_MAX_PAIRS = 10_000_000
 RECALL_HINT_BELOW = 0.9
 VECTORS_TOKENIZER = "vectors"
 VECTORS_WEIGHTING = "given"
@@ -696,6 +704,9 @@ class DedupeConfig:
     threshold: float = 0.9
     verify: Verify = Verify.EXACT
     max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
+    max_pairs: int | None = DEFAULT_MAX_PAIRS
+    """Stop (PairBudgetError) when more pairs than this reach the threshold: at that point the
+    documents are alike as a whole, and the pairs would fill memory before they were shown."""
     audit: bool = False
     max_distance: int | None = None
     """When set, candidates are exactly the pairs within this many bits (Manku's tables) and
@@ -952,6 +963,10 @@ def _verified_pairs(
     return count, verifier.checked, kept, audited
 
 
+class PairBudgetError(SimhashError):
+    """More pairs reach the threshold than the budget (``--max-pairs``) allows."""
+
+
 class _Verifier:
     """Candidates in, the pairs that reach the threshold out, chunk by chunk.
 
@@ -985,6 +1000,7 @@ class _Verifier:
         self.waiting: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
         self.n_waiting = 0
         self.kept: list[ScoredPairs] = []
+        self.n_kept = 0
         self.checked = 0
 
     def add(self, pairs: NDArray[np.int64], distance: NDArray[np.int64]) -> None:
@@ -1025,11 +1041,22 @@ class _Verifier:
         estimate = verify.estimate_cosine_rows(distance, self.bits)
         scored = ScoredPairs(pairs, distance, estimate, cosine)
         config = self.config
-        self.kept.append(
-            scored.select(
-                verify.keep_mask(scored, threshold=config.threshold, verify=config.verify)
-            )
+        kept = scored.select(
+            verify.keep_mask(scored, threshold=config.threshold, verify=config.verify)
         )
+        self.kept.append(kept)
+        self.n_kept += len(kept)
+        if config.max_pairs is not None and self.n_kept > config.max_pairs:
+            tfidf = (
+                "with term counts, common words make documents alike: try --weighting tfidf; or "
+                if self.docs.settings.weighting in ("tf", "binary", "log")
+                else ""
+            )
+            raise PairBudgetError(
+                f"more than {config.max_pairs:,} pairs reach {config.verify.value} cosine >= "
+                f"{config.threshold:g} among {len(self.docs):,} documents, which are alike as "
+                f"a whole: {tfidf}raise --threshold; --max-pairs raises the limit"
+            )
 
 
 def _sorted(parts: list[ScoredPairs]) -> ScoredPairs:

@@ -625,3 +625,16 @@ def test_ctrl_c_with_workers_exits_130_and_leaves_no_process_or_report(tmp_path:
 
 # Acting on plans (simhash apply, its journal and --script) is tested in tests/test_apply.py,
 # the plans themselves in tests/test_actions.py. The fuzz targets are in fuzz/.
+
+
+def test_documents_alike_as_a_whole_stop_at_the_pair_budget_not_at_memory(
+    tmp_path: Path,
+) -> None:
+    for i in range(60):
+        (tmp_path / f"{i:02d}.txt").write_text(f"{TEXT} {i}")  # all near-duplicates: 1,770 pairs
+    result = run("dedupe", "--max-pairs", "500", "-f", "json", str(tmp_path))
+    assert result.exit_code == ExitCode.ERROR and result.stdout == ""
+    line = one_line_error(result)
+    assert "more than 500 pairs reach exact cosine >= 0.9 among 60 documents" in line
+    assert "--max-pairs raises the limit" in line
+    assert run("dedupe", "-q", "-f", "json", str(tmp_path)).exit_code == ExitCode.OK
