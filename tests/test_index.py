@@ -478,3 +478,16 @@ def test_dedupe_through_an_index_reads_only_what_changed(tmp_path: Path) -> None
             str(corpus / "volcano-report.txt")] in clusters  # fmt: skip
     refused = run("dedupe", "--index", db, "--verify", "exact", str(corpus))
     assert refused.exit_code == ExitCode.USAGE and "--index keeps fingerprints" in refused.stderr
+
+
+def test_a_full_disk_rolls_the_batch_back_and_says_what_to_do(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    with Store.open(str(tmp_path / "full.db"), create=WORDS) as store:
+        store.add(["first"], rng.integers(0, 2**63, (1, 1), dtype=np.uint64), np.ones(1, np.int64))
+        pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
+        store.connection.execute(f"PRAGMA max_page_count = {pages + 2}")  # the disk fills up
+        many = rng.integers(0, 2**63, (20_000, 1), dtype=np.uint64)
+        with pytest.raises(InputError, match="is full: the index keeps every batch"):
+            store.add([f"d{i}" for i in range(20_000)], many, np.ones(20_000, np.int64))
+        assert store.count() == 1
+        assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
