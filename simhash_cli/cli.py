@@ -1197,29 +1197,45 @@ def _load_through_index(
         raise click.UsageError("--index needs PATHs")
     reading = _Reading.parse(options)
     ctx = click.get_current_context()
-    explicit = any(
-        ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
-        for name in ("bits", "seed", "ngram", "char_ngrams", "weighting")
-    )
+    explicit = _settings_given(ctx)
     requested = pipeline.Settings(
         reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
     )
     with indexing.open_for_adding(db, requested if explicit else None, requested) as store:
-        with messages.progress("reading") as hooks:
-            report = indexing.add_files(
-                store,
-                paths,
-                on_event=messages.event,
-                on_listed=hooks.on_listed,
-                on_read=hooks.on_read,
-                jobs=reading.jobs,
-                policy=reading.policy,
-            )
-        messages.info(
-            f"{db}: {report.new:,} new, {report.updated:,} updated, "
-            f"{report.unchanged:,} unchanged (not read)"
-        )
+        report = _add_files(messages, store, paths, reading)
+        _added(messages, db, report, store)
         return indexing.stored_files(store, report)
+
+
+def _settings_given(ctx: click.Context) -> bool:
+    """Whether a fingerprint setting was given on the command line (an index has its own)."""
+    return any(
+        ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        for name in ("bits", "seed", "ngram", "char_ngrams", "weighting")
+    )
+
+
+def _add_files(
+    messages: Messages, store: Store, paths: tuple[str, ...], reading: _Reading
+) -> indexing.AddReport:
+    with messages.progress("reading") as hooks:
+        return indexing.add_files(
+            store,
+            paths,
+            on_event=messages.event,
+            on_listed=hooks.on_listed,
+            on_read=hooks.on_read,
+            jobs=reading.jobs,
+            policy=reading.policy,
+        )
+
+
+def _added(messages: Messages, db: str, report: indexing.AddReport, store: Store) -> None:
+    messages.info(
+        f"{db}: {report.new:,} new, {report.updated:,} updated, "
+        f"{report.unchanged:,} unchanged (not read), {len(report.removed):,} removed, "
+        f"{len(report.skipped):,} skipped; {store.count():,} documents stored"
+    )
 
 
 def _load_fingerprints(
@@ -1328,10 +1344,7 @@ def index_add_command(
     """
     _one_input(paths, vectors, fingerprints)
     ctx = click.get_current_context()
-    explicit = any(
-        ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
-        for name in ("bits", "seed", "ngram", "char_ngrams", "weighting")
-    )
+    explicit = _settings_given(ctx)
     messages = Messages(sys.stderr, quiet=quiet)
     skip = on_error == "skip"
     if fingerprints is not None:
@@ -1368,21 +1381,8 @@ def index_add_command(
         if fingerprints is not None or vectors is not None:
             report = indexing.add_records(store, docs)
         else:
-            with messages.progress("reading") as hooks:
-                report = indexing.add_files(
-                    store,
-                    paths,
-                    on_event=messages.event,
-                    on_listed=hooks.on_listed,
-                    on_read=hooks.on_read,
-                    jobs=reading.jobs,
-                    policy=reading.policy,
-                )
-        messages.info(
-            f"{db}: {report.new:,} new, {report.updated:,} updated, "
-            f"{report.unchanged:,} unchanged (not read), {len(report.removed):,} removed, "
-            f"{len(report.skipped):,} skipped; {store.count():,} documents stored"
-        )
+            report = _add_files(messages, store, paths, reading)
+        _added(messages, db, report, store)
 
 
 @index_group.command("query", short_help="Stored documents near each given document.")
