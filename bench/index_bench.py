@@ -139,8 +139,7 @@ def main() -> None:
         f"{scan * 1000:.0f} ms | {scan / batch:.0f}x faster |",
         f"| the same, the scan first loading the stored fingerprints | {batch * 1000:.0f} ms | "
         f"{(scan + load) * 1000:.0f} ms | {(scan + load) / batch:.0f}x faster |",
-        f"| add 10,000 more to the {N:,} (tables updated row by row) | "
-        f"{incremental:.2f} s | | |",
+        f"| add 10,000 more to the {N:,} (tables updated row by row) | {incremental:.2f} s | | |",
         "",
         f"Both found the same {len(found.query):,} matches.",
         "",
