@@ -1343,6 +1343,8 @@ def index_add_command(
     goes on from there.
     """
     _one_input(paths, vectors, fingerprints)
+    if "-" in paths:
+        raise click.UsageError(indexing.NO_STANDARD_INPUT)
     ctx = click.get_current_context()
     explicit = _settings_given(ctx)
     messages = Messages(sys.stderr, quiet=quiet)

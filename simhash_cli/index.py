@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .blocking import bit_slice, block_bounds
-from .errors import InputError, SettingsMismatchError
+from .errors import InputError, PathNotFoundError, SettingsMismatchError
 from .fingerprint import n_words
 from .pipeline import Settings
 
@@ -143,7 +143,7 @@ class Store:
             _create_file(path, create)
         exists = os.path.exists(path)
         if not exists:
-            raise InputError(f"no index at {path} (simhash index add {path} ... makes one)")
+            raise PathNotFoundError(f"no index at {path} (simhash index add {path} ... makes one)")
         if exists and os.path.isdir(path):
             raise InputError(f"{path} is a directory, not an index")
         if exists and os.path.getsize(path) == 0:

@@ -18,6 +18,7 @@ from .tokenizer import TokenizerConfig
 from .vectorize import Weighting
 
 __all__ = [
+    "NO_STANDARD_INPUT",
     "RECORD_BATCH",
     "AddReport",
     "add_files",
@@ -29,6 +30,10 @@ __all__ = [
     "stored_files",
 ]
 
+NO_STANDARD_INPUT = (
+    "index add stores files by their path; standard input has none "
+    "(give --vectors - or --fingerprints - for records)"
+)
 RECORD_BATCH = 50_000
 """Records (--vectors, --fingerprints) stored per transaction."""
 
@@ -105,10 +110,7 @@ def add_files(
 
     files = corpus.list_files(paths, collect, follow_symlinks=policy.follow_symlinks)
     if corpus.STDIN in files:
-        raise InputError(
-            "index add stores files by their path; standard input has none "
-            "(give --vectors - or --fingerprints - for records)"
-        )
+        raise InputError(NO_STANDARD_INPUT)
     absolute = [os.path.abspath(path) for path in files]
     report.files = absolute
     stored = {

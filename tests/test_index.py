@@ -326,7 +326,10 @@ def test_a_file_that_is_not_an_index_is_refused_and_left_alone(
 
 def test_no_index_for_query_and_over_128_bits(tmp_path: Path) -> None:
     missing = run("index", "query", str(tmp_path / "none.db"), str(SAMPLE))
-    assert missing.exit_code == ExitCode.ERROR and "no index at" in missing.stderr
+    assert missing.exit_code == ExitCode.USAGE and "no index at" in missing.stderr
+    piped = run("index", "add", str(tmp_path / "p.db"), "-", input="text")
+    assert piped.exit_code == ExitCode.USAGE and "standard input has none" in piped.stderr
+    assert not (tmp_path / "p.db").exists()
     wide = run("index", "add", str(tmp_path / "w.db"), "--bits", "256", str(SAMPLE))
     assert wide.exit_code == ExitCode.ERROR and "up to 128 bits" in wide.stderr
 
