@@ -121,6 +121,11 @@ class Store:
         self.settings = settings
         self.blocks = block_bounds(settings.bits, max(1, settings.bits // KEY_BITS))
         self.words = n_words(settings.bits)
+        # A bulk add into an empty index keeps what it stored (CRC-32s of the paths, rows,
+        # fingerprints), so that its end need not read it all back.
+        self._pending: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.uint64]]]
+        self._pending = []
+        self._pending_valid = False
 
     # ------------------------------------------------------------------ opening
 
@@ -232,25 +237,53 @@ class Store:
     def _rebuild(self, connection: sqlite3.Connection) -> None:
         """After a bulk add: a path stored twice keeps its last row, then the names and every
         table are built from the stored documents, one sort each."""
+        if self._pending_valid and self._pending:
+            hashes, rows, prints = (
+                np.concatenate(part) for part in zip(*self._pending, strict=True)
+            )
+            last = connection.execute("SELECT count(*), max(id) FROM docs").fetchone()
+            if (rows.size, int(rows.max())) == (last[0], last[1]):  # nobody else added
+                self._pending, self._pending_valid = [], False
+                self._build(connection, hashes, rows, prints)
+                return
+        self._pending, self._pending_valid = [], False
         found = connection.execute("SELECT id, path FROM docs ORDER BY id").fetchall()
-        last = {path: row for row, path in found}  # ordered by row: the last one wins
-        if len(last) < len(found):
-            keep = set(last.values())
-            dropped = [row for row, _ in found if row not in keep]
-            for start in range(0, len(dropped), _IN_CHUNK):
-                connection.execute(
-                    "DELETE FROM docs WHERE id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(dropped[start : start + _IN_CHUNK]),),
-                )
+        hashes = np.fromiter((zlib.crc32(path) for _, path in found), np.int64, len(found))
+        rows, fingerprints = self._stored("1 ORDER BY id", ())
+        self._build(connection, hashes, rows, fingerprints)
+
+    def _build(
+        self,
+        connection: sqlite3.Connection,
+        hashes: NDArray[np.int64],
+        rows: NDArray[np.int64],
+        fingerprints: NDArray[np.uint64],
+    ) -> None:
+        """Names and tables from every stored document: (CRC-32 of its path, row,
+        fingerprint), by row. Rows of one path, but the last, are dropped first."""
+        repeated = np.flatnonzero(np.bincount(np.unique(hashes, return_inverse=True)[1]) > 1)
+        if repeated.size:
+            suspects = rows[np.isin(np.unique(hashes, return_inverse=True)[1], repeated)]
+            last: dict[bytes, int] = {}
+            for row, path in connection.execute(
+                "SELECT id, path FROM docs WHERE id IN (SELECT value FROM json_each(?)) "
+                "ORDER BY id",
+                (json.dumps(suspects.tolist()),),
+            ):
+                last[path] = row
+            dropped = np.setdiff1d(suspects, np.fromiter(last.values(), np.int64))
+            connection.execute(
+                "DELETE FROM docs WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(dropped.tolist()),),
+            )
+            keep = ~np.isin(rows, dropped)
+            hashes, rows, fingerprints = hashes[keep], rows[keep], fingerprints[keep]
         connection.execute("DELETE FROM names")
-        hashes = np.fromiter((zlib.crc32(path) for path in last), np.int64, count=len(last))
-        rows_of = np.fromiter(last.values(), np.int64, count=len(last))
-        order = np.lexsort((rows_of, hashes))  # in key order: the B-tree is filled, not split
+        order = np.lexsort((rows, hashes))  # in key order: the B-tree is filled, not split
         connection.executemany(
             "INSERT INTO names (hash, row) VALUES (?, ?)",
-            zip(hashes[order].tolist(), rows_of[order].tolist(), strict=True),
+            zip(hashes[order].tolist(), rows[order].tolist(), strict=True),
         )
-        rows, fingerprints = self._stored("1", ())
         for j in range(len(self.blocks)):
             connection.execute(f"DELETE FROM keys{j}")
         self._write_lists(connection, rows, fingerprints, {})
@@ -386,16 +419,24 @@ class Store:
         mtimes = [None if f is None else f[1] for f in chosen]
         columns = ["size", "mtime_ns", "features", *self._word_columns()]
         with self.transaction() as connection:
-            if expected >= BULK_ROWS and expected > self.count():
+            # (count() reads the whole table: asked only when a bulk add may begin.)
+            if expected >= BULK_ROWS and not self._stale() and expected > (stored := self.count()):
                 connection.execute("UPDATE meta SET value = '1' WHERE key = 'stale'")
+                self._pending, self._pending_valid = [], stored == 0
             if self._stale():
                 # A bulk add: rows are appended as they come; the names and the tables are
                 # built at the end, when a path stored twice keeps its last row (_rebuild).
+                start = "SELECT coalesce(max(id), 0) + 1 FROM docs"
+                first = int(connection.execute(start).fetchone()[0])
+                appended = np.arange(first, first + len(paths), dtype=np.int64)
                 connection.executemany(
-                    f"INSERT INTO docs (path, {', '.join(columns)}) "
-                    f"VALUES (?, {', '.join('?' * len(columns))})",
-                    zip(paths, sizes, mtimes, counts, *words, strict=True),
+                    f"INSERT INTO docs (id, path, {', '.join(columns)}) "
+                    f"VALUES (?, ?, {', '.join('?' * len(columns))})",
+                    zip(appended.tolist(), paths, sizes, mtimes, counts, *words, strict=True),
                 )
+                if self._pending_valid:
+                    crcs = np.fromiter(map(zlib.crc32, paths), np.int64, len(paths))
+                    self._pending.append((crcs, appended, fingerprints))
                 return
             located = self._locate(paths)
             first = int(

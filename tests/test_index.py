@@ -147,12 +147,18 @@ def test_the_tables_follow_adds_updates_and_removals(seed: int, bits: int) -> No
                 os.remove(path + suffix)
 
 
-def test_a_bulk_add_keeps_the_last_of_a_path_given_twice(tmp_path: Path) -> None:
+@pytest.mark.parametrize("empty", [True, False])
+def test_a_bulk_add_keeps_the_last_of_a_path_given_twice(tmp_path: Path, empty: bool) -> None:
+    # Into an empty index the add builds its tables from what it kept in memory; into one
+    # holding documents, from what is stored.
     rng = np.random.default_rng(8)
     first = rng.integers(0, 2**63, (500, 1), dtype=np.uint64)
     second = rng.integers(0, 2**63, (500, 1), dtype=np.uint64)
     with Store.open(str(tmp_path / "bulk.db"), create=WORDS) as store:
-        store.add(["keep-me"], first[:1], np.ones(1, np.int64))  # stored before the bulk add
+        early = ["keep-me"] if not empty else []
+        store.add(early, first[: len(early)], np.ones(len(early), np.int64))
+        if empty:
+            store.add(["keep-me"], first[:1], np.ones(1, np.int64), expected=10**6)
         ids = [f"d{i}" for i in range(500)]
         store.add(ids, first, np.ones(500, np.int64), expected=10**6)
         store.add([*ids[:100], "keep-me"], second[:101], np.ones(101, np.int64), expected=10**6)
