@@ -146,12 +146,11 @@ class Store:
         """
         if not os.path.exists(path) and create is not None:
             _create_file(path, create)
-        exists = os.path.exists(path)
-        if not exists:
+        if not os.path.exists(path):
             raise PathNotFoundError(f"no index at {path} (simhash index add {path} ... makes one)")
-        if exists and os.path.isdir(path):
+        if os.path.isdir(path):
             raise InputError(f"{path} is a directory, not an index")
-        if exists and os.path.getsize(path) == 0:
+        if os.path.getsize(path) == 0:
             raise InputError(
                 f"{path} is an empty file, not an index (a truncated copy?); remove it to start "
                 "a new index there"
@@ -261,9 +260,10 @@ class Store:
     ) -> None:
         """Names and tables from every stored document: (CRC-32 of its path, row,
         fingerprint), by row. Rows of one path, but the last, are dropped first."""
-        repeated = np.flatnonzero(np.bincount(np.unique(hashes, return_inverse=True)[1]) > 1)
+        inverse = np.unique(hashes, return_inverse=True)[1]
+        repeated = np.flatnonzero(np.bincount(inverse) > 1)
         if repeated.size:
-            suspects = rows[np.isin(np.unique(hashes, return_inverse=True)[1], repeated)]
+            suspects = rows[np.isin(inverse, repeated)]
             last: dict[bytes, int] = {}
             for row, path in connection.execute(
                 "SELECT id, path FROM docs WHERE id IN (SELECT value FROM json_each(?)) "
@@ -423,11 +423,11 @@ class Store:
             if expected >= BULK_ROWS and not self._stale() and expected > (stored := self.count()):
                 connection.execute("UPDATE meta SET value = '1' WHERE key = 'stale'")
                 self._pending, self._pending_valid = [], stored == 0
+            start = "SELECT coalesce(max(id), 0) + 1 FROM docs"
+            first = int(connection.execute(start).fetchone()[0])  # the next new row
             if self._stale():
                 # A bulk add: rows are appended as they come; the names and the tables are
                 # built at the end, when a path stored twice keeps its last row (_rebuild).
-                start = "SELECT coalesce(max(id), 0) + 1 FROM docs"
-                first = int(connection.execute(start).fetchone()[0])
                 appended = np.arange(first, first + len(paths), dtype=np.int64)
                 connection.executemany(
                     f"INSERT INTO docs (id, path, {', '.join(columns)}) "
@@ -439,9 +439,6 @@ class Store:
                     self._pending.append((crcs, appended, fingerprints))
                 return
             located = self._locate(paths)
-            first = int(
-                connection.execute("SELECT coalesce(max(id), 0) + 1 FROM docs").fetchone()[0]
-            )
             rows: list[int] = []
             for path in paths:
                 if path in located:
@@ -463,10 +460,9 @@ class Store:
             )
             hashes = sorted((zlib.crc32(paths[i]), rows[i]) for i in new)
             connection.executemany("INSERT INTO names (hash, row) VALUES (?, ?)", hashes)
-            if not self._stale():
-                before = _rows_and_prints([located[paths[i]] for i in old], self.words)
-                after = (np.array(rows, dtype=np.int64), fingerprints)
-                self._change_lists(connection, before, after)
+            before = _rows_and_prints([located[paths[i]] for i in old], self.words)
+            after = (np.array(rows, dtype=np.int64), fingerprints)
+            self._change_lists(connection, before, after)
 
     def _locate(self, paths: Sequence[bytes]) -> dict[bytes, tuple[Any, ...]]:
         """Those of ``paths`` stored: (row, size, mtime_ns, features, words...) by path, found
@@ -485,9 +481,6 @@ class Store:
                 if path in wanted:
                     found[path] = tuple(rest)
         return found
-
-    def _rows_of(self, paths: Sequence[bytes]) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
-        return _rows_and_prints(list(self._locate(paths).values()), self.words)
 
     def finish(self) -> None:
         """After an add: the tables a bulk add left alone, built (one sort each)."""
@@ -648,7 +641,7 @@ class Store:
     def _scan(
         self, queries: NDArray[np.uint64], max_distance: int
     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-        rows, _, stored, _ = self.documents()
+        rows, stored = self._stored("1 ORDER BY id", ())  # no ids: they are not needed here
         parts: list[NDArray[np.int64]] = []
         for q in range(queries.shape[0]):
             distance = np.bitwise_count(stored ^ queries[q]).sum(axis=1, dtype=np.int64)
