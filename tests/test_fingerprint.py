@@ -309,3 +309,22 @@ def test_fingerprint_array_accepts_ints_and_arrays() -> None:
         as_fingerprint_array(np.zeros((3, 2), dtype=np.uint64), 64)
     with pytest.raises(InputError):
         as_fingerprint_array(np.array([256], dtype=np.uint64), 8)
+
+
+def test_feature_keys_are_64_bit_fnv1a_over_utf16_units() -> None:
+    """feature_keys against a plain loop (and the published FNV-1a 64 of "a")."""
+
+    def plain(text: str) -> int:
+        data = text.encode("utf-16-le", "surrogatepass")
+        h = 0xCBF29CE484222325
+        for k in range(0, len(data), 2):
+            h = ((h ^ int.from_bytes(data[k : k + 2], "little")) * 0x100000001B3) % 2**64
+        return h
+
+    texts = ["", "a", "foobar", "\U0001f600x", "a" * 40, "ß", "\ud800"] + [
+        f"w{i}" for i in range(9)
+    ]
+    keys = fingerprint.feature_keys(texts)
+    assert keys.dtype == np.uint64
+    assert keys.tolist() == [plain(text) for text in texts]
+    assert int(keys[1]) == 0xAF63DC4C8601EC8C
