@@ -33,6 +33,7 @@ from simhash_cli.fingerprint import (
     _exact_in_float32,
     as_fingerprint_array,
     feature_hashes,
+    feature_keys,
     from_int,
     reference_order,
 )
@@ -324,7 +325,7 @@ def test_feature_keys_are_64_bit_fnv1a_over_utf16_units() -> None:
     texts = ["", "a", "foobar", "\U0001f600x", "a" * 40, "ß", "\ud800"] + [
         f"w{i}" for i in range(9)
     ]
-    keys = fingerprint.feature_keys(texts)
+    keys = feature_keys(texts)
     assert keys.dtype == np.uint64
     assert keys.tolist() == [plain(text) for text in texts]
     assert int(keys[1]) == 0xAF63DC4C8601EC8C
