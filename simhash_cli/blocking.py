@@ -44,10 +44,14 @@ __all__ = [
     "collapse",
     "count_candidates",
     "expand_copies",
+    "key_buckets",
+    "key_pair_count",
     "pairs_among_copies",
     "pairs_of_copies",
     "pairs_with_first",
     "pairs_within",
+    "scheme_keys",
+    "shared_key_chunks",
     "sort_pairs",
     "table_key_bits",
     "validate_blocks",
@@ -55,6 +59,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_CANDIDATES = 100_000_000
+Key = tuple[tuple[int, int], ...]
+"""The (start, width) bit ranges that make one table's key."""
 _DIGIT_BITS = 16
 
 
@@ -686,3 +692,88 @@ def table_key_bits(bits: int, blocks: int, max_distance: int) -> list[tuple[int,
         for wide in range(min(extra, kept) + 1)
         if kept - wide <= blocks - extra
     ]
+
+
+# ---------------------------------------------------------------- tables apart (many machines)
+
+
+def scheme_keys(bits: int, blocks: int, max_distance: int | None = None) -> list[Key]:
+    """The keys of a scheme's tables, in the order the search in one process takes them.
+
+    Equal blocks (``max_distance`` None): one table per block, keyed by it. Manku's tables:
+    one per choice of ``blocks - max_distance`` of ``blocks`` near-equal blocks
+    (:func:`block_bounds`), in lexicographic order.
+    """
+    if max_distance is None:
+        width = bits // validate_blocks(bits, blocks)
+        return [((block * width, width),) for block in range(blocks)]
+    bounds = block_bounds(bits, blocks)
+    return [
+        tuple(bounds[block] for block in kept)
+        for kept in itertools.combinations(range(blocks), blocks - max_distance)
+    ]
+
+
+def _key_digits(words: NDArray[np.uint64], key: Key) -> list[NDArray[np.uint16]]:
+    return [digit for start, width in key for digit in _digits(words, start, width)]
+
+
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+
+
+def key_buckets(words: NDArray[np.uint64], key: Key, n_buckets: int) -> NDArray[np.int64]:
+    """Which of ``n_buckets`` each row goes to by its ``key`` (splitmix64 of the key's bits):
+    rows with equal keys land in the same bucket, in any process on any machine."""
+    h = np.zeros(words.shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for start, width in key:
+            for column in bit_slice(words, start, width).T:
+                h = h ^ column
+                h ^= h >> np.uint64(30)
+                h *= _MIX_1
+                h ^= h >> np.uint64(27)
+                h *= _MIX_2
+                h ^= h >> np.uint64(31)
+    buckets: NDArray[np.int64] = (h % np.uint64(n_buckets)).astype(np.int64)
+    return buckets
+
+
+def key_pair_count(words: NDArray[np.uint64], key: Key) -> int:
+    """Pairs of rows equal on ``key`` (what comparing them would cost), before building any."""
+    _, _, sizes = _groups(_key_digits(words, key))
+    return _pair_count(sizes)
+
+
+def shared_key_chunks(
+    words: NDArray[np.uint64],
+    keys: Sequence[Key],
+    table: int,
+    *,
+    max_distance: int | None = None,
+    chunk_pairs: int = 1 << 22,
+) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """The pairs of rows equal on ``keys[table]`` and on none of the keys before it, in chunks,
+    with their Hamming distances (only those within ``max_distance`` when given).
+
+    A pair sharing several keys comes out of the first table only, so the tables can be
+    searched apart (each on the rows sharing its key values, on another machine) and their
+    pairs simply added up: the union is :func:`candidate_chunks` (equal blocks) or the close
+    pairs of :func:`pairs_within` (Manku's tables), among the same rows.
+
+    Yields:
+        (pairs, distances): int64 (k, 2) with i < j, and int64 (k,).
+    """
+    for pairs in _pair_chunks(*_groups(_key_digits(words, keys[table])), chunk_pairs):
+        differ = words[pairs[:, 0]] ^ words[pairs[:, 1]]
+        keep = np.ones(pairs.shape[0], dtype=bool)
+        for before in keys[:table]:
+            shared = np.ones(pairs.shape[0], dtype=bool)
+            for start, width in before:
+                shared &= ~bit_slice(differ, start, width).any(axis=1)
+            keep &= ~shared
+        distance = np.bitwise_count(differ).sum(axis=1, dtype=np.int64)
+        if max_distance is not None:
+            keep &= distance <= max_distance
+        if keep.any():
+            yield pairs[keep], distance[keep]

@@ -16,11 +16,15 @@ from simhash_cli.blocking import (
     candidate_chunks,
     choose_tables,
     count_candidates,
+    key_buckets,
+    key_pair_count,
     pairs_within,
+    scheme_keys,
+    shared_key_chunks,
     validate_blocks,
     within_probability,
 )
-from simhash_cli.fingerprint import as_fingerprint_array
+from simhash_cli.fingerprint import as_fingerprint_array, hamming_rows
 
 
 def brute_force(fps: list[int], bits: int, blocks: int) -> list[tuple[int, int]]:
@@ -233,3 +237,60 @@ def test_pairs_within_collapses_a_hot_bucket_among_distinct_fingerprints() -> No
     distance = np.unpackbits(xor.view(np.uint8).reshape(fps.size, fps.size, 8), axis=2).sum(2)
     i, j = np.nonzero(np.triu(distance <= 3, k=1))
     assert pairs_within(fps, 3).tolist() == np.stack((i, j), axis=1).tolist()
+
+
+# ---------------------------------------------------------------- tables apart
+
+
+def _apart(
+    words: np.ndarray, keys: list, n_buckets: int, max_distance: int | None
+) -> tuple[list[tuple[int, int]], int]:
+    """Every table's rows cut into buckets by key_buckets, each bucket searched on its own
+    (as workers do): the pairs found (global rows) and the key pairs counted."""
+    found, counted = [], 0
+    for table, key in enumerate(keys):
+        buckets = key_buckets(words, key, n_buckets)
+        for bucket in range(n_buckets):
+            rows = np.flatnonzero(buckets == bucket)
+            counted += key_pair_count(words[rows], key)
+            chunks = shared_key_chunks(
+                words[rows], keys, table, max_distance=max_distance, chunk_pairs=7
+            )
+            for pairs, distance in chunks:
+                assert (
+                    distance == hamming_rows(words[rows][pairs[:, 0]], words[rows][pairs[:, 1]])
+                ).all()
+                found += [tuple(pair) for pair in rows[pairs].tolist()]
+    return found, counted
+
+
+@given(corpora(), st.integers(1, 5))
+def test_tables_searched_apart_give_the_candidates_once(
+    corpus: tuple[list[int], int, int], n_buckets: int
+) -> None:
+    fps, bits, blocks = corpus
+    words = as_fingerprint_array(fps, bits)
+    found, counted = _apart(words, scheme_keys(bits, blocks), n_buckets, None)
+    assert len(found) == len(set(found))
+    assert sorted(found) == brute_force(fps, bits, blocks)
+    assert counted == count_candidates(words, bits=bits, blocks=blocks)
+
+
+@given(clustered_fingerprints(), st.integers(1, 6), st.integers(1, 4))
+def test_manku_tables_searched_apart_give_the_close_pairs_once(
+    case: tuple[np.ndarray, int, int], extra_blocks: int, n_buckets: int
+) -> None:
+    words, bits, k = case
+    blocks = k + extra_blocks
+    found, _ = _apart(words, scheme_keys(bits, blocks, k), n_buckets, k)
+    assert len(found) == len(set(found))
+    assert sorted(found) == brute_force_within(words, k)
+
+
+def test_scheme_keys_name_the_tables() -> None:
+    assert scheme_keys(64, 4) == [((0, 16),), ((16, 16),), ((32, 16),), ((48, 16),)]
+    # 42 bits in 4 near-equal blocks: 11 + 11 + 10 + 10.
+    assert scheme_keys(42, 4, 2)[:2] == [((0, 11), (11, 11)), ((0, 11), (22, 10))]
+    assert len(scheme_keys(64, 6, 3)) == math.comb(6, 3)
+    with pytest.raises(ParameterError):
+        scheme_keys(64, 5)
