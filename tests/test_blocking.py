@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from simhash_cli import ParameterError, candidate_probability, candidates, hamming
 from simhash_cli.blocking import (
     CandidateBudgetError,
+    Key,
     candidate_chunks,
     choose_tables,
     count_candidates,
@@ -243,7 +244,7 @@ def test_pairs_within_collapses_a_hot_bucket_among_distinct_fingerprints() -> No
 
 
 def _apart(
-    words: np.ndarray, keys: list, n_buckets: int, max_distance: int | None
+    words: np.ndarray, keys: list[Key], n_buckets: int, max_distance: int | None
 ) -> tuple[list[tuple[int, int]], int]:
     """Every table's rows cut into buckets by key_buckets, each bucket searched on its own
     (as workers do): the pairs found (global rows) and the key pairs counted."""
