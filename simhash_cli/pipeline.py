@@ -57,6 +57,9 @@ __all__ = [
     "DedupeResult",
     "PairBudgetError",
     "Settings",
+    "Verifier",
+    "check_config",
+    "choose_scheme",
     "compare",
     "concatenate",
     "corpus_from_fingerprints",
@@ -64,13 +67,18 @@ __all__ = [
     "corpus_from_texts",
     "corpus_from_vectors",
     "dedupe",
+    "dedupe_result",
+    "fingerprint_batch",
     "iter_fingerprints",
     "plan_for",
+    "sorted_pairs",
     "suggest_blocks",
     "suggest_max_distance",
 ]
 
 Result = TypeVar("Result")
+Mapper = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]], int], Iterable[Any]]
+"""``mapper(function, arguments, jobs)``: ``function(*args)`` for each argument tuple, in order."""
 
 AUTO: Literal["auto"] = "auto"
 AUDIT_MAX_DOCS = 5000
@@ -309,21 +317,25 @@ def _batch_size(n_files: int, jobs: int) -> int:
     return min(MAX_BATCH_FILES, max(MIN_BATCH_FILES, -(-n_files // (2 * max(jobs, 1)))))
 
 
-def _fingerprint_files(
+def fingerprint_batch(
     files: list[str],
     tokenizer: TokenizerConfig,
     weighting: Weighting,
     settings: Settings,
     policy: corpus.ReadPolicy,
     include_empty: bool = False,
+    keep_vectors: bool = False,
 ) -> tuple[list[corpus.Event], Corpus]:
-    """One batch read, counted, weighted and fingerprinted (in a worker or here); only the
-    fingerprints come back, not the vectors."""
+    """One batch read, counted, weighted and fingerprinted (in a worker or here), with the
+    events of its reading; the vectors come back too with ``keep_vectors``. Weights that need
+    the whole corpus (tfidf) are the caller's to refuse."""
     ids, stamps, events, counts, features = _count_files(files, tokenizer, policy)
     weights = apply_weighting(counts, weighting)
     batch = _from_weights(
         ids, weights, features, settings, events.append, [], EMPTY_TEXT, stamps, include_empty
     )
+    if keep_vectors:
+        return events, batch
     return events, Corpus(
         batch.ids, batch.fingerprints, batch.n_features, settings, stamps=batch.stamps
     )
@@ -343,10 +355,14 @@ def iter_fingerprints(
     batch_files: int | None = None,
     policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
     include_empty: bool = False,
+    mapper: Mapper | None = None,
 ) -> Iterator[Corpus]:
     """Fingerprints of files, batch by batch, in file order: memory follows the batch, not the
     corpus (no vectors are kept). Each batch's documents depend on that batch alone, which is
     why tfidf, whose weights come from the whole corpus, is not offered here.
+
+    ``mapper(function, arguments, jobs)`` computes the batches (default: this process and
+    ``jobs - 1`` worker processes); it must yield the results in the order of ``arguments``.
 
     Yields:
         One Corpus per batch (ids, fingerprints, feature counts; weights None).
@@ -376,7 +392,7 @@ def iter_fingerprints(
         arguments = [
             (batch, tokenizer, weighting, settings, policy, include_empty) for batch in batches
         ]
-        results = _ordered_map(_fingerprint_files, arguments, jobs)
+        results = (mapper or _ordered_map)(fingerprint_batch, arguments, jobs)
         yield from _report(batches, results, on_event, on_read, listing)
 
 
@@ -828,10 +844,25 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     empty = np.flatnonzero(docs.n_features == 0)
     if empty.size:
         return _with_empty(docs, config, empty)
-    bits = docs.settings.bits
+    check_config(docs, config, has_vectors=docs.weights is not None)
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    scheme, planned = _scheme(docs, config, copies)
+    n_candidates, n_checked, kept, audited = _verified_pairs(docs, config, scheme, copies)
+    return dedupe_result(
+        docs, config, scheme, planned, n_candidates, n_checked, kept, audited=audited
+    )
+
+
+def check_config(docs: Corpus, config: DedupeConfig, *, has_vectors: bool) -> None:
+    """Refuse what this corpus cannot be deduplicated with, before any work.
+
+    Raises:
+        ParameterError: a threshold outside [-1, 1]; exact verification or an audit without
+            the documents' vectors; an audit at a threshold <= 0 or of too many documents.
+    """
     verify.validate_threshold(config.threshold)
     needs_vectors = config.verify is Verify.EXACT or config.audit
-    if needs_vectors and docs.weights is None:
+    if needs_vectors and not has_vectors:
         raise ParameterError(
             "exact verification and --audit need the documents' vectors; "
             "fingerprints alone support --verify estimate"
@@ -843,12 +874,31 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
             f"--audit compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
             f"(this corpus has {len(docs):,})"
         )
-    copies = blocking.collapse(docs.fingerprints, bits)
-    scheme, planned = _scheme(docs, config, copies)
+
+
+def choose_scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Plan | None]:
+    """The scheme :func:`dedupe` would run on these documents, and the planner's view when
+    it chose (``blocks="auto"``)."""
+    return _scheme(docs, config, blocking.collapse(docs.fingerprints, docs.settings.bits))
+
+
+def dedupe_result(
+    docs: Corpus,
+    config: DedupeConfig,
+    scheme: Scheme,
+    planned: Plan | None,
+    n_candidates: int,
+    n_checked: int,
+    kept: ScoredPairs,
+    *,
+    audited: NDArray[np.int64] | None = None,
+) -> DedupeResult:
+    """The result of a run that found ``n_candidates`` with ``scheme``, checked ``n_checked``
+    of them exactly and kept the pairs ``kept`` (sorted): clusters, recall and advice."""
+    bits = docs.settings.bits
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
-    n_candidates, n_checked, kept, audited = _verified_pairs(docs, config, scheme, copies)
     by_blocks = scheme.max_distance is None
     return DedupeResult(
         corpus=docs,
@@ -887,7 +937,7 @@ def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) ->
             real[scored.pairs], scored.hamming, scored.estimated_cosine, scored.cosine
         )
 
-    pairs = _sorted([mapped(result.pairs), paired])
+    pairs = sorted_pairs([mapped(result.pairs), paired])
     audit = result.audit
     return dataclasses.replace(
         result,
@@ -910,7 +960,7 @@ def _verified_pairs(
     the documents of every candidate fingerprint; a larger group (a boilerplate page) is
     represented by its first document, and its other members are paired with that one
     only, so that a thousand copies are 999 candidates, not half a million. Candidates come
-    chunk by chunk and each chunk is verified as it comes (:class:`_Verifier`), so memory
+    chunk by chunk and each chunk is verified as it comes (:class:`Verifier`), so memory
     follows the pairs kept, not the candidates.
     """
     bits, fps = docs.settings.bits, copies.fingerprints
@@ -928,7 +978,7 @@ def _verified_pairs(
             max_pairs=config.max_candidates,
         )
         chunks = [(within, hamming_rows(fps[within[:, 0]], fps[within[:, 1]]))]
-    verifier = _Verifier(docs, config)
+    verifier = Verifier(docs, config)
     # Copies in small groups stand for themselves; a large group (boilerplate) is represented
     # by its first document, and its other members are paired with that one only.
     large = copies.counts > COPIES_PAIRED
@@ -967,7 +1017,7 @@ class PairBudgetError(SimhashError):
     """More pairs reach the threshold than the budget (``--max-pairs``) allows."""
 
 
-class _Verifier:
+class Verifier:
     """Candidates in, the pairs that reach the threshold out, chunk by chunk.
 
     With estimated verification a pair is kept when its estimate reaches the threshold. With
@@ -976,10 +1026,12 @@ class _Verifier:
     the threshold lands with odds below 1 in 10,000). When more than
     :data:`~simhash_cli.verify.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits cannot
     tell 0.9 from 0.7), every document gets a 256-bit sketch and the same test is made on it
-    first; until that is clear, the pairs that passed wait unchecked.
+    first; until that is clear, the pairs that passed wait unchecked. Without ``sketches``
+    every pair within the gate is checked exactly (when the documents' feature names are not
+    at hand).
     """
 
-    def __init__(self, docs: Corpus, config: DedupeConfig) -> None:
+    def __init__(self, docs: Corpus, config: DedupeConfig, *, sketches: bool = True) -> None:
         self.docs, self.config = docs, config
         self.bits = docs.settings.bits
         self.exact = config.verify is Verify.EXACT
@@ -994,7 +1046,9 @@ class _Verifier:
         if self.exact:
             assert docs.weights is not None
             self.unit, self.has_norm = verify.unit_rows(docs.weights)
-        self.undecided = self.exact and config.hamming_gate and self.bits < verify.SKETCH_BITS
+        self.undecided = (
+            sketches and self.exact and config.hamming_gate and self.bits < verify.SKETCH_BITS
+        )
         self.sketches: NDArray[np.uint64] | None = None
         self.sketch_limit = verify.hamming_gate(config.threshold, verify.SKETCH_BITS)
         self.waiting: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
@@ -1022,7 +1076,7 @@ class _Verifier:
     def finish(self) -> ScoredPairs:
         """The pairs kept, sorted."""
         self._release()
-        return _sorted(self.kept)
+        return sorted_pairs(self.kept)
 
     def _release(self) -> None:
         for waiting in self.waiting:
@@ -1059,7 +1113,7 @@ class _Verifier:
             )
 
 
-def _sorted(parts: list[ScoredPairs]) -> ScoredPairs:
+def sorted_pairs(parts: list[ScoredPairs]) -> ScoredPairs:
     """Scored pairs from chunks as one, sorted by pair."""
     if not parts:
         empty = np.empty(0, dtype=np.float64)
