@@ -37,6 +37,7 @@ __all__ = [
     "bit_slice",
     "block_bounds",
     "block_equalities",
+    "budget_error",
     "candidate_chunks",
     "candidate_probability",
     "candidates",
@@ -66,6 +67,30 @@ _DIGIT_BITS = 16
 
 class CandidateBudgetError(SimhashError):
     """The blocking scheme would produce more candidate pairs than the budget allows."""
+
+
+def budget_error(
+    bits: int, blocks: int, max_distance: int | None, expected: int, n: int, limit: int
+) -> CandidateBudgetError:
+    """The error for a scheme that would compare ``expected`` pairs among ``n`` distinct
+    fingerprints, more than ``limit``, with what to do about it."""
+    if max_distance is None:
+        return CandidateBudgetError(
+            f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
+            f"{expected:,} candidate pairs "
+            f"among {n:,} fingerprints (budget {limit:,}). Fewer, longer "
+            "blocks (a smaller --blocks) give fewer candidates; when most documents look alike "
+            "to the fingerprint (common words dominate term counts), --weighting tfidf helps; "
+            "--max-candidates raises the budget"
+        )
+    tables = math.comb(blocks, max_distance)
+    return CandidateBudgetError(
+        f"{tables} tables for pairs within {max_distance} bits "
+        f"would compare more than {limit:,} pairs of fingerprints among "
+        f"{n:,} distinct ones: they are too alike for this scheme. Fewer "
+        "bits of distance, more --bits or --weighting tfidf (when common words make "
+        "every document alike) help; --max-candidates raises the budget"
+    )
 
 
 def validate_blocks(bits: int, blocks: int) -> int:
@@ -242,14 +267,7 @@ def candidate_chunks(
     grouped = _block_groups(words, bits, blocks)
     expected = sum(_pair_count(sizes) for _, _, sizes in grouped)
     if max_candidates is not None and expected > max_candidates:
-        raise CandidateBudgetError(
-            f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
-            f"{expected:,} candidate pairs "
-            f"among {words.shape[0]:,} fingerprints (budget {max_candidates:,}). Fewer, longer "
-            "blocks (a smaller --blocks) give fewer candidates; when most documents look alike "
-            "to the fingerprint (common words dominate term counts), --weighting tfidf helps; "
-            "--max-candidates raises the budget"
-        )
+        raise budget_error(bits, blocks, None, expected, words.shape[0], max_candidates)
     return _first_shared(words, bits // blocks, grouped, chunk_pairs)
 
 
@@ -603,13 +621,7 @@ def _search_tables(
             order, starts, sizes = _table_groups(kept_blocks, block_digits, prefixes)
         compared += _pair_count(sizes)
         if max_pairs is not None and compared > max_pairs:
-            raise CandidateBudgetError(
-                f"{len(tables)} tables for pairs within {max_distance} bits "
-                f"would compare more than {max_pairs:,} pairs of fingerprints among "
-                f"{reps.shape[0]:,} distinct ones: they are too alike for this scheme. Fewer "
-                "bits of distance, more --bits or --weighting tfidf (when common words make "
-                "every document alike) help; --max-candidates raises the budget"
-            )
+            raise budget_error(bits, blocks, max_distance, compared, reps.shape[0], max_pairs)
         found.append(_close_pairs_in_groups(reps, order, starts, sizes, max_distance, chunk_pairs))
     return distinct, found
 

@@ -51,6 +51,7 @@ __all__ = [
     "AUTO",
     "STAMP_DTYPE",
     "Audit",
+    "CandidateCount",
     "Comparison",
     "Corpus",
     "DedupeConfig",
@@ -74,6 +75,7 @@ __all__ = [
     "sorted_pairs",
     "suggest_blocks",
     "suggest_max_distance",
+    "verify_candidates",
 ]
 
 Result = TypeVar("Result")
@@ -979,38 +981,75 @@ def _verified_pairs(
         )
         chunks = [(within, hamming_rows(fps[within[:, 0]], fps[within[:, 1]]))]
     verifier = Verifier(docs, config)
-    # Copies in small groups stand for themselves; a large group (boilerplate) is represented
-    # by its first document, and its other members are paired with that one only.
-    large = copies.counts > COPIES_PAIRED
-    shown = copies._replace(counts=np.where(large, 1, copies.counts))
-    count, everything = 0, [np.empty((0, 2), dtype=np.int64)]
-
-    def counted(more: int) -> None:
-        nonlocal count
-        count += more
-        if config.max_candidates is not None and count > config.max_candidates:
-            raise blocking.CandidateBudgetError(
-                f"copies of the same fingerprints make more than {config.max_candidates:,} "
-                f"pairs of documents to verify among {len(docs):,} documents (budget "
-                f"{config.max_candidates:,}); --max-candidates raises the budget"
-            )
-
-    for pairs, distance in chunks:
-        if config.audit:
-            everything.append(pairs)
-        counted(int((shown.counts[pairs[:, 0]] * shown.counts[pairs[:, 1]]).sum()))
-        # Gated before the copies are spread: they share their fingerprint's distance.
-        near = distance <= verifier.limit
-        doc_pairs, source = blocking.pairs_of_copies(pairs[near], shown)
-        verifier.add(doc_pairs, distance[near][source])
-    for same in (blocking.pairs_among_copies(shown), blocking.pairs_with_first(copies, large)):
-        counted(same.shape[0])
-        verifier.add(same, np.zeros(same.shape[0], dtype=np.int64))
+    budget = CandidateCount(config.max_candidates, len(docs))
+    everything = [np.empty((0, 2), dtype=np.int64)]
+    verify_candidates(
+        verifier,
+        copies,
+        chunks,
+        budget,
+        with_copies=True,
+        seen=everything.append if config.audit else None,
+    )
     kept = verifier.finish()
     audited = None
     if config.audit:
         audited = blocking.expand_copies(np.concatenate(everything), copies)
-    return count, verifier.checked, kept, audited
+    return budget.total, verifier.checked, kept, audited
+
+
+class CandidateCount:
+    """Pairs of documents to verify, counted against ``--max-candidates`` as they come."""
+
+    def __init__(self, limit: int | None, n_docs: int) -> None:
+        self.limit, self.n_docs, self.total = limit, n_docs, 0
+
+    def add(self, more: int) -> None:
+        """Count ``more`` pairs.
+
+        Raises:
+            CandidateBudgetError: the total passed the limit.
+        """
+        self.total += more
+        if self.limit is not None and self.total > self.limit:
+            raise blocking.CandidateBudgetError(
+                f"copies of the same fingerprints make more than {self.limit:,} "
+                f"pairs of documents to verify among {self.n_docs:,} documents (budget "
+                f"{self.limit:,}); --max-candidates raises the budget"
+            )
+
+
+def verify_candidates(
+    verifier: Verifier,
+    copies: blocking.Copies,
+    chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]],
+    budget: CandidateCount,
+    *,
+    with_copies: bool,
+    seen: Callable[[NDArray[np.int64]], None] | None = None,
+) -> None:
+    """Candidate pairs of distinct fingerprints (with their distances) -> the pairs of
+    documents they stand for, counted, gated and handed to ``verifier``; with
+    ``with_copies``, also the pairs of documents sharing one fingerprint.
+
+    Copies in small groups stand for themselves; a large group (more than
+    :data:`COPIES_PAIRED`, boilerplate) is represented by its first document, and its other
+    members are paired with that one only. ``seen`` receives every chunk of candidates.
+    """
+    large = copies.counts > COPIES_PAIRED
+    shown = copies._replace(counts=np.where(large, 1, copies.counts))
+    for pairs, distance in chunks:
+        if seen is not None:
+            seen(pairs)
+        budget.add(int((shown.counts[pairs[:, 0]] * shown.counts[pairs[:, 1]]).sum()))
+        # Gated before the copies are spread: they share their fingerprint's distance.
+        near = distance <= verifier.limit
+        doc_pairs, source = blocking.pairs_of_copies(pairs[near], shown)
+        verifier.add(doc_pairs, distance[near][source])
+    if with_copies:
+        for same in (blocking.pairs_among_copies(shown), blocking.pairs_with_first(copies, large)):
+            budget.add(same.shape[0])
+            verifier.add(same, np.zeros(same.shape[0], dtype=np.int64))
 
 
 class PairBudgetError(SimhashError):
