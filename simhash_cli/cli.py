@@ -19,7 +19,7 @@ from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar, cast
 import click
 from click.core import ParameterSource
 
-from . import __version__, indexing, pipeline
+from . import __version__, dask_engine, indexing, pipeline
 from .actions import Keep, make_plan
 from .apply import (
     JOURNAL_VERSION,
@@ -230,6 +230,69 @@ def jobs_option(command: F) -> F:
         show_default="all cores",
         help="Processes that read and tokenize files (results are the same for any number).",
     )(command)
+
+
+ENGINES = ("local", "dask")
+
+
+def engine_options(command: F) -> F:
+    """``--engine``, ``--scheduler``, ``--workers``: where the work runs."""
+    options = [
+        click.option(
+            "--engine",
+            type=click.Choice(ENGINES),
+            default="local",
+            show_default=True,
+            help="local: this machine's processes (--jobs); dask: a Dask cluster (the "
+            "distributed extra), of local workers on 127.0.0.1 or --scheduler's.",
+        ),
+        click.option(
+            "--scheduler",
+            metavar="tcp://HOST:PORT",
+            default=None,
+            help="With --engine dask: the scheduler of an existing cluster, whose workers can "
+            "open the same paths.",
+        ),
+        click.option(
+            "--workers",
+            type=click.IntRange(1, 512),
+            default=None,
+            help="With --engine dask and no --scheduler: worker processes of the local "
+            "cluster [default: one per core].",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@contextmanager
+def _on_dask(messages: Messages, options: dict[str, Any]) -> Iterator[dask_engine.Cluster]:
+    """The cluster the options name (``--engine dask``), said on stderr, closed on exit."""
+    with dask_engine.connect(options["scheduler"], options["workers"]) as cluster:
+        where = "local cluster" if cluster.owned else f"cluster at {options['scheduler']}"
+        dashboard = f", dashboard {cluster.dashboard}" if cluster.dashboard else ""
+        messages.info(f"dask: {where} of {_plural(cluster.workers, 'worker')}{dashboard}")
+        yield cluster
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _engine(options: dict[str, Any], refused: dict[str, bool]) -> bool:
+    """Whether the options ask for the dask engine; ``refused``: options (by name) that
+    the dask engine does not take, and whether each was given."""
+    dask = options["engine"] == "dask"
+    if not dask:
+        for name in ("scheduler", "workers"):
+            if options[name] is not None:
+                raise click.UsageError(f"--{name} goes with --engine dask")
+        return False
+    for name, given in refused.items():
+        if given:
+            raise click.UsageError(f"--engine dask does not take {name}")
+    return True
 
 
 def _check_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -713,6 +776,7 @@ def compare_command(
 )
 @empty_option
 @jobs_option
+@engine_options
 @format_option
 @quiet_option
 def dedupe_command(
@@ -742,6 +806,9 @@ def dedupe_command(
     index_path: str | None,
     include_empty: bool,
     jobs: int,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
     fmt: str | None,
     output_path: str | None,
     quiet: bool,
@@ -788,6 +855,16 @@ def dedupe_command(
             param_hint="--blocks",
         )
     messages = Messages(sys.stderr, quiet=quiet)
+    dask = _engine(
+        ctx.params,
+        {
+            "--index": index_path is not None,
+            "--audit": audit,
+            "--include-empty": include_empty,
+            "standard input (-)": "-" in paths,
+        },
+    )
+    docs: pipeline.Corpus | None = None
     if fingerprints is not None:
         docs = _load_fingerprints(
             messages,
@@ -816,7 +893,8 @@ def dedupe_command(
         options = click.get_current_context().params
         # Verified by estimate, only fingerprints are needed: stream them, keep no vectors.
         vectors_needed = verify is Verify.EXACT or audit
-        docs = _load(messages, paths, vectors, options, vectors_needed=vectors_needed)
+        if not dask or vectors is not None:
+            docs = _load(messages, paths, vectors, options, vectors_needed=vectors_needed)
     config = pipeline.DedupeConfig(
         blocks=blocks,
         max_distance=max_distance,
@@ -826,8 +904,13 @@ def dedupe_command(
         max_pairs=max_pairs,
         audit=audit,
     )
-    with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
-        result = pipeline.dedupe(docs, config)
+    if dask:
+        with _on_dask(messages, ctx.params) as cluster:
+            result = _dedupe_on_dask(messages, cluster, docs, paths, config, ctx.params)
+    else:
+        assert docs is not None
+        with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
+            result = pipeline.dedupe(docs, config)
     with _report() as out:
         emit_dedupe(result, _format(fmt), out)
     messages.dedupe_summary(result)
@@ -836,6 +919,40 @@ def dedupe_command(
     if check and len(result.pairs):
         sys.stdout.flush()
         click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+
+
+def _dedupe_on_dask(
+    messages: Messages,
+    cluster: dask_engine.Cluster,
+    docs: pipeline.Corpus | None,
+    paths: tuple[str, ...],
+    config: pipeline.DedupeConfig,
+    options: dict[str, Any],
+) -> pipeline.DedupeResult:
+    """``dedupe --engine dask``: files read by the workers, or documents read here (``docs``:
+    --fingerprints, --vectors) sent to them."""
+    if docs is not None:
+        with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
+            return dask_engine.dedupe_corpus(cluster, docs, config)
+    if not paths:
+        raise click.UsageError("no input: give PATH... or --vectors/--fingerprints FILE")
+    reading = _Reading.parse(options)
+    settings = pipeline.Settings(
+        reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
+    )
+    with messages.progress("reading") as hooks:
+        return dask_engine.dedupe_paths(
+            cluster,
+            paths,
+            config,
+            settings=settings,
+            tokenizer=reading.tokenizer,
+            weighting=reading.weighting,
+            policy=reading.policy,
+            on_event=messages.event,
+            on_listed=hooks.on_listed,
+            on_read=hooks.on_read,
+        )
 
 
 def _write_plan(

@@ -96,10 +96,12 @@ def add_files(
     on_read: Callable[[], None] | None = None,
     jobs: int = 1,
     policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
+    mapper: pipeline.Mapper | None = None,
 ) -> AddReport:
     """Fingerprint the files below ``paths`` that the index does not hold as they are now
     (same absolute path, size and mtime) and store them, a batch per transaction: a killed
-    add keeps its finished batches, and running it again reads only the rest."""
+    add keeps its finished batches, and running it again reads only the rest. ``mapper``
+    computes the batches elsewhere (a Dask cluster; see :func:`pipeline.iter_fingerprints`)."""
     tokenizer, weighting = _reading(store.settings)
     report = AddReport()
 
@@ -145,6 +147,7 @@ def add_files(
         on_read=on_read,
         jobs=jobs,
         policy=policy,
+        mapper=mapper,
     ):
         assert batch.stamps is not None
         read_as = list(

@@ -71,6 +71,7 @@ __all__ = [
     "dedupe_result",
     "fingerprint_batch",
     "iter_fingerprints",
+    "pair_budget_error",
     "plan_for",
     "sorted_pairs",
     "suggest_blocks",
@@ -1140,16 +1141,21 @@ class Verifier:
         self.kept.append(kept)
         self.n_kept += len(kept)
         if config.max_pairs is not None and self.n_kept > config.max_pairs:
-            tfidf = (
-                "with term counts, common words make documents alike: try --weighting tfidf; or "
-                if self.docs.settings.weighting in ("tf", "binary", "log")
-                else ""
-            )
-            raise PairBudgetError(
-                f"more than {config.max_pairs:,} pairs reach {config.verify.value} cosine >= "
-                f"{config.threshold:g} among {len(self.docs):,} documents, which are alike as "
-                f"a whole: {tfidf}raise --threshold; --max-pairs raises the limit"
-            )
+            raise pair_budget_error(config, self.docs)
+
+
+def pair_budget_error(config: DedupeConfig, docs: Corpus) -> PairBudgetError:
+    """More than ``config.max_pairs`` pairs of ``docs`` reach the threshold: what to do."""
+    tfidf = (
+        "with term counts, common words make documents alike: try --weighting tfidf; or "
+        if docs.settings.weighting in ("tf", "binary", "log")
+        else ""
+    )
+    return PairBudgetError(
+        f"more than {config.max_pairs:,} pairs reach {config.verify.value} cosine >= "
+        f"{config.threshold:g} among {len(docs):,} documents, which are alike as "
+        f"a whole: {tfidf}raise --threshold; --max-pairs raises the limit"
+    )
 
 
 def sorted_pairs(parts: list[ScoredPairs]) -> ScoredPairs:

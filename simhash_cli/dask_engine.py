@@ -1,0 +1,526 @@
+"""The same dedupe on a Dask cluster (``--engine dask``): the core's stage functions, run
+partition by partition on the workers; only paths, parameters and arrays travel.
+
+partitions of files -> fingerprints (and vectors) by :func:`pipeline.fingerprint_batch` ->
+for each table of the scheme, every row routed by its key (:func:`blocking.key_buckets`): a
+shuffle -> in each bucket, copies collapsed, the pairs sharing this table's key and no earlier
+one (:func:`blocking.shared_key_chunks`) spread over the copies and verified
+(:func:`pipeline.verify_candidates`) -> the pairs back to the client -> clusters.
+
+A pair sharing several keys is found in the first table only, and every copy of a
+fingerprint lands in the same bucket of every table, so the buckets' pairs add up to exactly
+the local engine's. The client holds the documents' ids and fingerprints (the plan, the
+summary and the output need them), never their text or vectors.
+
+Needs the ``distributed`` extra: ``pip install 'simhash-cli[distributed]'``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from . import blocking, corpus, pipeline
+from .errors import ParameterError, SimhashError
+from .fingerprint import feature_keys
+from .pipeline import Corpus, DedupeConfig, DedupeResult, Settings
+from .tokenizer import TokenizerConfig
+from .vectorize import Weighting
+from .verify import ScoredPairs, Verify
+
+__all__ = [
+    "EXTRA_MISSING",
+    "Cluster",
+    "Vectors",
+    "WorkerLostError",
+    "connect",
+    "dedupe_corpus",
+    "dedupe_paths",
+    "mapper",
+]
+
+EXTRA_MISSING = "--engine dask needs the distributed extra: pip install 'simhash-cli[distributed]'"
+# Documents per partition when a corpus read here is sent to the cluster.
+PARTITION_DOCS = 100_000
+# Files per partition: a task of about a second, and enough partitions to keep every
+# worker busy (four each).
+MIN_PARTITION_FILES = 200
+MAX_PARTITION_FILES = pipeline.MAX_BATCH_FILES
+MAX_BUCKETS = 256
+
+
+class WorkerLostError(SimhashError):
+    """A worker died (killed, or out of memory) while it held or ran a task of ours."""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A client connected to a cluster: the one it started (``owned``) or an existing one."""
+
+    client: Any
+    workers: int
+    dashboard: str | None
+    owned: bool
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ParameterError(EXTRA_MISSING) from exc
+    return distributed
+
+
+@contextmanager
+def connect(scheduler: str | None = None, workers: int | None = None) -> Iterator[Cluster]:
+    """A client of the cluster at ``scheduler`` (``tcp://HOST:PORT``), or of a new local
+    cluster of ``workers`` processes (default: one per core) bound to 127.0.0.1, its
+    dashboard too (on a free port, when bokeh is installed), closed on exit.
+
+    Raises:
+        ParameterError: the extra is not installed; ``workers`` given with ``scheduler``.
+        SimhashError: the scheduler cannot be reached.
+    """
+    distributed = _import_distributed()
+    if scheduler is not None:
+        if workers is not None:
+            raise ParameterError("--workers starts a local cluster; it goes without --scheduler")
+        try:
+            client = distributed.Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise SimhashError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
+        try:
+            count = len(client.scheduler_info()["workers"])
+            yield Cluster(client, count, client.dashboard_link, owned=False)
+        finally:
+            client.close()
+        return
+    count = workers or os.cpu_count() or 1
+    cluster = distributed.LocalCluster(
+        n_workers=count,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    )
+    try:
+        client = distributed.Client(cluster)
+        try:
+            yield Cluster(client, count, _dashboard(client), owned=True)
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+def _dashboard(client: Any) -> str | None:
+    """The dashboard's address, when it runs (it needs bokeh)."""
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        return None
+    return cast(str, client.dashboard_link)
+
+
+@contextmanager
+def _reported() -> Iterator[None]:
+    """A dead worker as one clear error, never a hang or a traceback."""
+    distributed = _import_distributed()
+    try:
+        yield
+    except distributed.KilledWorker as exc:
+        raise WorkerLostError(
+            f"a dask worker died while running a task of ours ({exc.task}): killed, or out "
+            "of memory; the workers' logs say which (smaller partitions need less memory)"
+        ) from exc
+    except distributed.comm.CommClosedError as exc:
+        raise WorkerLostError(f"the dask cluster went away: {exc}") from exc
+
+
+# ------------------------------------------------------------------ what tasks carry
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Weight vectors over 64-bit feature keys (:func:`~simhash_cli.fingerprint.feature_keys`),
+    rows like a CSR matrix: vectors made on different workers compare without a shared
+    vocabulary."""
+
+    indptr: NDArray[np.int64]
+    keys: NDArray[np.uint64]
+    values: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, weights: sp.csr_array, features: Sequence[str]) -> Vectors:
+        """Rows of a weight matrix whose columns are named by ``features``."""
+        csr = sp.csr_array(weights)
+        return cls(
+            csr.indptr.astype(np.int64),
+            feature_keys(features)[csr.indices],
+            csr.data.astype(np.float64),
+        )
+
+    def take(self, rows: NDArray[np.int64]) -> Vectors:
+        """The vectors of ``rows``, in that order."""
+        sizes = np.diff(self.indptr)[rows]
+        indptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        entries = np.repeat(self.indptr[rows] - indptr[:-1], sizes) + np.arange(indptr[-1])
+        return Vectors(indptr, self.keys[entries], self.values[entries])
+
+    @staticmethod
+    def join(parts: Sequence[Vectors]) -> Vectors:
+        """The rows of all parts, in order."""
+        sizes = np.concatenate([np.diff(part.indptr) for part in parts])
+        indptr = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        return Vectors(
+            indptr,
+            np.concatenate([part.keys for part in parts]),
+            np.concatenate([part.values for part in parts]),
+        )
+
+    def matrix(self) -> sp.csr_array:
+        """A CSR matrix whose columns are the distinct keys of these rows."""
+        keys, columns = np.unique(self.keys, return_inverse=True)
+        return sp.csr_array(
+            (self.values, columns.ravel(), self.indptr),
+            shape=(self.indptr.size - 1, keys.size),
+        )
+
+
+@dataclass(frozen=True)
+class Part:
+    """A partition of documents as fingerprinted on a worker: the events of its reading, its
+    documents (without vectors) and, for exact verification, their vectors."""
+
+    events: list[corpus.Event]
+    docs: Corpus
+    vectors: Vectors | None
+
+
+@dataclass(frozen=True)
+class Piece:
+    """The rows of one partition that go to one bucket of one table."""
+
+    rows: NDArray[np.int64]
+    fingerprints: NDArray[np.uint64]
+    vectors: Vectors | None
+
+
+@dataclass(frozen=True)
+class Search:
+    """What every bucket task needs to know about the run."""
+
+    settings: Settings
+    config: DedupeConfig
+    keys: list[blocking.Key]
+    max_distance: int | None
+
+
+@dataclass(frozen=True)
+class Found:
+    """A bucket's outcome: the pairs it kept (global rows) and what it counted."""
+
+    pairs: ScoredPairs
+    candidates: int
+    checked: int
+    key_pairs: int
+
+
+# ------------------------------------------------------------------ tasks (on workers)
+
+
+def _fingerprint_part(
+    files: list[str],
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    settings: Settings,
+    policy: corpus.ReadPolicy,
+    keep_vectors: bool,
+) -> Part:
+    events, batch = pipeline.fingerprint_batch(
+        files, tokenizer, weighting, settings, policy, keep_vectors=keep_vectors
+    )
+    vectors = None
+    if keep_vectors:
+        assert batch.weights is not None
+        vectors = Vectors.of(batch.weights, batch.features)
+    return Part(events, dataclasses.replace(batch, weights=None, features=[]), vectors)
+
+
+def _head(part: Part) -> tuple[list[corpus.Event], Corpus]:
+    return part.events, part.docs
+
+
+def _split(part: Part, offset: int, keys: list[blocking.Key], n_buckets: int) -> list[list[Piece]]:
+    """For each table, the partition's rows cut by the bucket of their key (rows ascending)."""
+    fingerprints = part.docs.fingerprints
+    rows = offset + np.arange(fingerprints.shape[0], dtype=np.int64)
+    tables = []
+    for key in keys:
+        buckets = blocking.key_buckets(fingerprints, key, n_buckets)
+        order = np.argsort(buckets, kind="stable")
+        bounds = np.searchsorted(buckets[order], np.arange(n_buckets + 1)).tolist()
+        pieces = []
+        for lo, hi in itertools.pairwise(bounds):
+            chosen = order[lo:hi]
+            vectors = None if part.vectors is None else part.vectors.take(chosen)
+            pieces.append(Piece(rows[chosen], fingerprints[chosen], vectors))
+        tables.append(pieces)
+    return tables
+
+
+def _pick(tables: list[list[Piece]], table: int, bucket: int) -> Piece:
+    return tables[table][bucket]
+
+
+def _search_bucket(pieces: list[Piece], table: int, search: Search) -> Found:
+    """The pairs of one bucket of one table, verified: the local engine's work on these rows."""
+    rows = np.concatenate([piece.rows for piece in pieces])
+    words = np.concatenate([piece.fingerprints for piece in pieces])
+    settings, config = search.settings, search.config
+    weights = None
+    if config.verify is Verify.EXACT:
+        weights = Vectors.join([cast(Vectors, piece.vectors) for piece in pieces]).matrix()
+    docs = Corpus([""] * rows.size, words, np.ones(rows.size, np.int64), settings, weights)
+    copies = blocking.collapse(words, settings.bits)
+    key_pairs = blocking.key_pair_count(copies.fingerprints, search.keys[table])
+    blocks = len(search.keys) if search.max_distance is None else _blocks_of(search)
+    if config.max_candidates is not None and key_pairs > config.max_candidates:
+        raise blocking.budget_error(
+            settings.bits,
+            blocks,
+            search.max_distance,
+            key_pairs,
+            copies.fingerprints.shape[0],
+            config.max_candidates,
+        )
+    verifier = pipeline.Verifier(docs, config, sketches=False)
+    budget = pipeline.CandidateCount(config.max_candidates, rows.size)
+    chunks = blocking.shared_key_chunks(
+        copies.fingerprints, search.keys, table, max_distance=search.max_distance
+    )
+    pipeline.verify_candidates(verifier, copies, chunks, budget, with_copies=table == 0)
+    kept = verifier.finish()
+    return Found(
+        dataclasses.replace(kept, pairs=rows[kept.pairs]),
+        budget.total,
+        verifier.checked,
+        key_pairs,
+    )
+
+
+def _blocks_of(search: Search) -> int:
+    """m of Manku's tables: C(m, k) tables of m - k blocks each."""
+    kept = len(search.keys[0])
+    assert search.max_distance is not None
+    return kept + search.max_distance
+
+
+def _counts(found: Found) -> tuple[int, int, int, int]:
+    return len(found.pairs), found.candidates, found.checked, found.key_pairs
+
+
+def _pairs(found: Found) -> ScoredPairs:
+    return found.pairs
+
+
+# ------------------------------------------------------------------ the client's side
+
+
+def mapper(cluster: Cluster, on_done: Callable[[], None] | None = None) -> pipeline.Mapper:
+    """A :data:`~simhash_cli.pipeline.Mapper` on the cluster: every call a task, the
+    results yielded in order as they come (``fingerprint`` and ``index add`` stream them)."""
+
+    def run(
+        function: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], jobs: int
+    ) -> Iterator[Any]:
+        client = cluster.client
+        with _reported():
+            futures = [client.submit(function, *args, pure=False) for args in arguments]
+            for future in futures:
+                yield future.result()
+                future.release()
+                if on_done is not None:
+                    on_done()
+
+    return run
+
+
+def _partition_files(n_files: int, workers: int) -> int:
+    share = -(-n_files // (4 * max(workers, 1)))
+    return min(MAX_PARTITION_FILES, max(MIN_PARTITION_FILES, share))
+
+
+def dedupe_paths(
+    cluster: Cluster,
+    paths: Sequence[str],
+    config: DedupeConfig,
+    *,
+    settings: Settings,
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
+    on_event: corpus.OnEvent = lambda event: None,
+    on_listed: Callable[[int], None] | None = None,
+    on_read: Callable[[], None] | None = None,
+    partition_files: int | None = None,
+) -> DedupeResult:
+    """Read, fingerprint and dedupe files on the cluster: the local engine's result.
+
+    Files are listed here (the workers must see the same paths) and read by the workers,
+    ``partition_files`` to a task.
+
+    Raises:
+        ParameterError: tfidf (its weights need the whole corpus), standard input, an audit.
+        WorkerLostError: a worker died.
+    """
+    if weighting is Weighting.TFIDF:
+        raise ParameterError("--engine dask does not offer tfidf (its weights need the corpus)")
+    if corpus.STDIN in paths:
+        raise ParameterError("--engine dask reads files the workers can open, not standard input")
+    listing: list[corpus.Skipped] = []
+
+    def listed(event: corpus.Event) -> None:
+        if isinstance(event, corpus.Skipped):
+            listing.append(event)
+        on_event(event)
+
+    files = corpus.list_files(paths, listed, follow_symlinks=policy.follow_symlinks)
+    if on_listed is not None:
+        on_listed(len(files))
+    size = partition_files or _partition_files(len(files), cluster.workers)
+    batches = [files[i : i + size] for i in range(0, len(files), size)]
+    exact = config.verify is Verify.EXACT
+    client = cluster.client
+    with _reported():
+        parts = [
+            client.submit(
+                _fingerprint_part, batch, tokenizer, weighting, settings, policy, exact, pure=False
+            )
+            for batch in batches
+        ]
+        heads = [client.submit(_head, part) for part in parts]
+        docs_parts = []
+        for number, (batch, head) in enumerate(zip(batches, heads, strict=True)):
+            events, docs = head.result()
+            for event in events:
+                on_event(event)
+            if on_read is not None:
+                for _ in batch:
+                    on_read()
+            skipped = [event for event in events if isinstance(event, corpus.Skipped)]
+            docs.skipped = (listing if number == 0 else []) + skipped
+            docs_parts.append(docs)
+    if not docs_parts:
+        docs = Corpus([], np.zeros((0, 1), np.uint64), np.zeros(0, np.int64), settings)
+        docs.skipped = listing
+        return pipeline.dedupe(docs, dataclasses.replace(config, verify=Verify.ESTIMATE))
+    sizes = [len(part) for part in docs_parts]
+    return _dedupe_parts(cluster, pipeline.concatenate(docs_parts), parts, sizes, config, exact)
+
+
+def dedupe_corpus(
+    cluster: Cluster,
+    docs: Corpus,
+    config: DedupeConfig,
+    *,
+    partition_docs: int = PARTITION_DOCS,
+) -> DedupeResult:
+    """Dedupe documents read here (fingerprints, or vectors) on the cluster, sent to it in
+    partitions of ``partition_docs``: the local engine's result."""
+    exact = config.verify is Verify.EXACT
+    pipeline.check_config(docs, config, has_vectors=docs.weights is not None)
+    client = cluster.client
+    parts, sizes = [], []
+    with _reported():
+        for start in range(0, len(docs), partition_docs):
+            rows = np.arange(start, min(start + partition_docs, len(docs)), dtype=np.int64)
+            chunk = docs.select(rows)
+            vectors = None
+            if exact:
+                assert chunk.weights is not None
+                vectors = Vectors.of(chunk.weights, chunk.features)
+            part = Part([], dataclasses.replace(chunk, weights=None, features=[]), vectors)
+            parts.append(client.scatter(part))
+            sizes.append(rows.size)
+    return _dedupe_parts(cluster, docs, parts, sizes, config, exact)
+
+
+def _dedupe_parts(
+    cluster: Cluster,
+    docs: Corpus,
+    parts: list[Any],
+    sizes: list[int],
+    config: DedupeConfig,
+    exact: bool,
+) -> DedupeResult:
+    """The shuffle and the buckets' search over partitions already on the cluster (futures),
+    of ``sizes`` documents each, in the order of ``docs``."""
+    if config.audit:
+        raise ParameterError("--audit compares all pairs in one process: use the local engine")
+    if np.any(docs.n_features == 0):
+        raise ParameterError("--engine dask does not take --include-empty yet")
+    pipeline.check_config(docs, config, has_vectors=exact)
+    if len(docs) < 2:
+        return pipeline.dedupe(docs, dataclasses.replace(config, verify=Verify.ESTIMATE))
+    bits = docs.settings.bits
+    scheme, planned = pipeline.choose_scheme(docs, config)
+    keys = blocking.scheme_keys(bits, scheme.blocks, scheme.max_distance)
+    search = Search(docs.settings, config, keys, scheme.max_distance)
+    offsets = (np.cumsum(sizes) - sizes).tolist()
+    n_buckets = min(MAX_BUCKETS, max(2 * cluster.workers, len(parts)))
+    client = cluster.client
+    with _reported():
+        splits = [
+            client.submit(_split, part, offset, keys, n_buckets)
+            for part, offset in zip(parts, offsets, strict=True)
+        ]
+        found = [
+            client.submit(
+                _search_bucket,
+                [client.submit(_pick, split, table, bucket) for split in splits],
+                table,
+                search,
+            )
+            for table in range(len(keys))
+            for bucket in range(n_buckets)
+        ]
+        counts = client.gather([client.submit(_counts, one) for one in found])
+        kept, candidates, checked, key_pairs = (sum(column) for column in zip(*counts, strict=True))
+        _check_budgets(docs, config, scheme, kept, candidates, key_pairs)
+        pairs = pipeline.sorted_pairs(client.gather([client.submit(_pairs, one) for one in found]))
+    del splits, found
+    return pipeline.dedupe_result(docs, config, scheme, planned, candidates, checked, pairs)
+
+
+def _check_budgets(
+    docs: Corpus,
+    config: DedupeConfig,
+    scheme: Any,
+    kept: int,
+    candidates: int,
+    key_pairs: int,
+) -> None:
+    """The local engine's budgets over the whole run (each bucket checked its own share)."""
+    limit = config.max_candidates
+    if limit is not None and key_pairs > limit:
+        n_distinct = blocking.collapse(docs.fingerprints, docs.settings.bits).fingerprints.shape[0]
+        raise blocking.budget_error(
+            docs.settings.bits, scheme.blocks, scheme.max_distance, key_pairs, n_distinct, limit
+        )
+    pipeline.CandidateCount(limit, len(docs)).add(candidates)
+    if config.max_pairs is not None and kept > config.max_pairs:
+        raise pipeline.pair_budget_error(config, docs)
