@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar, cast
 
@@ -233,6 +233,7 @@ def jobs_option(command: F) -> F:
 
 
 ENGINES = ("local", "dask")
+_NOT_STREAMED = "--vectors, tfidf or standard input (it fingerprints files batch by batch)"
 
 
 def engine_options(command: F) -> F:
@@ -524,9 +525,14 @@ def _load(
 
 
 def _stream(
-    messages: Messages, paths: tuple[str, ...], reading: _Reading, hooks: ProgressHooks
+    messages: Messages,
+    paths: tuple[str, ...],
+    reading: _Reading,
+    hooks: ProgressHooks,
+    mapper: pipeline.Mapper | None = None,
 ) -> Iterator[pipeline.Corpus]:
-    """Fingerprints only, batch by batch (:func:`~simhash_cli.pipeline.iter_fingerprints`)."""
+    """Fingerprints only, batch by batch (:func:`~simhash_cli.pipeline.iter_fingerprints`),
+    computed by ``mapper`` when given (a cluster)."""
     return pipeline.iter_fingerprints(
         paths,
         bits=reading.bits,
@@ -539,6 +545,7 @@ def _stream(
         jobs=reading.jobs,
         policy=reading.policy,
         include_empty=reading.include_empty,
+        mapper=mapper,
     )
 
 
@@ -599,6 +606,7 @@ def _buffered(stream: TextIO) -> TextIO:
 @tokenizer_options
 @empty_option
 @jobs_option
+@engine_options
 @format_option
 @quiet_option
 def fingerprint_command(
@@ -615,6 +623,9 @@ def fingerprint_command(
     follow_symlinks: bool,
     include_empty: bool,
     jobs: int,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
     fmt: str | None,
     output_path: str | None,
     quiet: bool,
@@ -634,7 +645,9 @@ def fingerprint_command(
     options = click.get_current_context().params
     output = _format(fmt)
     reading = _Reading.parse(options)
-    if not reading.streamable(paths, vectors):
+    streamable = reading.streamable(paths, vectors)
+    dask = _engine(options, {_NOT_STREAMED: not streamable or "-" in paths})
+    if not streamable:
         docs = _load(messages, paths, vectors, options)
         with _report() as out:
             emit_fingerprints(docs, output, out)
@@ -654,8 +667,13 @@ def fingerprint_command(
     # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
     to_file = click.get_current_context().params.get("output_path") not in (None, "-")
     same_terminal = output is not Format.TABLE and sys.stdout.isatty() and not to_file
-    with messages.progress("reading", shown=not same_terminal) as hooks, _report() as out:
-        emit_fingerprints(counted(_stream(messages, paths, reading, hooks)), output, out)
+    with ExitStack() as stack:
+        mapper = (
+            dask_engine.mapper(stack.enter_context(_on_dask(messages, options))) if dask else None
+        )
+        hooks = stack.enter_context(messages.progress("reading", shown=not same_terminal))
+        out = stack.enter_context(_report())
+        emit_fingerprints(counted(_stream(messages, paths, reading, hooks, mapper)), output, out)
     messages.counts_summary(documents, skipped, "fingerprinted")
 
 
@@ -1333,7 +1351,11 @@ def _settings_given(ctx: click.Context) -> bool:
 
 
 def _add_files(
-    messages: Messages, store: Store, paths: tuple[str, ...], reading: _Reading
+    messages: Messages,
+    store: Store,
+    paths: tuple[str, ...],
+    reading: _Reading,
+    mapper: pipeline.Mapper | None = None,
 ) -> indexing.AddReport:
     with messages.progress("reading") as hooks:
         return indexing.add_files(
@@ -1344,6 +1366,7 @@ def _add_files(
             on_read=hooks.on_read,
             jobs=reading.jobs,
             policy=reading.policy,
+            mapper=mapper,
         )
 
 
@@ -1433,6 +1456,7 @@ def index_group() -> None:
 @settings_options
 @tokenizer_options
 @jobs_option
+@engine_options
 @quiet_option
 def index_add_command(
     db: str,
@@ -1449,6 +1473,9 @@ def index_add_command(
     max_bytes: int,
     follow_symlinks: bool,
     jobs: int,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
     quiet: bool,
 ) -> None:
     """Fingerprint documents and store them in DB (made if missing).
@@ -1466,6 +1493,7 @@ def index_add_command(
     explicit = _settings_given(ctx)
     messages = Messages(sys.stderr, quiet=quiet)
     skip = on_error == "skip"
+    dask = _engine(ctx.params, {"--vectors or --fingerprints": not paths})
     if fingerprints is not None:
         if explicit:
             raise click.UsageError(
@@ -1499,6 +1527,9 @@ def index_add_command(
     with store:
         if fingerprints is not None or vectors is not None:
             report = indexing.add_records(store, docs)
+        elif dask:
+            with _on_dask(messages, ctx.params) as cluster:
+                report = _add_files(messages, store, paths, reading, dask_engine.mapper(cluster))
         else:
             report = _add_files(messages, store, paths, reading)
         _added(messages, db, report, store)
