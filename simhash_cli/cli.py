@@ -880,6 +880,7 @@ def dedupe_command(
             "--audit": audit,
             "--include-empty": include_empty,
             "standard input (-)": "-" in paths,
+            "--weighting tfidf (its weights need the whole corpus)": weighting == "tfidf",
         },
     )
     docs: pipeline.Corpus | None = None

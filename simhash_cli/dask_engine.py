@@ -21,6 +21,8 @@ import dataclasses
 import itertools
 import logging
 import os
+import socket
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -57,6 +59,7 @@ PARTITION_DOCS = 100_000
 MIN_PARTITION_FILES = 200
 MAX_PARTITION_FILES = pipeline.MAX_BATCH_FILES
 MAX_BUCKETS = 256
+CONNECT_TIMEOUT = 10
 
 
 class WorkerLostError(SimhashError):
@@ -96,8 +99,9 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
         if workers is not None:
             raise ParameterError("--workers starts a local cluster; it goes without --scheduler")
         try:
-            client = distributed.Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
+            _knock(scheduler)
+            client = distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
+        except (OSError, TimeoutError, ValueError) as exc:
             raise SimhashError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
         try:
             count = len(client.scheduler_info()["workers"])
@@ -122,6 +126,16 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             client.close()
     finally:
         cluster.close()
+
+
+def _knock(scheduler: str) -> None:
+    """Open and close a TCP connection to a ``tcp://`` scheduler: a refused or unknown
+    address fails at once, where the client would retry until its timeout."""
+    parts = urllib.parse.urlsplit(scheduler)
+    if parts.scheme == "tcp":
+        if parts.hostname is None or parts.port is None:
+            raise ValueError("expected tcp://HOST:PORT")
+        socket.create_connection((parts.hostname, parts.port), CONNECT_TIMEOUT).close()
 
 
 def _dashboard(client: Any) -> str | None:

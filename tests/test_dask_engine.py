@@ -1,0 +1,298 @@
+"""The dask engine (``--engine dask``) against the local engine, on a real local cluster.
+
+One cluster of two worker processes on 127.0.0.1 serves the module; the kill test starts its
+own. These tests need the ``distributed`` extra, which ``make test`` installs: they fail, never
+skip, without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cloudpickle
+import dask
+import numpy as np
+import psutil
+import pytest
+
+from simhash_cli import dask_engine, pipeline
+from simhash_cli.corpus import ReadPolicy
+from simhash_cli.dask_engine import Cluster, WorkerLostError
+from simhash_cli.errors import ExitCode, ParameterError
+from simhash_cli.pipeline import Corpus, DedupeConfig, DedupeResult, Settings
+from simhash_cli.tokenizer import TokenizerConfig
+from simhash_cli.vectorize import Weighting
+from simhash_cli.verify import Verify
+
+from conftest import SAMPLE
+
+# Functions of this module reach the workers by value (the workers cannot import tests/).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with dask_engine.connect(workers=2) as connected:
+        yield connected
+
+
+def planted(n: int, *, hot: int = 0, seed: int = 1) -> Corpus:
+    """n random 64-bit fingerprints, a tenth of them near copies (0 to 6 bits away) of
+    others, and ``hot`` identical ones."""
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, 2**64, size=(n, 1), dtype=np.uint64)
+    for target in rng.choice(n, size=n // 10, replace=False):
+        source = int(rng.integers(0, n))
+        words[target] = words[source]
+        for bit in rng.choice(64, size=int(rng.integers(0, 7)), replace=False):
+            words[target, 0] ^= np.uint64(1) << np.uint64(bit)
+    words[rng.choice(n, size=hot, replace=False)] = words[0]
+    return Corpus([f"d{i}" for i in range(n)], words, np.ones(n, np.int64), Settings())
+
+
+def assert_same(local: DedupeResult, dask_result: DedupeResult, *, exact: bool = False) -> None:
+    assert dask_result.scheme == local.scheme
+    assert np.array_equal(dask_result.pairs.pairs, local.pairs.pairs)
+    assert np.array_equal(dask_result.pairs.hamming, local.pairs.hamming)
+    assert np.array_equal(dask_result.pairs.estimated_cosine, local.pairs.estimated_cosine)
+    if exact:
+        # Sums over the same entries in another order: equal to the last bits or so.
+        assert np.allclose(dask_result.pairs.cosine, local.pairs.cosine, rtol=0, atol=1e-12)
+    assert [c.tolist() for c in dask_result.clusters] == [c.tolist() for c in local.clusters]
+    assert dask_result.candidates == local.candidates
+    assert dask_result.gated_out == local.gated_out
+    assert dask_result.expected_recall == local.expected_recall
+    assert dask_result.corpus.ids == local.corpus.ids
+
+
+def test_the_workers_are_two_processes_and_everything_listens_on_loopback(
+    cluster: Cluster,
+) -> None:
+    pids = cluster.client.run(os.getpid)
+    assert len(pids) == 2 and len(set(pids.values())) == 2
+    assert os.getpid() not in pids.values()
+    assert all(address.startswith("tcp://127.0.0.1:") for address in pids)
+    assert cluster.client.scheduler.address.startswith("tcp://127.0.0.1:")
+    assert cluster.dashboard is not None and cluster.dashboard.startswith("http://127.0.0.1:")
+    me = psutil.Process()
+    listening = [
+        connection.laddr
+        for process in [me, *me.children(recursive=True)]
+        for connection in process.net_connections(kind="inet")
+        if connection.status == psutil.CONN_LISTEN
+    ]
+    assert listening
+    assert {address.ip for address in listening} == {"127.0.0.1"}
+
+
+CONFIGS = [
+    DedupeConfig(blocks=4, verify=Verify.ESTIMATE),
+    DedupeConfig(blocks=8, threshold=0.8, verify=Verify.ESTIMATE),
+    DedupeConfig(blocks=1, verify=Verify.ESTIMATE),
+    DedupeConfig(blocks=2, threshold=0.95, verify=Verify.ESTIMATE),
+    DedupeConfig(max_distance=3, verify=Verify.ESTIMATE),
+    DedupeConfig(max_distance=0, verify=Verify.ESTIMATE),
+    DedupeConfig(verify=Verify.ESTIMATE),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.blocks}-{c.max_distance}")
+def test_20000_planted_fingerprints_give_the_local_result(
+    cluster: Cluster, config: DedupeConfig
+) -> None:
+    docs = planted(20_000)
+    local = pipeline.dedupe(docs, config)
+    assert len(local.pairs) > 100
+    assert_same(local, dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=3_000))
+
+
+def test_a_hot_bucket_of_2000_identical_fingerprints_completes(cluster: Cluster) -> None:
+    docs = planted(6_000, hot=2_000, seed=5)
+    config = DedupeConfig(blocks=4, verify=Verify.ESTIMATE)
+    local = pipeline.dedupe(docs, config)
+    found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=1_000)
+    assert_same(local, found)
+    assert max(len(members) for members in found.clusters) >= 2_000
+
+
+def write_corpus(root: Path, groups: int) -> None:
+    """Groups of documents around a text, each a few words changed (some pairs reach 0.9,
+    some do not), exact copies, and files that are skipped."""
+    rng = random.Random(11)
+    words = [f"w{i}" for i in range(5_000)]
+    root.mkdir()
+    for group in range(groups):
+        text = rng.sample(words, 80)
+        for member in range(rng.randint(1, 4)):
+            changed = list(text)
+            for _ in range(rng.randint(0, 12)):
+                changed[rng.randrange(80)] = rng.choice(words)
+            (root / f"g{group:04}-{member}.txt").write_text(" ".join(changed))
+        if group % 25 == 0:
+            (root / f"g{group:04}-copy.txt").write_text(" ".join(text))
+    (root / "empty.txt").write_text("")
+    (root / "binary.bin").write_bytes(bytes(range(256)) * 4)
+
+
+@pytest.mark.parametrize("verify", [Verify.EXACT, Verify.ESTIMATE])
+def test_files_read_by_the_workers_give_the_local_result(
+    cluster: Cluster, tmp_path: Path, verify: Verify
+) -> None:
+    write_corpus(tmp_path / "c", 300)
+    paths = (str(tmp_path / "c"),)
+    settings = Settings()
+    config = DedupeConfig(blocks=8, threshold=0.8, verify=verify)
+    local_docs = pipeline.corpus_from_paths(paths)
+    local = pipeline.dedupe(local_docs, config)
+    assert len(local.pairs) > 100
+    found = dask_engine.dedupe_paths(
+        cluster,
+        paths,
+        config,
+        settings=settings,
+        tokenizer=TokenizerConfig(),
+        weighting=Weighting.TF,
+        partition_files=100,
+    )
+    assert_same(local, found, exact=verify is Verify.EXACT)
+    assert found.corpus.stamps is not None and local_docs.stamps is not None
+    assert np.array_equal(found.corpus.stamps, local_docs.stamps)
+    assert sorted(s.id for s in found.corpus.skipped) == sorted(s.id for s in local_docs.skipped)
+
+
+def test_vectors_given_here_are_verified_exactly_on_the_cluster(cluster: Cluster) -> None:
+    texts = [f"alpha beta gamma delta {i % 7} {i % 11} {i % 13}" for i in range(400)]
+    docs = pipeline.corpus_from_texts(texts)
+    config = DedupeConfig(blocks=4, threshold=0.7)
+    local = pipeline.dedupe(docs, config)
+    assert len(local.pairs) > 100
+    assert_same(
+        local, dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=64), exact=True
+    )
+
+
+def test_budgets_hold_on_the_cluster(cluster: Cluster) -> None:
+    docs = planted(3_000, hot=500)
+    config = DedupeConfig(blocks=4, verify=Verify.ESTIMATE, max_pairs=100)
+    with pytest.raises(pipeline.PairBudgetError):
+        pipeline.dedupe(docs, config)
+    with pytest.raises(pipeline.PairBudgetError, match="more than 100 pairs"):
+        dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=500)
+
+
+def test_what_the_engine_does_not_take_is_refused(cluster: Cluster) -> None:
+    docs = planted(100)
+    with pytest.raises(ParameterError, match="--audit"):
+        dask_engine.dedupe_corpus(cluster, docs, DedupeConfig(audit=True, verify=Verify.ESTIMATE))
+    with pytest.raises(ParameterError, match="vectors"):
+        dask_engine.dedupe_corpus(cluster, docs, DedupeConfig(verify=Verify.EXACT))
+    with pytest.raises(ParameterError, match="tfidf"):
+        dask_engine.dedupe_paths(
+            cluster,
+            (str(SAMPLE),),
+            DedupeConfig(),
+            settings=Settings(weighting="tfidf"),
+            tokenizer=TokenizerConfig(),
+            weighting=Weighting.TFIDF,
+        )
+
+
+def _die(*args: Any, **kwargs: Any) -> Any:
+    os.kill(os.getpid(), 9)
+
+
+def test_a_killed_worker_is_an_error_not_a_hang(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every worker that takes the task is SIGKILLed: after the scheduler's allowed retry, the
+    run stops with WorkerLostError."""
+    monkeypatch.setattr(dask_engine, "_fingerprint_part", _die)
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+        dask_engine.connect(workers=2) as own,
+        pytest.raises(WorkerLostError, match="worker died"),
+    ):
+        dask_engine.dedupe_paths(
+            own,
+            (str(SAMPLE),),
+            DedupeConfig(),
+            settings=Settings(),
+            tokenizer=TokenizerConfig(),
+            weighting=Weighting.TF,
+            policy=ReadPolicy(),
+        )
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def simhash(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "simhash_cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster) -> None:
+    local = simhash("dedupe", "-f", "json", str(SAMPLE))
+    on_dask = simhash("dedupe", "-f", "json", "--engine", "dask", "--workers", "2", str(SAMPLE))
+    assert on_dask.returncode == local.returncode == ExitCode.OK, on_dask.stderr
+    assert on_dask.stdout == local.stdout
+    assert json.loads(on_dask.stdout)["pairs"]
+    assert "dask: local cluster of 2 workers, dashboard http://127.0.0.1:" in on_dask.stderr
+    # An existing cluster, by its scheduler's address.
+    address = cluster.client.scheduler.address
+    remote = simhash(
+        "dedupe", "-f", "json", "--engine", "dask", "--scheduler", address, str(SAMPLE)
+    )
+    assert remote.returncode == ExitCode.OK, remote.stderr
+    assert remote.stdout == local.stdout
+    assert f"dask: cluster at {address} of 2 workers" in remote.stderr
+
+
+def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    address = cluster.client.scheduler.address
+    local = simhash("fingerprint", str(SAMPLE))
+    on_dask = simhash("fingerprint", "--engine", "dask", "--scheduler", address, str(SAMPLE))
+    assert on_dask.returncode == ExitCode.OK, on_dask.stderr
+    assert on_dask.stdout == local.stdout
+    db = str(tmp_path / "i.db")
+    added = simhash("index", "add", db, str(SAMPLE), "--engine", "dask", "--scheduler", address)
+    assert added.returncode == ExitCode.OK, added.stderr
+    assert "8 new" in added.stderr
+    stored = simhash("index", "dedupe", db, "-f", "json")
+    estimate = simhash("dedupe", "--verify", "estimate", "-f", "json", str(SAMPLE))
+    assert json.loads(stored.stdout)["pairs"] == json.loads(estimate.stdout)["pairs"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["dedupe", "--engine", "dask", "--audit", str(SAMPLE)], "does not take --audit"),
+        (["dedupe", "--engine", "dask", "-"], "does not take standard input"),
+        (["dedupe", "--engine", "dask", "--include-empty", str(SAMPLE)], "--include-empty"),
+        (["dedupe", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
+        (["dedupe", "--scheduler", "tcp://127.0.0.1:9", str(SAMPLE)], "goes with --engine dask"),
+        (["fingerprint", "--workers", "2", str(SAMPLE)], "goes with --engine dask"),
+        (["fingerprint", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
+        (["index", "add", "x.db", "--engine", "dask", "--fingerprints", "f"], "--fingerprints"),
+    ],
+)
+def test_what_the_command_line_refuses(args: list[str], message: str) -> None:
+    refused = simhash(*args)
+    assert refused.returncode == ExitCode.USAGE
+    assert message in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:9", "tcp://127.0.0.1", "nonsense"])
+def test_an_unreachable_scheduler_is_one_line_and_exit_1(address: str) -> None:
+    refused = simhash("dedupe", "--engine", "dask", "--scheduler", address, str(SAMPLE))
+    assert refused.returncode == ExitCode.ERROR
+    assert refused.stderr.startswith(f"Error: cannot reach the dask scheduler at {address}: ")
+    assert len(refused.stderr.splitlines()) == 1
