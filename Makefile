@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit fuzz bench bench-index clean
+.PHONY: demo test lint unit fuzz bench bench-index bench-dask clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,10 +42,15 @@ bench: $(STAMP)
 	$(BENCH_SIMHASH)/bin/python -m pip install --quiet --disable-pip-version-check simhash
 	$(BIN)/python bench/run.py --simhash-python $(BENCH_SIMHASH)/bin/python $(BENCH_ARGS)
 	$(BIN)/python bench/index_bench.py
+	$(BIN)/python bench/dask_bench.py
 
 # The persistent index alone (about a minute): docs/benchmarks-index.md.
 bench-index: $(STAMP)
 	$(BIN)/python bench/index_bench.py
+
+# The dask engine against the local one (a few minutes): docs/benchmarks-dask.md.
+bench-dask: $(STAMP)
+	$(BIN)/python bench/dask_bench.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_SIMHASH) .mypy_cache .pytest_cache .hypothesis build *.egg-info

@@ -240,6 +240,7 @@ class Search:
     settings: Settings
     config: DedupeConfig
     keys: list[blocking.Key]
+    blocks: int
     max_distance: int | None
 
 
@@ -256,7 +257,24 @@ class Found:
 # ------------------------------------------------------------------ tasks (on workers)
 
 
+Batch = tuple[list[corpus.Event], Corpus]
+
+
+def _batch_as_given(
+    directory: str, function: Callable[..., Batch], files: list[str], *rest: Any
+) -> Batch:
+    """``function(files, *rest)`` on the paths made absolute against the client's working
+    directory ``directory`` (a worker's own may differ), its ids and events named as the
+    client gave them."""
+    absolute = [os.path.join(directory, name) for name in files]
+    given = dict(zip(absolute, files, strict=True))
+    events, docs = function(absolute, *rest)
+    docs.ids = [given[name] for name in docs.ids]
+    return [dataclasses.replace(e, id=given.get(e.id, e.id)) for e in events], docs
+
+
 def _fingerprint_part(
+    directory: str,
     files: list[str],
     tokenizer: TokenizerConfig,
     weighting: Weighting,
@@ -264,8 +282,16 @@ def _fingerprint_part(
     policy: corpus.ReadPolicy,
     keep_vectors: bool,
 ) -> Part:
-    events, batch = pipeline.fingerprint_batch(
-        files, tokenizer, weighting, settings, policy, keep_vectors=keep_vectors
+    events, batch = _batch_as_given(
+        directory,
+        pipeline.fingerprint_batch,
+        files,
+        tokenizer,
+        weighting,
+        settings,
+        policy,
+        False,
+        keep_vectors,
     )
     vectors = None
     if keep_vectors:
@@ -311,11 +337,10 @@ def _search_bucket(pieces: list[Piece], table: int, search: Search) -> Found:
     docs = Corpus([""] * rows.size, words, np.ones(rows.size, np.int64), settings, weights)
     copies = blocking.collapse(words, settings.bits)
     key_pairs = blocking.key_pair_count(copies.fingerprints, search.keys[table])
-    blocks = len(search.keys) if search.max_distance is None else _blocks_of(search)
     if config.max_candidates is not None and key_pairs > config.max_candidates:
         raise blocking.budget_error(
             settings.bits,
-            blocks,
+            search.blocks,
             search.max_distance,
             key_pairs,
             copies.fingerprints.shape[0],
@@ -336,13 +361,6 @@ def _search_bucket(pieces: list[Piece], table: int, search: Search) -> Found:
     )
 
 
-def _blocks_of(search: Search) -> int:
-    """m of Manku's tables: C(m, k) tables of m - k blocks each."""
-    kept = len(search.keys[0])
-    assert search.max_distance is not None
-    return kept + search.max_distance
-
-
 def _counts(found: Found) -> tuple[int, int, int, int]:
     return len(found.pairs), found.candidates, found.checked, found.key_pairs
 
@@ -354,21 +372,24 @@ def _pairs(found: Found) -> ScoredPairs:
 # ------------------------------------------------------------------ the client's side
 
 
-def mapper(cluster: Cluster, on_done: Callable[[], None] | None = None) -> pipeline.Mapper:
-    """A :data:`~simhash_cli.pipeline.Mapper` on the cluster: every call a task, the
-    results yielded in order as they come (``fingerprint`` and ``index add`` stream them)."""
+def mapper(cluster: Cluster) -> pipeline.Mapper:
+    """A :data:`~simhash_cli.pipeline.Mapper` on the cluster for batches of files (functions
+    whose first argument is a list of paths, returning events and a corpus, as
+    :func:`pipeline.fingerprint_batch`): every call a task, the results yielded in order as
+    they come (``fingerprint`` and ``index add`` stream them)."""
 
     def run(
-        function: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], jobs: int
-    ) -> Iterator[Any]:
-        client = cluster.client
+        function: Callable[..., Batch], arguments: Sequence[tuple[Any, ...]], jobs: int
+    ) -> Iterator[Batch]:
+        client, here = cluster.client, os.getcwd()
         with _reported():
-            futures = [client.submit(function, *args, pure=False) for args in arguments]
+            futures = [
+                client.submit(_batch_as_given, here, function, *args, pure=False)
+                for args in arguments
+            ]
             for future in futures:
                 yield future.result()
                 future.release()
-                if on_done is not None:
-                    on_done()
 
     return run
 
@@ -422,7 +443,15 @@ def dedupe_paths(
     with _reported():
         parts = [
             client.submit(
-                _fingerprint_part, batch, tokenizer, weighting, settings, policy, exact, pure=False
+                _fingerprint_part,
+                os.getcwd(),
+                batch,
+                tokenizer,
+                weighting,
+                settings,
+                policy,
+                exact,
+                pure=False,
             )
             for batch in batches
         ]
@@ -493,7 +522,7 @@ def _dedupe_parts(
     bits = docs.settings.bits
     scheme, planned = pipeline.choose_scheme(docs, config)
     keys = blocking.scheme_keys(bits, scheme.blocks, scheme.max_distance)
-    search = Search(docs.settings, config, keys, scheme.max_distance)
+    search = Search(docs.settings, config, keys, scheme.blocks, scheme.max_distance)
     offsets = (np.cumsum(sizes) - sizes).tolist()
     n_buckets = min(MAX_BUCKETS, max(2 * cluster.workers, len(parts)))
     client = cluster.client

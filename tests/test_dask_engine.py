@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -143,10 +144,13 @@ def write_corpus(root: Path, groups: int) -> None:
 
 @pytest.mark.parametrize("verify", [Verify.EXACT, Verify.ESTIMATE])
 def test_files_read_by_the_workers_give_the_local_result(
-    cluster: Cluster, tmp_path: Path, verify: Verify
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Verify
 ) -> None:
+    """Relative paths too, from a working directory the workers do not share."""
     write_corpus(tmp_path / "c", 300)
-    paths = (str(tmp_path / "c"),)
+    monkeypatch.chdir(tmp_path)
+    assert str(tmp_path) not in cluster.client.run(os.getcwd).values()
+    paths = ("c",)
     settings = Settings()
     config = DedupeConfig(blocks=8, threshold=0.8, verify=verify)
     local_docs = pipeline.corpus_from_paths(paths)
@@ -233,9 +237,11 @@ def test_a_killed_worker_is_an_error_not_a_hang(
 # ---------------------------------------------------------------- the command line
 
 
-def simhash(*args: str) -> subprocess.CompletedProcess[str]:
+def simhash(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "simhash_cli", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=120, check=False, cwd=cwd
+    )
 
 
 def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster) -> None:
@@ -257,10 +263,15 @@ def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster
 
 def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
     address = cluster.client.scheduler.address
-    local = simhash("fingerprint", str(SAMPLE))
-    on_dask = simhash("fingerprint", "--engine", "dask", "--scheduler", address, str(SAMPLE))
+    shutil.copytree(SAMPLE, tmp_path / "sample")
+    # A relative path, from a working directory the workers do not share.
+    local = simhash("fingerprint", "sample", cwd=tmp_path)
+    on_dask = simhash(
+        "fingerprint", "--engine", "dask", "--scheduler", address, "sample", cwd=tmp_path
+    )
     assert on_dask.returncode == ExitCode.OK, on_dask.stderr
     assert on_dask.stdout == local.stdout
+    assert '"id": "sample/chess-openings.txt"' in local.stdout
     db = str(tmp_path / "i.db")
     added = simhash("index", "add", db, str(SAMPLE), "--engine", "dask", "--scheduler", address)
     assert added.returncode == ExitCode.OK, added.stderr

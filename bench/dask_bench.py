@@ -1,0 +1,155 @@
+"""The dask engine against the local engine on this machine, side by side in one run.
+
+1. 1,000,000 synthetic documents as 64-bit fingerprints (a tenth near copies of others),
+   deduplicated by estimate with 4 blocks: the pair search alone.
+2. Text files (bench/corpus.py, term counts, exact verification): reading, tokenizing,
+   fingerprinting and the pair search, the local engine with --jobs 2 against 2 workers.
+
+Both engines get the same cores (2 here): the ratio shows what the cluster's machinery costs
+or saves on one machine, not what more machines would bring. Writes
+docs/benchmarks-dask.md. Run with `make bench-dask` (a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from simhash_cli import dask_engine, pipeline
+from simhash_cli.pipeline import Corpus, DedupeConfig, DedupeResult, Settings
+from simhash_cli.tokenizer import TokenizerConfig
+from simhash_cli.vectorize import Weighting
+from simhash_cli.verify import Verify
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import make_texts, write_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKERS = 2
+# Word 3-grams: with single words, Zipf-distributed texts all look alike to term counts.
+SHINGLES = TokenizerConfig(ngram=3)
+
+
+def planted(n: int, seed: int = 3) -> Corpus:
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, 2**64 - 1, size=(n, 1), dtype=np.uint64, endpoint=True)
+    near = rng.choice(n, n // 10, replace=False)
+    flips = np.zeros(near.size, np.uint64)
+    for _ in range(3):
+        flips |= np.uint64(1) << rng.integers(0, 64, near.size).astype(np.uint64)
+    words[near, 0] = words[rng.integers(0, n, near.size), 0] ^ flips
+    return Corpus([f"d{i}" for i in range(n)], words, np.ones(n, np.int64), Settings())
+
+
+def timed(run: Callable[[], DedupeResult]) -> tuple[float, DedupeResult]:
+    started = time.perf_counter()
+    result = run()
+    return time.perf_counter() - started, result
+
+
+def same(a: DedupeResult, b: DedupeResult) -> bool:
+    return bool(np.array_equal(a.pairs.pairs, b.pairs.pairs)) and [
+        c.tolist() for c in a.clusters
+    ] == [c.tolist() for c in b.clusters]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--files", type=int, default=40_000)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks-dask.md"))
+    args = parser.parse_args()
+    rows: list[tuple[str, float, float, bool, str]] = []
+
+    started = time.perf_counter()
+    with dask_engine.connect(workers=WORKERS) as cluster:
+        start_up = time.perf_counter() - started
+        docs = planted(args.docs)
+        config = DedupeConfig(blocks=4, verify=Verify.ESTIMATE)
+        local_s, local = timed(lambda: pipeline.dedupe(docs, config))
+        dask_s, found = timed(lambda: dask_engine.dedupe_corpus(cluster, docs, config))
+        rows.append(
+            (
+                f"dedupe {args.docs:,} fingerprints (4 blocks, estimate)",
+                local_s,
+                dask_s,
+                same(local, found),
+                f"{len(local.pairs):,} pairs",
+            )
+        )
+        with tempfile.TemporaryDirectory() as scratch:
+            root = write_corpus(Path(scratch) / "c", make_texts(args.files, seed=1))
+            paths = (str(root),)
+            exact = DedupeConfig(verify=Verify.EXACT)
+
+            def on_one() -> DedupeResult:
+                return pipeline.dedupe(
+                    pipeline.corpus_from_paths(paths, jobs=WORKERS, tokenizer=SHINGLES), exact
+                )
+
+            def on_dask() -> DedupeResult:
+                return dask_engine.dedupe_paths(
+                    cluster,
+                    paths,
+                    exact,
+                    settings=Settings(tokenizer=SHINGLES.name),
+                    tokenizer=SHINGLES,
+                    weighting=Weighting.TF,
+                )
+
+            local_s, local = timed(on_one)
+            dask_s, found = timed(on_dask)
+            rows.append(
+                (
+                    f"read and dedupe {args.files:,} text files (word 3-grams, auto scheme, exact)",
+                    local_s,
+                    dask_s,
+                    same(local, found),
+                    f"{len(local.pairs):,} pairs",
+                )
+            )
+    write(args.out, rows, start_up)
+
+
+def write(path: str, rows: list[tuple[str, float, float, bool, str]], start_up: float) -> None:
+    lines = [
+        "# The dask engine against the local engine",
+        "",
+        "Written by `make bench-dask` (bench/dask_bench.py); both engines in one run, on the",
+        f"same machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}. The local engine uses {WORKERS} processes (`--jobs "
+        f"{WORKERS}`), the dask engine a LocalCluster of {WORKERS} worker processes.",
+        "",
+        "| task | local | dask | dask / local | same result | |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for name, local_s, dask_s, equal, what in rows:
+        lines.append(
+            f"| {name} | {local_s:.2f} s | {dask_s:.2f} s | {dask_s / local_s:.2f}x | "
+            f"{'yes' if equal else 'NO'} | {what} |"
+        )
+    lines += [
+        "",
+        f"Starting the local cluster took {start_up:.1f} s (not counted above).",
+        "",
+        "Below 1 the dask engine was faster, above 1 its machinery (a shuffle, pickling, task",
+        "scheduling) cost more than it saved. On the same cores it does the same work, except",
+        "that each worker fingerprints the partition it read, where the local engine merges the",
+        "counts of its processes and fingerprints them in one: with many distinct features",
+        "(word 3-grams) that step is the local engine's bottleneck. The dask engine is for",
+        "corpora that outgrow one machine (see the README's scaling section).",
+    ]
+    Path(path).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
