@@ -427,13 +427,9 @@ def dedupe_paths(
     if corpus.STDIN in paths:
         raise ParameterError("--engine dask reads files the workers can open, not standard input")
     listing: list[corpus.Skipped] = []
-
-    def listed(event: corpus.Event) -> None:
-        if isinstance(event, corpus.Skipped):
-            listing.append(event)
-        on_event(event)
-
-    files = corpus.list_files(paths, listed, follow_symlinks=policy.follow_symlinks)
+    files = corpus.list_files(
+        paths, pipeline.collecting(on_event, listing), follow_symlinks=policy.follow_symlinks
+    )
     if on_listed is not None:
         on_listed(len(files))
     size = partition_files or _partition_files(len(files), cluster.workers)
@@ -455,18 +451,8 @@ def dedupe_paths(
             )
             for batch in batches
         ]
-        heads = [client.submit(_head, part) for part in parts]
-        docs_parts = []
-        for number, (batch, head) in enumerate(zip(batches, heads, strict=True)):
-            events, docs = head.result()
-            for event in events:
-                on_event(event)
-            if on_read is not None:
-                for _ in batch:
-                    on_read()
-            skipped = [event for event in events if isinstance(event, corpus.Skipped)]
-            docs.skipped = (listing if number == 0 else []) + skipped
-            docs_parts.append(docs)
+        heads = (client.submit(_head, part).result() for part in parts)
+        docs_parts = list(pipeline.report_batches(batches, heads, on_event, on_read, listing))
     if not docs_parts:
         docs = Corpus([], np.zeros((0, 1), np.uint64), np.zeros(0, np.int64), settings)
         docs.skipped = listing

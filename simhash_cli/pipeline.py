@@ -61,6 +61,7 @@ __all__ = [
     "Verifier",
     "check_config",
     "choose_scheme",
+    "collecting",
     "compare",
     "concatenate",
     "corpus_from_fingerprints",
@@ -73,6 +74,7 @@ __all__ = [
     "iter_fingerprints",
     "pair_budget_error",
     "plan_for",
+    "report_batches",
     "sorted_pairs",
     "suggest_blocks",
     "suggest_max_distance",
@@ -171,7 +173,7 @@ class Corpus:
         )
 
 
-def _collecting(on_event: corpus.OnEvent, skipped: list[corpus.Skipped]) -> corpus.OnEvent:
+def collecting(on_event: corpus.OnEvent, skipped: list[corpus.Skipped]) -> corpus.OnEvent:
     def handle(event: corpus.Event) -> None:
         if isinstance(event, corpus.Skipped):
             skipped.append(event)
@@ -270,7 +272,7 @@ def corpus_from_paths(
         weighting.value,
     )
     skipped: list[corpus.Skipped] = []
-    handle = _collecting(on_event, skipped)
+    handle = collecting(on_event, skipped)
     files = corpus.list_files(
         paths, handle, distinct=distinct, follow_symlinks=policy.follow_symlinks
     )
@@ -380,7 +382,7 @@ def iter_fingerprints(
     settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
     listing: list[corpus.Skipped] = []
     files = corpus.list_files(
-        paths, _collecting(on_event, listing), follow_symlinks=policy.follow_symlinks
+        paths, collecting(on_event, listing), follow_symlinks=policy.follow_symlinks
     )
     if on_listed is not None:
         on_listed(len(files))
@@ -396,10 +398,10 @@ def iter_fingerprints(
             (batch, tokenizer, weighting, settings, policy, include_empty) for batch in batches
         ]
         results = (mapper or _ordered_map)(fingerprint_batch, arguments, jobs)
-        yield from _report(batches, results, on_event, on_read, listing)
+        yield from report_batches(batches, results, on_event, on_read, listing)
 
 
-def _report(
+def report_batches(
     batches: list[list[str]],
     results: Iterable[tuple[list[corpus.Event], Corpus]],
     on_event: corpus.OnEvent,
