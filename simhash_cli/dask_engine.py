@@ -92,7 +92,7 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
 
     Raises:
         ParameterError: the extra is not installed; ``workers`` given with ``scheduler``.
-        SimhashError: the scheduler cannot be reached.
+        SimhashError: the scheduler cannot be reached, or has no workers.
     """
     distributed = _import_distributed()
     if scheduler is not None:
@@ -105,6 +105,9 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             raise SimhashError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
         try:
             count = len(client.scheduler_info()["workers"])
+            if count == 0:
+                # Tasks would wait for a worker for ever.
+                raise SimhashError(f"the dask cluster at {scheduler} has no workers")
             yield Cluster(client, count, client.dashboard_link, owned=False)
         finally:
             client.close()

@@ -8,6 +8,7 @@ skip, without it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import shutil
@@ -19,6 +20,7 @@ from typing import Any
 
 import cloudpickle
 import dask
+import distributed
 import numpy as np
 import psutil
 import pytest
@@ -307,3 +309,16 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_1(address: str) -> None:
     assert refused.returncode == ExitCode.ERROR
     assert refused.stderr.startswith(f"Error: cannot reach the dask scheduler at {address}: ")
     assert len(refused.stderr.splitlines()) == 1
+
+
+def test_a_cluster_without_workers_is_refused_not_waited_for() -> None:
+    with distributed.LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=0, host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR
+    ) as empty:
+        refused = simhash(
+            "dedupe", "--engine", "dask", "--scheduler", empty.scheduler_address, str(SAMPLE)
+        )
+    assert refused.returncode == ExitCode.ERROR
+    assert (
+        refused.stderr == f"Error: the dask cluster at {empty.scheduler_address} has no workers\n"
+    )
