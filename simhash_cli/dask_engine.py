@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from . import blocking, corpus, pipeline
 from .errors import ParameterError, SimhashError
-from .fingerprint import feature_keys
+from .fingerprint import feature_keys, n_words
 from .pipeline import Corpus, DedupeConfig, DedupeResult, Settings
 from .tokenizer import TokenizerConfig
 from .vectorize import Weighting
@@ -456,12 +456,14 @@ def dedupe_paths(
         ]
         heads = (client.submit(_head, part).result() for part in parts)
         docs_parts = list(pipeline.report_batches(batches, heads, on_event, on_read, listing))
-    if not docs_parts:
-        docs = Corpus([], np.zeros((0, 1), np.uint64), np.zeros(0, np.int64), settings)
+    if docs_parts:
+        docs = pipeline.concatenate(docs_parts)
+    else:
+        width = n_words(settings.bits)
+        docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
         docs.skipped = listing
-        return pipeline.dedupe(docs, dataclasses.replace(config, verify=Verify.ESTIMATE))
     sizes = [len(part) for part in docs_parts]
-    return _dedupe_parts(cluster, pipeline.concatenate(docs_parts), parts, sizes, config, exact)
+    return _dedupe_parts(cluster, docs, parts, sizes, config, exact)
 
 
 def dedupe_corpus(
@@ -506,10 +508,11 @@ def _dedupe_parts(
     if np.any(docs.n_features == 0):
         raise ParameterError("--engine dask does not take --include-empty yet")
     pipeline.check_config(docs, config, has_vectors=exact)
-    if len(docs) < 2:
-        return pipeline.dedupe(docs, dataclasses.replace(config, verify=Verify.ESTIMATE))
     bits = docs.settings.bits
     scheme, planned = pipeline.choose_scheme(docs, config)
+    if len(docs) < 2:
+        none = pipeline.sorted_pairs([])
+        return pipeline.dedupe_result(docs, config, scheme, planned, 0, 0, none)
     keys = blocking.scheme_keys(bits, scheme.blocks, scheme.max_distance)
     search = Search(docs.settings, config, keys, scheme.blocks, scheme.max_distance)
     offsets = (np.cumsum(sizes) - sizes).tolist()

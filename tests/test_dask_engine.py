@@ -322,3 +322,26 @@ def test_a_cluster_without_workers_is_refused_not_waited_for() -> None:
     assert (
         refused.stderr == f"Error: the dask cluster at {empty.scheduler_address} has no workers\n"
     )
+
+
+@pytest.mark.parametrize("files", [0, 1])
+def test_fewer_than_two_documents_give_the_local_result(
+    cluster: Cluster, tmp_path: Path, files: int
+) -> None:
+    for number in range(files):
+        (tmp_path / f"{number}.txt").write_text("just one document")
+    (tmp_path / "empty.txt").write_text("")
+    config = DedupeConfig()
+    local = pipeline.dedupe(pipeline.corpus_from_paths((str(tmp_path),)), config)
+    found = dask_engine.dedupe_paths(
+        cluster,
+        (str(tmp_path),),
+        config,
+        settings=Settings(),
+        tokenizer=TokenizerConfig(),
+        weighting=Weighting.TF,
+    )
+    assert found.config == local.config and found.scheme == local.scheme
+    assert len(found.pairs) == 0 and found.clusters == []
+    assert found.corpus.ids == local.corpus.ids
+    assert found.corpus.skipped == local.corpus.skipped
