@@ -51,9 +51,10 @@ __all__ = [
     "pairs_of_copies",
     "pairs_with_first",
     "pairs_within",
-    "scheme_keys",
+    "scheme_tables",
     "shared_key_chunks",
     "sort_pairs",
+    "table_key",
     "table_key_bits",
     "validate_blocks",
     "within_probability",
@@ -709,21 +710,20 @@ def table_key_bits(bits: int, blocks: int, max_distance: int) -> list[tuple[int,
 # ---------------------------------------------------------------- tables apart (many machines)
 
 
-def scheme_keys(bits: int, blocks: int, max_distance: int | None = None) -> list[Key]:
-    """The keys of a scheme's tables, in the order the search in one process takes them.
-
-    Equal blocks (``max_distance`` None): one table per block, keyed by it. Manku's tables:
-    one per choice of ``blocks - max_distance`` of ``blocks`` near-equal blocks
-    (:func:`block_bounds`), in lexicographic order.
-    """
+def scheme_tables(bits: int, blocks: int, max_distance: int | None = None) -> list[tuple[int, ...]]:
+    """A scheme's tables, each as the blocks its key is made of, in the order the search in
+    one process takes them: equal blocks (``max_distance`` None), one table per block; Manku's
+    tables, every choice of ``blocks - max_distance`` of the ``blocks`` near-equal blocks
+    (:func:`block_bounds`), in lexicographic order."""
     if max_distance is None:
-        width = bits // validate_blocks(bits, blocks)
-        return [((block * width, width),) for block in range(blocks)]
+        return [(block,) for block in range(validate_blocks(bits, blocks))]
+    return list(itertools.combinations(range(blocks), blocks - max_distance))
+
+
+def table_key(bits: int, blocks: int, table: tuple[int, ...]) -> Key:
+    """The bit ranges of a table's key: its blocks of the ``blocks`` near-equal ones."""
     bounds = block_bounds(bits, blocks)
-    return [
-        tuple(bounds[block] for block in kept)
-        for kept in itertools.combinations(range(blocks), blocks - max_distance)
-    ]
+    return tuple(bounds[block] for block in table)
 
 
 def _key_digits(words: NDArray[np.uint64], key: Key) -> list[NDArray[np.uint16]]:
@@ -759,16 +759,20 @@ def key_pair_count(words: NDArray[np.uint64], key: Key) -> int:
 
 def shared_key_chunks(
     words: NDArray[np.uint64],
-    keys: Sequence[Key],
-    table: int,
+    bits: int,
+    blocks: int,
+    table: tuple[int, ...],
     *,
     max_distance: int | None = None,
     chunk_pairs: int = 1 << 22,
 ) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
-    """The pairs of rows equal on ``keys[table]`` and on none of the keys before it, in chunks,
-    with their Hamming distances (only those within ``max_distance`` when given).
+    """The pairs of rows equal on ``table``'s blocks (of :func:`scheme_tables`) that share no
+    earlier table's key, in chunks, with their Hamming distances (only those within
+    ``max_distance`` when given).
 
-    A pair sharing several keys comes out of the first table only, so the tables can be
+    Tables come in lexicographic order, so the first table a pair shares is made of its first
+    equal blocks: a pair is this table's when its blocks equal up to the table's last one are
+    exactly the table's. Each pair thus comes out of one table only, and the tables can be
     searched apart (each on the rows sharing its key values, on another machine) and their
     pairs simply added up: the union is :func:`candidate_chunks` (equal blocks) or the close
     pairs of :func:`pairs_within` (Manku's tables), among the same rows.
@@ -776,15 +780,12 @@ def shared_key_chunks(
     Yields:
         (pairs, distances): int64 (k, 2) with i < j, and int64 (k,).
     """
-    for pairs in _pair_chunks(*_groups(_key_digits(words, keys[table])), chunk_pairs):
-        differ = words[pairs[:, 0]] ^ words[pairs[:, 1]]
-        keep = np.ones(pairs.shape[0], dtype=bool)
-        for before in keys[:table]:
-            shared = np.ones(pairs.shape[0], dtype=bool)
-            for start, width in before:
-                shared &= ~bit_slice(differ, start, width).any(axis=1)
-            keep &= ~shared
-        distance = np.bitwise_count(differ).sum(axis=1, dtype=np.int64)
+    key = table_key(bits, blocks, table)
+    for pairs in _pair_chunks(*_groups(_key_digits(words, key)), chunk_pairs):
+        first, second = words[pairs[:, 0]], words[pairs[:, 1]]
+        equal = block_equalities(first, second, bits=bits, blocks=blocks)
+        keep = equal[:, : table[-1] + 1].sum(axis=1) == len(table)
+        distance = np.bitwise_count(first ^ second).sum(axis=1, dtype=np.int64)
         if max_distance is not None:
             keep &= distance <= max_distance
         if keep.any():

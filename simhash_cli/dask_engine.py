@@ -242,9 +242,13 @@ class Search:
 
     settings: Settings
     config: DedupeConfig
-    keys: list[blocking.Key]
+    tables: list[tuple[int, ...]]
     blocks: int
     max_distance: int | None
+
+    def key(self, table: int) -> blocking.Key:
+        """The bit ranges of table ``table``'s key."""
+        return blocking.table_key(self.settings.bits, self.blocks, self.tables[table])
 
 
 @dataclass(frozen=True)
@@ -307,13 +311,13 @@ def _head(part: Part) -> tuple[list[corpus.Event], Corpus]:
     return part.events, part.docs
 
 
-def _split(part: Part, offset: int, keys: list[blocking.Key], n_buckets: int) -> list[list[Piece]]:
+def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[list[Piece]]:
     """For each table, the partition's rows cut by the bucket of their key (rows ascending)."""
     fingerprints = part.docs.fingerprints
     rows = offset + np.arange(fingerprints.shape[0], dtype=np.int64)
     tables = []
-    for key in keys:
-        buckets = blocking.key_buckets(fingerprints, key, n_buckets)
+    for table in range(len(search.tables)):
+        buckets = blocking.key_buckets(fingerprints, search.key(table), n_buckets)
         order = np.argsort(buckets, kind="stable")
         bounds = np.searchsorted(buckets[order], np.arange(n_buckets + 1)).tolist()
         pieces = []
@@ -339,7 +343,7 @@ def _search_bucket(pieces: list[Piece], table: int, search: Search) -> Found:
         weights = Vectors.join([cast(Vectors, piece.vectors) for piece in pieces]).matrix()
     docs = Corpus([""] * rows.size, words, np.ones(rows.size, np.int64), settings, weights)
     copies = blocking.collapse(words, settings.bits)
-    key_pairs = blocking.key_pair_count(copies.fingerprints, search.keys[table])
+    key_pairs = blocking.key_pair_count(copies.fingerprints, search.key(table))
     if config.max_candidates is not None and key_pairs > config.max_candidates:
         raise blocking.budget_error(
             settings.bits,
@@ -352,7 +356,11 @@ def _search_bucket(pieces: list[Piece], table: int, search: Search) -> Found:
     verifier = pipeline.Verifier(docs, config, sketches=False)
     budget = pipeline.CandidateCount(config.max_candidates, rows.size)
     chunks = blocking.shared_key_chunks(
-        copies.fingerprints, search.keys, table, max_distance=search.max_distance
+        copies.fingerprints,
+        settings.bits,
+        search.blocks,
+        search.tables[table],
+        max_distance=search.max_distance,
     )
     pipeline.verify_candidates(verifier, copies, chunks, budget, with_copies=table == 0)
     kept = verifier.finish()
@@ -513,14 +521,14 @@ def _dedupe_parts(
     if len(docs) < 2:
         none = pipeline.sorted_pairs([])
         return pipeline.dedupe_result(docs, config, scheme, planned, 0, 0, none)
-    keys = blocking.scheme_keys(bits, scheme.blocks, scheme.max_distance)
-    search = Search(docs.settings, config, keys, scheme.blocks, scheme.max_distance)
+    tables = blocking.scheme_tables(bits, scheme.blocks, scheme.max_distance)
+    search = Search(docs.settings, config, tables, scheme.blocks, scheme.max_distance)
     offsets = (np.cumsum(sizes) - sizes).tolist()
     n_buckets = min(MAX_BUCKETS, max(2 * cluster.workers, len(parts)))
     client = cluster.client
     with _reported():
         splits = [
-            client.submit(_split, part, offset, keys, n_buckets)
+            client.submit(_split, part, offset, search, n_buckets)
             for part, offset in zip(parts, offsets, strict=True)
         ]
         found = [
@@ -530,7 +538,7 @@ def _dedupe_parts(
                 table,
                 search,
             )
-            for table in range(len(keys))
+            for table in range(len(tables))
             for bucket in range(n_buckets)
         ]
         counts = client.gather([client.submit(_counts, one) for one in found])
