@@ -233,7 +233,7 @@ def jobs_option(command: F) -> F:
 
 
 ENGINES = ("local", "dask")
-_NOT_STREAMED = "--vectors, tfidf or standard input (it fingerprints files batch by batch)"
+_NOT_STREAMED = "--vectors, --texts, tfidf or standard input (it fingerprints files batch by batch)"
 
 
 def engine_options(command: F) -> F:
@@ -381,6 +381,17 @@ def vectors_option(command: F) -> F:
     )(command)
 
 
+def texts_option(command: F) -> F:
+    """``--texts FILE|-``: JSON Lines of ``{"id": ..., "text": ...}`` instead of text files."""
+    return click.option(
+        "--texts",
+        metavar="FILE|-",
+        default=None,
+        help='JSON Lines of {"id": ..., "text": "..."}, each text read as a file holding it '
+        "would be (with --engine dask also a glob or a URL the workers can open).",
+    )(command)
+
+
 class _BlocksType(click.ParamType):  # type: ignore[type-arg]
     """``auto`` or a whole number of blocks."""
 
@@ -429,7 +440,7 @@ def _refuse_output_over_input(options: dict[str, Any]) -> None:
     """``-o FILE`` (or ``--plan FILE``) naming a file that is also an input would replace
     the very file being read: almost always a slip, so it is refused before any work."""
     inputs = [p for p in options.get("paths", ()) if p != "-" and os.path.isfile(p)]
-    inputs += [options[key] for key in ("vectors", "fingerprints") if options.get(key)]
+    inputs += [options[key] for key in ("vectors", "fingerprints", "texts") if options.get(key)]
     for option, target in (
         ("-o", options.get("output_path")),
         ("--plan", options.get("plan_path")),
@@ -487,14 +498,22 @@ def _load(
     """Read the input the options name (``options``: the command's parameters as click parsed
     them). Without ``vectors_needed`` the fingerprints are streamed and no vectors kept."""
     reading = _Reading.parse(options)
+    texts = options.get("texts")
+    if texts is not None:
+        if paths or vectors is not None:
+            raise click.UsageError("give PATHs, --vectors or --texts, only one of them")
+        return pipeline.corpus_from_text_records(
+            texts,
+            bits=reading.bits,
+            seed=reading.seed,
+            tokenizer=reading.tokenizer,
+            weighting=reading.weighting,
+            on_event=messages.event,
+            skip_bad_lines=options.get("on_error") == "skip",
+            include_empty=reading.include_empty,
+        )
     if vectors is not None:
-        if paths:
-            raise click.UsageError("give PATHs or --vectors, not both")
-        if reading.weighting is not Weighting.TF or reading.tokenizer != TokenizerConfig():
-            raise click.UsageError(
-                "--vectors are fingerprinted exactly as given; "
-                "--ngram, --char-ngrams and --weighting apply to text"
-            )
+        _check_vectors_options(paths, reading)
         return pipeline.corpus_from_vectors(
             vectors,
             bits=reading.bits,
@@ -521,6 +540,16 @@ def _load(
             jobs=reading.jobs,
             policy=reading.policy,
             include_empty=reading.include_empty,
+        )
+
+
+def _check_vectors_options(paths: tuple[str, ...], reading: _Reading) -> None:
+    if paths:
+        raise click.UsageError("give PATHs or --vectors, not both")
+    if reading.weighting is not Weighting.TF or reading.tokenizer != TokenizerConfig():
+        raise click.UsageError(
+            "--vectors are fingerprinted exactly as given; "
+            "--ngram, --char-ngrams and --weighting apply to text"
         )
 
 
@@ -602,6 +631,7 @@ def _buffered(stream: TextIO) -> TextIO:
 @main.command("fingerprint")
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
 @vectors_option
+@texts_option
 @settings_options
 @tokenizer_options
 @empty_option
@@ -613,6 +643,7 @@ def fingerprint_command(
     paths: tuple[str, ...],
     vectors: str | None,
     on_error: str,
+    texts: str | None,
     bits: int | None,
     seed: int | None,
     ngram: int,
@@ -645,7 +676,7 @@ def fingerprint_command(
     options = click.get_current_context().params
     output = _format(fmt)
     reading = _Reading.parse(options)
-    streamable = reading.streamable(paths, vectors)
+    streamable = reading.streamable(paths, vectors) and texts is None
     dask = _engine(options, {_NOT_STREAMED: not streamable or "-" in paths})
     if not streamable:
         docs = _load(messages, paths, vectors, options)
@@ -719,6 +750,7 @@ def compare_command(
 @main.command("dedupe")
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
 @vectors_option
+@texts_option
 @click.option(
     "--fingerprints",
     metavar="FILE|-",
@@ -801,6 +833,7 @@ def dedupe_command(
     paths: tuple[str, ...],
     vectors: str | None,
     on_error: str,
+    texts: str | None,
     fingerprints: str | None,
     bits: int | None,
     seed: int | None,
@@ -860,11 +893,13 @@ def dedupe_command(
     plan_options = protect or ctx.get_parameter_source("keep") is ParameterSource.COMMANDLINE
     if plan_path is None and plan_options:
         raise click.UsageError("--keep and --protect go with --plan FILE")
-    if plan_path is not None and (vectors or fingerprints or index_path):
+    if plan_path is not None and (vectors or fingerprints or texts or index_path):
         raise click.UsageError(
             "--plan acts on files read in this run, so that each can be checked to be the "
-            "file that was compared: give PATHs, without --vectors, --fingerprints or --index"
+            "file that was compared: give PATHs, without --vectors, --fingerprints, --texts "
+            "or --index"
         )
+    records = _records_input(paths, fingerprints, vectors, texts)
     width = bits or DEFAULT_BITS
     if isinstance(blocks, int) and fingerprints is None and width % blocks:
         # Checked before reading: a long read must not end in a usage error.
@@ -883,8 +918,14 @@ def dedupe_command(
             "--weighting tfidf (its weights need the whole corpus)": weighting == "tfidf",
         },
     )
+    # Records the workers can open are read there, not here.
+    on_cluster = dask and records is not None and records[1] != "-"
+    if on_cluster and records is not None:
+        dask_engine.check_source(records[1])
     docs: pipeline.Corpus | None = None
-    if fingerprints is not None:
+    if fingerprints is not None and on_cluster:
+        verify = Verify(verify_mode or Verify.ESTIMATE.value)
+    elif fingerprints is not None:
         docs = _load_fingerprints(
             messages,
             fingerprints,
@@ -912,7 +953,7 @@ def dedupe_command(
         options = click.get_current_context().params
         # Verified by estimate, only fingerprints are needed: stream them, keep no vectors.
         vectors_needed = verify is Verify.EXACT or audit
-        if not dask or vectors is not None:
+        if not dask or (records is not None and not on_cluster):
             docs = _load(messages, paths, vectors, options, vectors_needed=vectors_needed)
     config = pipeline.DedupeConfig(
         blocks=blocks,
@@ -925,7 +966,10 @@ def dedupe_command(
     )
     if dask:
         with _on_dask(messages, ctx.params) as cluster:
-            result = _dedupe_on_dask(messages, cluster, docs, paths, config, ctx.params)
+            if docs is None and records is not None:
+                result = _records_on_dask(messages, cluster, records, config, ctx.params)
+            else:
+                result = _dedupe_on_dask(messages, cluster, docs, paths, config, ctx.params)
     else:
         assert docs is not None
         with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
@@ -938,6 +982,65 @@ def dedupe_command(
     if check and len(result.pairs):
         sys.stdout.flush()
         click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+
+
+def _records_input(
+    paths: tuple[str, ...], fingerprints: str | None, vectors: str | None, texts: str | None
+) -> tuple[str, str] | None:
+    """(kind, source) of the JSON Lines input the options name, if any (only one input)."""
+    given = [
+        (kind, source)
+        for kind, source in (("fingerprints", fingerprints), ("vectors", vectors), ("texts", texts))
+        if source is not None
+    ]
+    if len(given) + bool(paths) > 1:
+        raise click.UsageError("give PATHs, --vectors, --texts or --fingerprints, one of them")
+    return given[0] if given else None
+
+
+def _records_on_dask(
+    messages: Messages,
+    cluster: dask_engine.Cluster,
+    records: tuple[str, str],
+    config: pipeline.DedupeConfig,
+    options: dict[str, Any],
+) -> pipeline.DedupeResult:
+    """``dedupe --engine dask --texts|--vectors|--fingerprints SOURCE``: the records read by
+    the workers, a block at a time."""
+    kind, source = records
+    reading = _Reading.parse(options)
+    check: Callable[[pipeline.Settings], None] | None = None
+    if kind == "fingerprints":
+        check = _fingerprint_options(
+            options["bits"],
+            options["seed"],
+            options["ngram"],
+            options["char_ngrams"],
+            options["weighting"],
+        )
+        settings = pipeline.Settings()
+    elif kind == "vectors":
+        _check_vectors_options((), reading)
+        settings = pipeline.Settings(
+            reading.bits, reading.seed, pipeline.VECTORS_TOKENIZER, pipeline.VECTORS_WEIGHTING
+        )
+    else:
+        settings = pipeline.Settings(
+            reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
+        )
+    with messages.status(f"reading {source} and finding pairs on the cluster"):
+        return dask_engine.dedupe_records(
+            cluster,
+            source,
+            kind,
+            config,
+            settings=settings,
+            tokenizer=reading.tokenizer,
+            weighting=reading.weighting,
+            on_event=messages.event,
+            skip_bad_lines=options["on_error"] == "skip",
+            check_settings=check,
+        )
 
 
 def _dedupe_on_dask(
@@ -1395,26 +1498,38 @@ def _load_fingerprints(
 ) -> pipeline.Corpus:
     if paths or vectors is not None:
         raise click.UsageError("give PATHs, --vectors or --fingerprints, only one of them")
+    check = _fingerprint_options(bits, seed, ngram, char_ngrams, weighting)
     docs = pipeline.corpus_from_fingerprints(
         source,
         on_event=messages.event,
         skip_bad_lines=on_error == "skip",
         include_empty=include_empty,
     )
-    # Settings are read from the records; options that say otherwise are a mistake, not a wish.
-    asked = {
-        "--bits": (bits, docs.settings.bits),
-        "--seed": (seed, docs.settings.seed),
-    }
-    for option, (given, stored) in asked.items():
-        if given is not None and given != stored:
-            raise click.UsageError(f"{option} {given} does not match the fingerprints' {stored}")
+    check(docs.settings)
+    return docs
+
+
+def _fingerprint_options(
+    bits: int | None, seed: int | None, ngram: int, char_ngrams: int | None, weighting: str
+) -> Callable[[pipeline.Settings], None]:
+    """Refuse tokenizer options with --fingerprints; the check of --bits and --seed against
+    the settings the records turn out to have."""
     if ngram != 1 or char_ngrams is not None or weighting != Weighting.TF.value:
         raise click.UsageError(
             "--ngram, --char-ngrams and --weighting do not apply to --fingerprints "
             "(the records say how they were made)"
         )
-    return docs
+
+    def check(settings: pipeline.Settings) -> None:
+        # Settings are read from the records; options that say otherwise are a mistake.
+        asked = {"--bits": (bits, settings.bits), "--seed": (seed, settings.seed)}
+        for option, (given, stored) in asked.items():
+            if given is not None and given != stored:
+                raise click.UsageError(
+                    f"{option} {given} does not match the fingerprints' {stored}"
+                )
+
+    return check
 
 
 # ---------------------------------------------------------------------------- index

@@ -38,21 +38,26 @@ __all__ = [
     "Event",
     "FingerprintRecord",
     "ReadPolicy",
+    "Record",
     "Skipped",
     "Stamp",
+    "TextRecord",
     "VectorRecord",
     "Warned",
+    "block_lines",
     "check_paths_exist",
     "decode_text",
     "list_files",
+    "parse_lines",
     "read_documents",
     "read_fingerprints",
+    "read_texts",
     "read_vectors",
     "stamp_of",
 ]
 
 STDIN = "-"
-Record = TypeVar("Record")
+R = TypeVar("R")
 SNIFF_BYTES = 8192
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -126,6 +131,19 @@ class FingerprintRecord:
     tokenizer: str
     weighting: str
     features: int
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """One ``--texts`` line: a document id and its text."""
+
+    id: str
+    text: str
+
+
+Record = VectorRecord | FingerprintRecord | TextRecord
+RecordKind = str
+"""``vectors``, ``fingerprints`` or ``texts``: which records a JSON Lines input holds."""
 
 
 def check_paths_exist(paths: Sequence[str]) -> None:
@@ -412,19 +430,68 @@ def _json_lines(source: str, on_bad_line: OnBadLine = None) -> Iterator[tuple[st
         lineno = 0
         try:
             for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    value = json.loads(line, parse_constant=_reject_constant)
-                except (ValueError, RecursionError) as exc:
-                    error = MalformedLineError(f"{name}:{lineno}", f"invalid JSON: {exc}")
-                    if on_bad_line is None:
-                        raise error from None
-                    on_bad_line(error)
-                    continue
-                yield name, lineno, value
+                value = _json_value(name, lineno, line, on_bad_line)
+                if value is not _NOTHING:
+                    yield name, lineno, value
         except UnicodeDecodeError as exc:
             raise InputError(f"{name}:{lineno + 1}: not UTF-8 ({exc.reason})") from None
+
+
+_NOTHING = object()
+
+
+def _json_value(name: str, lineno: int, line: str, on_bad_line: OnBadLine) -> Any:
+    """One line's JSON value; _NOTHING for a blank line, or a malformed one that is skipped."""
+    if not line.strip():
+        return _NOTHING
+    try:
+        return json.loads(line, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        error = MalformedLineError(f"{name}:{lineno}", f"invalid JSON: {exc}")
+        if on_bad_line is None:
+            raise error from None
+        on_bad_line(error)
+        return _NOTHING
+
+
+def block_lines(data: bytes, name: str, first_line: int, *, first_block: bool) -> list[str]:
+    """The lines of a block of a JSON Lines file (whole lines, as a reader of byte ranges cuts
+    them), split as :func:`open` splits a text file (universal newlines; a BOM dropped from the
+    file's first block).
+
+    Raises:
+        InputError: bytes that are not UTF-8, naming the line.
+    """
+    try:
+        text = data.decode("utf-8-sig" if first_block else "utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data[: exc.start].count(b"\n")
+        raise InputError(f"{name}:{line}: not UTF-8 ({exc.reason})") from None
+    return list(io.StringIO(text, newline=None))
+
+
+def parse_lines(
+    lines: Sequence[str],
+    name: str,
+    first_line: int,
+    kind: RecordKind,
+    on_bad_line: OnBadLine = None,
+) -> list[Record]:
+    """The records of ``lines`` (line ``first_line`` onwards of ``name``), as the file's reader
+    (:func:`read_vectors`, :func:`read_fingerprints`, :func:`read_texts`) would give them."""
+    parse = _PARSERS[kind]
+    records: list[Record] = []
+    for lineno, line in enumerate(lines, start=first_line):
+        value = _json_value(name, lineno, line, on_bad_line)
+        if value is _NOTHING:
+            continue
+        try:
+            records.append(parse(name, lineno, value))
+        except MalformedLineError as error:
+            if on_bad_line is None:
+                raise
+            on_bad_line(error)
+    return records
 
 
 def _record_id(where: str, lineno: int, value: Any) -> str:
@@ -470,8 +537,8 @@ def read_vectors(source: str, on_bad_line: OnBadLine = None) -> Iterator[VectorR
 
 
 def _records(
-    source: str, parse: Callable[[str, int, Any], Record], on_bad_line: OnBadLine
-) -> Iterator[Record]:
+    source: str, parse: Callable[[str, int, Any], R], on_bad_line: OnBadLine
+) -> Iterator[R]:
     """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
     for where, lineno, value in _json_lines(source, on_bad_line):
         try:
@@ -489,6 +556,18 @@ def _vector_record(where: str, lineno: int, value: Any) -> VectorRecord:
         )
     features = {key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()}
     return VectorRecord(_record_id(where, lineno, value), features)
+
+
+def read_texts(source: str, on_bad_line: OnBadLine = None) -> Iterator[TextRecord]:
+    """Read ``--texts`` JSON Lines: ``{"id": ..., "text": "..."}`` per line (a missing ``id``
+    becomes ``FILE:LINE``). ``on_bad_line``: as for :func:`read_vectors`."""
+    return _records(source, _text_record, on_bad_line)
+
+
+def _text_record(where: str, lineno: int, value: Any) -> TextRecord:
+    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        raise MalformedLineError(f"{where}:{lineno}", 'expected {"id": ..., "text": "..."}')
+    return TextRecord(_record_id(where, lineno, value), value["text"])
 
 
 _FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
@@ -528,3 +607,10 @@ def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecor
         weighting=str(value["weighting"]),
         features=int(value.get("features", 0)),
     )
+
+
+_PARSERS: dict[str, Callable[[str, int, Any], Record]] = {
+    "vectors": _vector_record,
+    "fingerprints": _fingerprint_record,
+    "texts": _text_record,
+}

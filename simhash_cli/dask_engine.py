@@ -18,6 +18,7 @@ Needs the ``distributed`` extra: ``pip install 'simhash-cli[distributed]'``.
 from __future__ import annotations
 
 import dataclasses
+import io
 import itertools
 import logging
 import os
@@ -33,7 +34,13 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from . import blocking, corpus, pipeline
-from .errors import ParameterError, SimhashError
+from .errors import (
+    InputError,
+    ParameterError,
+    PathNotFoundError,
+    SettingsMismatchError,
+    SimhashError,
+)
 from .fingerprint import feature_keys, n_words
 from .pipeline import Corpus, DedupeConfig, DedupeResult, Settings
 from .tokenizer import TokenizerConfig
@@ -45,9 +52,11 @@ __all__ = [
     "Cluster",
     "Vectors",
     "WorkerLostError",
+    "check_source",
     "connect",
     "dedupe_corpus",
     "dedupe_paths",
+    "dedupe_records",
     "mapper",
 ]
 
@@ -59,6 +68,8 @@ PARTITION_DOCS = 100_000
 MIN_PARTITION_FILES = 200
 MAX_PARTITION_FILES = pipeline.MAX_BATCH_FILES
 MAX_BUCKETS = 256
+# Rows a bucket task holds, summed over the tables (16 bytes each, and the vector when exact).
+BUCKET_ROWS = 4_000_000
 CONNECT_TIMEOUT = 10
 
 
@@ -119,7 +130,8 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
         processes=True,
         host="127.0.0.1",
         dashboard_address="127.0.0.1:0",
-        silence_logs=logging.ERROR,
+        # Our own errors say what failed; the workers' logs of it would repeat it as a trace.
+        silence_logs=logging.CRITICAL,
     )
     try:
         client = distributed.Client(cluster)
@@ -311,30 +323,91 @@ def _head(part: Part) -> tuple[list[corpus.Event], Corpus]:
     return part.events, part.docs
 
 
+def _count_lines(data: bytes, first_block: bool) -> int:
+    """Lines of a block as :func:`corpus.block_lines` splits them (undecodable bytes kept)."""
+    text = data.decode("utf-8-sig" if first_block else "utf-8", errors="surrogateescape")
+    return sum(1 for _ in io.StringIO(text, newline=None))
+
+
+@dataclass(frozen=True)
+class Records:
+    """What every records task needs to know: the input's kind and how to fingerprint it."""
+
+    kind: corpus.RecordKind
+    settings: Settings
+    tokenizer: TokenizerConfig
+    weighting: Weighting
+    skip_bad_lines: bool
+    keep_vectors: bool
+
+
+def _records_part(
+    data: bytes, name: str, first_line: int, first_block: bool, records: Records
+) -> Part:
+    """A block of a JSON Lines input: its records parsed as the file's reader would (line
+    numbers from ``first_line``), fingerprinted as the local engine does."""
+    events: list[corpus.Event] = []
+    skipped: list[corpus.Skipped] = []
+    on_bad_line = pipeline.skipping(events.append, skipped) if records.skip_bad_lines else None
+    lines = corpus.block_lines(data, name, first_line, first_block=first_block)
+    parsed: list[Any] = corpus.parse_lines(lines, name, first_line, records.kind, on_bad_line)
+    settings = records.settings
+    if records.kind == "texts":
+        docs = pipeline.from_text_records(
+            parsed, settings, records.tokenizer, records.weighting, events.append, skipped
+        )
+    elif records.kind == "vectors":
+        docs = pipeline.from_vector_records(parsed, settings, events.append, skipped)
+    elif parsed:
+        docs = pipeline.from_fingerprint_records(parsed, events.append, skipped)
+    else:
+        empty = np.zeros((0, n_words(settings.bits)), np.uint64)
+        docs = Corpus([], empty, np.zeros(0, np.int64), settings)
+    vectors = None
+    if records.keep_vectors:
+        assert docs.weights is not None
+        vectors = Vectors.of(docs.weights, docs.features)
+    return Part(events, dataclasses.replace(docs, weights=None, features=[]), vectors)
+
+
 def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[list[Piece]]:
-    """For each table, the partition's rows cut by the bucket of their key (rows ascending)."""
+    """For each bucket, for each table, the partition's rows whose key in that table goes to
+    that bucket (rows ascending)."""
     fingerprints = part.docs.fingerprints
     rows = offset + np.arange(fingerprints.shape[0], dtype=np.int64)
-    tables = []
+    buckets: list[list[Piece]] = [[] for _ in range(n_buckets)]
     for table in range(len(search.tables)):
-        buckets = blocking.key_buckets(fingerprints, search.key(table), n_buckets)
-        order = np.argsort(buckets, kind="stable")
-        bounds = np.searchsorted(buckets[order], np.arange(n_buckets + 1)).tolist()
-        pieces = []
-        for lo, hi in itertools.pairwise(bounds):
+        bucket_of = blocking.key_buckets(fingerprints, search.key(table), n_buckets)
+        order = np.argsort(bucket_of, kind="stable")
+        bounds = np.searchsorted(bucket_of[order], np.arange(n_buckets + 1)).tolist()
+        for bucket, (lo, hi) in enumerate(itertools.pairwise(bounds)):
             chosen = order[lo:hi]
             vectors = None if part.vectors is None else part.vectors.take(chosen)
-            pieces.append(Piece(rows[chosen], fingerprints[chosen], vectors))
-        tables.append(pieces)
-    return tables
+            buckets[bucket].append(Piece(rows[chosen], fingerprints[chosen], vectors))
+    return buckets
 
 
-def _pick(tables: list[list[Piece]], table: int, bucket: int) -> Piece:
-    return tables[table][bucket]
+def _pick(buckets: list[list[Piece]], bucket: int) -> list[Piece]:
+    return buckets[bucket]
 
 
-def _search_bucket(pieces: list[Piece], table: int, search: Search) -> Found:
-    """The pairs of one bucket of one table, verified: the local engine's work on these rows."""
+def _search_bucket(pieces: list[list[Piece]], search: Search) -> Found:
+    """The pairs of one bucket of every table (``pieces``: per partition, per table), verified:
+    the local engine's work on these rows."""
+    found = [
+        _search_table([by_table[table] for by_table in pieces], table, search)
+        for table in range(len(search.tables))
+    ]
+    return Found(
+        pipeline.sorted_pairs([one.pairs for one in found]),
+        sum(one.candidates for one in found),
+        sum(one.checked for one in found),
+        sum(one.key_pairs for one in found),
+    )
+
+
+def _search_table(pieces: list[Piece], table: int, search: Search) -> Found:
+    """The rows of one bucket of one table."""
     rows = np.concatenate([piece.rows for piece in pieces])
     words = np.concatenate([piece.fingerprints for piece in pieces])
     settings, config = search.settings, search.config
@@ -474,6 +547,116 @@ def dedupe_paths(
     return _dedupe_parts(cluster, docs, parts, sizes, config, exact)
 
 
+BLOCK_BYTES = 32 * 2**20
+
+
+def dedupe_records(
+    cluster: Cluster,
+    source: str,
+    kind: corpus.RecordKind,
+    config: DedupeConfig,
+    *,
+    settings: Settings,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: Weighting = Weighting.TF,
+    on_event: corpus.OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
+    check_settings: Callable[[Settings], None] | None = None,
+    block_bytes: int = BLOCK_BYTES,
+) -> DedupeResult:
+    """Dedupe JSON Lines records (``kind``: texts, vectors or fingerprints) read by the
+    workers a block of ``block_bytes`` at a time: a local path, a glob, or a URL that fsspec
+    opens on the workers (s3://, gs://, https://, with that file system's package installed).
+    The local engine's result for the same file; ``check_settings`` is shown the settings of
+    fingerprint records before the search.
+
+    Raises:
+        PathNotFoundError: no such file. InputError: one that cannot be read, a malformed
+        line (naming file and line), fingerprints made with different settings.
+    """
+    from dask.bytes.core import read_bytes
+
+    keep_vectors = config.verify is Verify.EXACT and kind != "fingerprints"
+    try:
+        _, per_file, names = read_bytes(  # type: ignore[no-untyped-call]
+            source, delimiter=b"\n", blocksize=block_bytes, sample=False, include_path=True
+        )
+    except FileNotFoundError:
+        raise PathNotFoundError(f"no such file or directory: {source}") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {source}: {exc}") from None
+    if not per_file:
+        raise PathNotFoundError(f"no such file or directory: {source}")
+    if len(per_file) == 1:
+        names = [source]  # named as given, as the local reader names it
+    job = Records(
+        kind, settings, tokenizer or TokenizerConfig(), weighting, skip_bad_lines, keep_vectors
+    )
+    client = cluster.client
+    with _reported():
+        blocks = [
+            (name, n, block)
+            for name, file in zip(names, per_file, strict=True)
+            for n, block in enumerate(file)
+        ]
+        data = client.compute([block for _, _, block in blocks])
+        counts = client.gather(
+            [
+                client.submit(_count_lines, one, n == 0)
+                for one, (_, n, _) in zip(data, blocks, strict=True)
+            ]
+        )
+        parts, first_line = [], 1
+        for one, (name, n, _), count in zip(data, blocks, counts, strict=True):
+            first_line = 1 if n == 0 else first_line
+            parts.append(client.submit(_records_part, one, name, first_line, n == 0, job))
+            first_line += count
+        del data
+        heads = (client.submit(_head, part).result() for part in parts)
+        everything = list(pipeline.report_batches([[]] * len(parts), heads, on_event, None, []))
+    kept = [(part, docs) for part, docs in zip(parts, everything, strict=True) if len(docs)]
+    skipped = [skip for docs in everything for skip in docs.skipped]
+    if kind == "fingerprints":
+        if not kept:
+            raise InputError(f"no fingerprint records in {source}")
+        settings = _same_settings([docs for _, docs in kept])
+        if check_settings is not None:
+            check_settings(settings)
+    if kept:
+        docs = pipeline.concatenate(docs for _, docs in kept)
+    else:
+        width = n_words(settings.bits)
+        docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
+    docs.skipped = skipped
+    sizes = [len(docs_part) for _, docs_part in kept]
+    return _dedupe_parts(cluster, docs, [part for part, _ in kept], sizes, config, keep_vectors)
+
+
+def check_source(source: str) -> None:
+    """A local path that does not exist, refused before a cluster is started (a URL or a glob
+    is the workers' to open).
+
+    Raises:
+        PathNotFoundError: no such file.
+    """
+    local = "://" not in source and not any(char in source for char in "*?[")
+    if local and not os.path.exists(source):
+        raise PathNotFoundError(f"no such file or directory: {source}")
+
+
+def _same_settings(parts: list[Corpus]) -> Settings:
+    """The settings of fingerprint records read in parts (each part's are its own)."""
+    first = parts[0]
+    for part in parts[1:]:
+        if part.settings != first.settings:
+            raise SettingsMismatchError(
+                f"fingerprints made with different settings cannot be compared: "
+                f"{first.ids[0]!r} has {first.settings.describe()}, "
+                f"{part.ids[0]!r} has {part.settings.describe()}"
+            )
+    return first.settings
+
+
 def dedupe_corpus(
     cluster: Cluster,
     docs: Corpus,
@@ -524,7 +707,9 @@ def _dedupe_parts(
     tables = blocking.scheme_tables(bits, scheme.blocks, scheme.max_distance)
     search = Search(docs.settings, config, tables, scheme.blocks, scheme.max_distance)
     offsets = (np.cumsum(sizes) - sizes).tolist()
-    n_buckets = min(MAX_BUCKETS, max(2 * cluster.workers, len(parts)))
+    # Buckets: two per worker at least, and about BUCKET_ROWS rows (of all tables) each.
+    wanted = -(-len(docs) * len(tables) // BUCKET_ROWS)
+    n_buckets = min(MAX_BUCKETS, max(2 * cluster.workers, wanted))
     client = cluster.client
     with _reported():
         splits = [
@@ -533,12 +718,8 @@ def _dedupe_parts(
         ]
         found = [
             client.submit(
-                _search_bucket,
-                [client.submit(_pick, split, table, bucket) for split in splits],
-                table,
-                search,
+                _search_bucket, [client.submit(_pick, split, bucket) for split in splits], search
             )
-            for table in range(len(tables))
             for bucket in range(n_buckets)
         ]
         counts = client.gather([client.submit(_counts, one) for one in found])

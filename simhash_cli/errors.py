@@ -63,6 +63,10 @@ class MalformedLineError(InputError):
         self.where = where
         self.detail = detail
 
+    def __reduce__(self) -> tuple[type[MalformedLineError], tuple[str, str]]:
+        # Raised in a worker process, it must survive pickling on its way back.
+        return MalformedLineError, (self.where, self.detail)
+
 
 class OutputError(SimhashError):
     """The report cannot be written where it was asked to go (``-o FILE``)."""

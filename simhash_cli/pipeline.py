@@ -66,15 +66,20 @@ __all__ = [
     "concatenate",
     "corpus_from_fingerprints",
     "corpus_from_paths",
+    "corpus_from_text_records",
     "corpus_from_texts",
     "corpus_from_vectors",
     "dedupe",
     "dedupe_result",
     "fingerprint_batch",
+    "from_fingerprint_records",
+    "from_text_records",
+    "from_vector_records",
     "iter_fingerprints",
     "pair_budget_error",
     "plan_for",
     "report_batches",
+    "skipping",
     "sorted_pairs",
     "suggest_blocks",
     "suggest_max_distance",
@@ -90,6 +95,7 @@ AUDIT_MAX_DOCS = 5000
 # Below this many files a batch is not worth a process: starting one costs about 0.3 s.
 MIN_BATCH_FILES = 1000
 EMPTY_TEXT = "empty (no tokens)"
+EMPTY_VECTOR = "empty (no non-zero weight)"
 # Documents sharing one fingerprint that are still paired one by one (see _verified_pairs).
 COPIES_PAIRED = 100
 DEFAULT_MAX_PAIRS = 10_000_000
@@ -596,8 +602,19 @@ def corpus_from_vectors(
         VECTORS_WEIGHTING,
     )
     skipped: list[corpus.Skipped] = []
-    on_bad_line = _skipping(on_event, skipped) if skip_bad_lines else None
+    on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     records = list(corpus.read_vectors(source, on_bad_line))
+    return from_vector_records(records, settings, on_event, skipped, include_empty)
+
+
+def from_vector_records(
+    records: Sequence[corpus.VectorRecord],
+    settings: Settings,
+    on_event: corpus.OnEvent,
+    skipped: list[corpus.Skipped],
+    include_empty: bool = False,
+) -> Corpus:
+    """Vectors as given, fingerprinted; those without a non-zero weight skipped (reported)."""
     weights, features = from_mappings(record.features for record in records)
     ids = [record.id for record in records]
     return _from_weights(
@@ -607,12 +624,53 @@ def corpus_from_vectors(
         settings,
         on_event,
         skipped,
-        "empty (no non-zero weight)",
+        EMPTY_VECTOR,
         include_empty=include_empty,
     )
 
 
-def _skipping(
+def corpus_from_text_records(
+    source: str,
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: Weighting = Weighting.TF,
+    on_event: corpus.OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
+    include_empty: bool = False,
+) -> Corpus:
+    """Read ``--texts`` JSON Lines (``{"id": ..., "text": ...}``) and treat each text as a file
+    holding it would be. ``skip_bad_lines``: as for :func:`corpus_from_vectors`."""
+    tokenizer = tokenizer or TokenizerConfig()
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    skipped: list[corpus.Skipped] = []
+    on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
+    records = list(corpus.read_texts(source, on_bad_line))
+    return from_text_records(
+        records, settings, tokenizer, weighting, on_event, skipped, include_empty
+    )
+
+
+def from_text_records(
+    records: Sequence[corpus.TextRecord],
+    settings: Settings,
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    on_event: corpus.OnEvent,
+    skipped: list[corpus.Skipped],
+    include_empty: bool = False,
+) -> Corpus:
+    """Texts tokenized, weighted and fingerprinted; those without a token skipped (reported)."""
+    counts, features = count_matrix((record.text for record in records), tokenizer)
+    weights = apply_weighting(counts, weighting)
+    ids = [record.id for record in records]
+    return _from_weights(
+        ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, include_empty=include_empty
+    )
+
+
+def skipping(
     on_event: corpus.OnEvent, skipped: list[corpus.Skipped]
 ) -> Callable[[MalformedLineError], None]:
     """Malformed lines of JSON input as Skipped events, counted with the run's other skips."""
@@ -642,10 +700,24 @@ def corpus_from_fingerprints(
         InputError: a malformed record, or no record at all.
     """
     skipped: list[corpus.Skipped] = []
-    on_bad_line = _skipping(on_event, skipped) if skip_bad_lines else None
+    on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     records = list(corpus.read_fingerprints(source, on_bad_line))
     if not records:
         raise InputError(f"no fingerprint records in {'<stdin>' if source == '-' else source}")
+    return from_fingerprint_records(records, on_event, skipped, include_empty)
+
+
+def from_fingerprint_records(
+    records: Sequence[corpus.FingerprintRecord],
+    on_event: corpus.OnEvent,
+    skipped: list[corpus.Skipped],
+    include_empty: bool = False,
+) -> Corpus:
+    """Fingerprint records as a corpus (at least one record, all with the same settings).
+
+    Raises:
+        SettingsMismatchError: records made with different settings, naming both.
+    """
     first = records[0]
     settings = Settings(first.bits, first.seed, first.tokenizer, first.weighting)
     for record in records:

@@ -28,7 +28,14 @@ import pytest
 from simhash_cli import dask_engine, pipeline
 from simhash_cli.corpus import ReadPolicy
 from simhash_cli.dask_engine import Cluster, WorkerLostError
-from simhash_cli.errors import ExitCode, ParameterError
+from simhash_cli.errors import (
+    ExitCode,
+    InputError,
+    MalformedLineError,
+    ParameterError,
+    PathNotFoundError,
+    SettingsMismatchError,
+)
 from simhash_cli.pipeline import Corpus, DedupeConfig, DedupeResult, Settings
 from simhash_cli.tokenizer import TokenizerConfig
 from simhash_cli.vectorize import Weighting
@@ -345,3 +352,167 @@ def test_fewer_than_two_documents_give_the_local_result(
     assert len(found.pairs) == 0 and found.clusters == []
     assert found.corpus.ids == local.corpus.ids
     assert found.corpus.skipped == local.corpus.skipped
+
+
+# ---------------------------------------------------------------- records read by the workers
+
+
+def write_text_records(path: Path, groups: int, *, seed: int = 3) -> None:
+    """{id, text} records in near-duplicate groups, with what a reader must get right: a BOM,
+    CRLF line ends, blank lines, records without an id (named FILE:LINE)."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(3_000)]
+    lines = []
+    for group in range(groups):
+        text = rng.sample(words, 60)
+        for member in range(rng.randint(1, 3)):
+            changed = list(text)
+            for _ in range(rng.randint(0, 8)):
+                changed[rng.randrange(60)] = rng.choice(words)
+            record: dict[str, Any] = {"text": " ".join(changed)}
+            if (group + member) % 7:
+                record["id"] = f"g{group}-{member}"
+            lines.append(json.dumps(record))
+        if group % 10 == 0:
+            lines.append("")
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n")
+
+
+def records_on_dask(
+    cluster: Cluster, source: str, kind: str, config: DedupeConfig, **options: Any
+) -> DedupeResult:
+    settings = options.pop("settings", Settings())
+    return dask_engine.dedupe_records(
+        cluster, source, kind, config, settings=settings, block_bytes=4_000, **options
+    )
+
+
+@pytest.mark.parametrize("verify", [Verify.EXACT, Verify.ESTIMATE])
+def test_text_records_read_in_blocks_give_the_local_result(
+    cluster: Cluster, tmp_path: Path, verify: Verify
+) -> None:
+    source = tmp_path / "texts.jsonl"
+    write_text_records(source, 200)
+    assert source.stat().st_size > 20 * 4_000  # many blocks
+    config = DedupeConfig(blocks=8, threshold=0.8, verify=verify)
+    local = pipeline.dedupe(pipeline.corpus_from_text_records(str(source)), config)
+    assert len(local.pairs) > 50
+    assert any(":" in doc_id for doc_id in local.corpus.ids)  # FILE:LINE ids, line numbers count
+    assert_same(
+        local, records_on_dask(cluster, str(source), "texts", config), exact=verify is Verify.EXACT
+    )
+
+
+def test_vector_and_fingerprint_records_read_in_blocks_give_the_local_result(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    texts = tmp_path / "texts.jsonl"
+    write_text_records(texts, 150, seed=8)
+    docs = pipeline.corpus_from_text_records(str(texts))
+    vectors = tmp_path / "vectors.jsonl"
+    with vectors.open("w") as out:
+        for row, doc_id in enumerate(docs.ids):
+            assert docs.weights is not None
+            line = docs.weights[[row]]
+            features = {
+                docs.features[c]: float(v) for c, v in zip(line.indices, line.data, strict=True)
+            }
+            out.write(json.dumps({"id": doc_id, "features": features}) + "\n")
+    config = DedupeConfig(blocks=4, threshold=0.8)
+    vector_settings = Settings(
+        tokenizer=pipeline.VECTORS_TOKENIZER, weighting=pipeline.VECTORS_WEIGHTING
+    )
+    local = pipeline.dedupe(pipeline.corpus_from_vectors(str(vectors)), config)
+    found = records_on_dask(cluster, str(vectors), "vectors", config, settings=vector_settings)
+    assert_same(local, found, exact=True)
+    fingerprints = tmp_path / "fps.jsonl"
+    made = simhash("fingerprint", "--texts", str(texts), "-o", str(fingerprints))
+    assert made.returncode == ExitCode.OK, made.stderr
+    estimate = DedupeConfig(blocks=4, threshold=0.8, verify=Verify.ESTIMATE)
+    local = pipeline.dedupe(pipeline.corpus_from_fingerprints(str(fingerprints)), estimate)
+    assert_same(local, records_on_dask(cluster, str(fingerprints), "fingerprints", estimate))
+
+
+def test_malformed_records_are_named_by_file_and_line_across_blocks(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    source = tmp_path / "texts.jsonl"
+    write_text_records(source, 200)
+    lines = source.read_bytes().split(b"\r\n")
+    lines[150] = b"{not json"
+    lines[230] = b'{"id": "x", "text": 5}'
+    source.write_bytes(b"\r\n".join(lines))
+    config = DedupeConfig(blocks=4)
+    with pytest.raises(MalformedLineError, match=r"texts.jsonl:151: invalid JSON"):
+        records_on_dask(cluster, str(source), "texts", config)
+    events: list[Any] = []
+    local_events: list[Any] = []
+    local = pipeline.dedupe(
+        pipeline.corpus_from_text_records(
+            str(source), skip_bad_lines=True, on_event=local_events.append
+        ),
+        config,
+    )
+    found = records_on_dask(
+        cluster, str(source), "texts", config, skip_bad_lines=True, on_event=events.append
+    )
+    assert_same(local, found, exact=True)
+    assert events == local_events and [e.id for e in events] == [f"{source}:151", f"{source}:231"]
+    lines[300] = b'{"id": "y", "text": "caf\xe9"}'
+    source.write_bytes(b"\r\n".join(lines))
+    with pytest.raises(InputError, match=r"texts.jsonl:301: not UTF-8"):
+        records_on_dask(cluster, str(source), "texts", config, skip_bad_lines=True)
+
+
+def test_records_from_a_url_and_a_glob(cluster: Cluster, tmp_path: Path) -> None:
+    write_text_records(tmp_path / "a.jsonl", 60, seed=1)
+    write_text_records(tmp_path / "b.jsonl", 60, seed=2)
+    config = DedupeConfig(blocks=4, threshold=0.8)
+    local = pipeline.dedupe(pipeline.corpus_from_text_records(str(tmp_path / "a.jsonl")), config)
+    by_url = records_on_dask(cluster, (tmp_path / "a.jsonl").as_uri(), "texts", config)
+    assert np.array_equal(by_url.pairs.pairs, local.pairs.pairs)
+    both = records_on_dask(cluster, str(tmp_path / "*.jsonl"), "texts", config)
+    assert len(both.corpus) > len(local.corpus)
+    assert any(doc_id.startswith(str(tmp_path / "b.jsonl") + ":") for doc_id in both.corpus.ids)
+
+
+def test_fingerprint_records_must_agree(cluster: Cluster, tmp_path: Path) -> None:
+    source = tmp_path / "fps.jsonl"
+    records = [
+        {
+            "id": f"d{i}",
+            "fingerprint": f"{i:016x}",
+            "bits": 64,
+            "seed": 1 if i < 300 else 2,
+            "tokenizer": "word",
+            "weighting": "tf",
+            "features": 3,
+        }
+        for i in range(400)
+    ]
+    source.write_text("".join(json.dumps(record) + "\n" for record in records))
+    config = DedupeConfig(verify=Verify.ESTIMATE)
+    with pytest.raises(SettingsMismatchError, match=r"seed=1 .* seed=2"):
+        records_on_dask(cluster, str(source), "fingerprints", config)
+    (tmp_path / "none.jsonl").write_text("\n\n")
+    with pytest.raises(InputError, match="no fingerprint records"):
+        records_on_dask(cluster, str(tmp_path / "none.jsonl"), "fingerprints", config)
+    with pytest.raises(PathNotFoundError):
+        records_on_dask(cluster, str(tmp_path / "missing.jsonl"), "fingerprints", config)
+
+
+def test_dedupe_texts_on_the_command_line(cluster: Cluster, tmp_path: Path) -> None:
+    source = tmp_path / "texts.jsonl"
+    write_text_records(source, 40)
+    address = cluster.client.scheduler.address
+    local = simhash("dedupe", "-f", "json", "--texts", str(source))
+    on_dask = simhash(
+        "dedupe", "-f", "json", "--texts", str(source), "--engine", "dask", "--scheduler", address
+    )
+    assert on_dask.returncode == local.returncode == ExitCode.OK, on_dask.stderr
+    assert on_dask.stdout == local.stdout
+    missing = simhash(
+        "dedupe", "--texts", str(tmp_path / "no.jsonl"), "--engine", "dask", "--scheduler", address
+    )
+    assert missing.returncode == ExitCode.USAGE
+    assert missing.stderr == f"Error: no such file or directory: {tmp_path / 'no.jsonl'}\n"
