@@ -49,6 +49,7 @@ __all__ = [
     "decode_text",
     "list_files",
     "parse_lines",
+    "parse_value",
     "read_documents",
     "read_fingerprints",
     "read_texts",
@@ -454,6 +455,15 @@ def _json_value(name: str, lineno: int, line: str, on_bad_line: OnBadLine) -> An
         return _NOTHING
 
 
+def parse_value(kind: RecordKind, name: str, lineno: int, value: Any) -> Record:
+    """One parsed JSON value (or a row of another format, as a dict) as a ``kind`` record.
+
+    Raises:
+        MalformedLineError: not such a record, naming ``name:lineno``.
+    """
+    return _PARSERS[kind](name, lineno, value)
+
+
 def block_lines(data: bytes, name: str, first_line: int, *, first_block: bool) -> list[str]:
     """The lines of a block of a JSON Lines file (whole lines, as a reader of byte ranges cuts
     them), split as :func:`open` splits a text file (universal newlines; a BOM dropped from the
@@ -479,14 +489,13 @@ def parse_lines(
 ) -> list[Record]:
     """The records of ``lines`` (line ``first_line`` onwards of ``name``), as the file's reader
     (:func:`read_vectors`, :func:`read_fingerprints`, :func:`read_texts`) would give them."""
-    parse = _PARSERS[kind]
     records: list[Record] = []
     for lineno, line in enumerate(lines, start=first_line):
         value = _json_value(name, lineno, line, on_bad_line)
         if value is _NOTHING:
             continue
         try:
-            records.append(parse(name, lineno, value))
+            records.append(parse_value(kind, name, lineno, value))
         except MalformedLineError as error:
             if on_bad_line is None:
                 raise

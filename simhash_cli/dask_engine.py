@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from . import blocking, corpus, pipeline
+from . import blocking, corpus, parquet, pipeline
 from .errors import (
     InputError,
     ParameterError,
@@ -350,7 +350,33 @@ def _records_part(
     skipped: list[corpus.Skipped] = []
     on_bad_line = pipeline.skipping(events.append, skipped) if records.skip_bad_lines else None
     lines = corpus.block_lines(data, name, first_line, first_block=first_block)
-    parsed: list[Any] = corpus.parse_lines(lines, name, first_line, records.kind, on_bad_line)
+    parsed = corpus.parse_lines(lines, name, first_line, records.kind, on_bad_line)
+    return _part_of(parsed, events, skipped, records)
+
+
+def _parquet_part(url: str, name: str, row_group: int, first_row: int, records: Records) -> Part:
+    """A row group of a Parquet input, as :func:`_records_part` a block of JSON Lines."""
+    events: list[corpus.Event] = []
+    skipped: list[corpus.Skipped] = []
+    on_bad_line = pipeline.skipping(events.append, skipped) if records.skip_bad_lines else None
+    parsed = parquet.read_records(
+        url,
+        records.kind,
+        name=name,
+        row_group=row_group,
+        first_row=first_row,
+        on_bad_line=on_bad_line,
+    )
+    return _part_of(parsed, events, skipped, records)
+
+
+def _part_of(
+    parsed: Sequence[Any],
+    events: list[corpus.Event],
+    skipped: list[corpus.Skipped],
+    records: Records,
+) -> Part:
+    """Records fingerprinted as the local engine does, with the events of their reading."""
     settings = records.settings
     if records.kind == "texts":
         docs = pipeline.from_text_records(
@@ -574,45 +600,16 @@ def dedupe_records(
         PathNotFoundError: no such file. InputError: one that cannot be read, a malformed
         line (naming file and line), fingerprints made with different settings.
     """
-    from dask.bytes.core import read_bytes
-
     keep_vectors = config.verify is Verify.EXACT and kind != "fingerprints"
-    try:
-        _, per_file, names = read_bytes(  # type: ignore[no-untyped-call]
-            source, delimiter=b"\n", blocksize=block_bytes, sample=False, include_path=True
-        )
-    except FileNotFoundError:
-        raise PathNotFoundError(f"no such file or directory: {source}") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read {source}: {exc}") from None
-    if not per_file:
-        raise PathNotFoundError(f"no such file or directory: {source}")
-    if len(per_file) == 1:
-        names = [source]  # named as given, as the local reader names it
     job = Records(
         kind, settings, tokenizer or TokenizerConfig(), weighting, skip_bad_lines, keep_vectors
     )
-    client = cluster.client
     with _reported():
-        blocks = [
-            (name, n, block)
-            for name, file in zip(names, per_file, strict=True)
-            for n, block in enumerate(file)
-        ]
-        data = client.compute([block for _, _, block in blocks])
-        counts = client.gather(
-            [
-                client.submit(_count_lines, one, n == 0)
-                for one, (_, n, _) in zip(data, blocks, strict=True)
-            ]
-        )
-        parts, first_line = [], 1
-        for one, (name, n, _), count in zip(data, blocks, counts, strict=True):
-            first_line = 1 if n == 0 else first_line
-            parts.append(client.submit(_records_part, one, name, first_line, n == 0, job))
-            first_line += count
-        del data
-        heads = (client.submit(_head, part).result() for part in parts)
+        if parquet.is_parquet(source):
+            parts = _parquet_parts(cluster, source, job)
+        else:
+            parts = _json_lines_parts(cluster, source, job, block_bytes)
+        heads = (cluster.client.submit(_head, part).result() for part in parts)
         everything = list(pipeline.report_batches([[]] * len(parts), heads, on_event, None, []))
     kept = [(part, docs) for part, docs in zip(parts, everything, strict=True) if len(docs)]
     skipped = [skip for docs in everything for skip in docs.skipped]
@@ -642,6 +639,66 @@ def check_source(source: str) -> None:
     local = "://" not in source and not any(char in source for char in "*?[")
     if local and not os.path.exists(source):
         raise PathNotFoundError(f"no such file or directory: {source}")
+
+
+def _json_lines_parts(cluster: Cluster, source: str, job: Records, block_bytes: int) -> list[Any]:
+    """Futures of the parts of a JSON Lines input, a block of bytes each: the blocks' lines
+    counted first, so that each part knows the number of its first line."""
+    from dask.bytes.core import read_bytes
+
+    try:
+        _, per_file, names = read_bytes(  # type: ignore[no-untyped-call]
+            source, delimiter=b"\n", blocksize=block_bytes, sample=False, include_path=True
+        )
+    except FileNotFoundError:
+        raise PathNotFoundError(f"no such file or directory: {source}") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {source}: {exc}") from None
+    if not per_file:
+        raise PathNotFoundError(f"no such file or directory: {source}")
+    if len(per_file) == 1:
+        names = [source]  # named as given, as the local reader names it
+    client = cluster.client
+    blocks = [
+        (name, n, block)
+        for name, file in zip(names, per_file, strict=True)
+        for n, block in enumerate(file)
+    ]
+    data = client.compute([block for _, _, block in blocks])
+    counts = client.gather(
+        [
+            client.submit(_count_lines, one, n == 0)
+            for one, (_, n, _) in zip(data, blocks, strict=True)
+        ]
+    )
+    parts, first_line = [], 1
+    for one, (name, n, _), count in zip(data, blocks, counts, strict=True):
+        first_line = 1 if n == 0 else first_line
+        parts.append(client.submit(_records_part, one, name, first_line, n == 0, job))
+        first_line += count
+    return parts
+
+
+def _parquet_parts(cluster: Cluster, source: str, job: Records) -> list[Any]:
+    """Futures of the parts of a Parquet input (a path, glob or URL), a row group each (the
+    files' footers are read here)."""
+    import fsspec
+
+    try:
+        fs, _, paths = fsspec.core.get_fs_token_paths(source)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {source}: {exc}") from None
+    if not paths:
+        raise PathNotFoundError(f"no such file or directory: {source}")
+    urls = [fs.unstrip_protocol(path) if "://" in source else path for path in paths]
+    names = [source] if len(urls) == 1 else urls
+    parts = []
+    for url, name in zip(urls, names, strict=True):
+        first_row = 1
+        for group, rows in enumerate(parquet.row_groups(url)):
+            parts.append(cluster.client.submit(_parquet_part, url, name, group, first_row, job))
+            first_row += rows
+    return parts
 
 
 def _same_settings(parts: list[Corpus]) -> Settings:

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from . import blocking, cluster, corpus, verify
+from . import blocking, cluster, corpus, parquet, verify
 from .errors import (
     InputError,
     MalformedLineError,
@@ -603,8 +603,18 @@ def corpus_from_vectors(
     )
     skipped: list[corpus.Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
-    records = list(corpus.read_vectors(source, on_bad_line))
+    records: list[Any] = _read_records(source, "vectors", on_bad_line)
     return from_vector_records(records, settings, on_event, skipped, include_empty)
+
+
+def _read_records(
+    source: str, kind: corpus.RecordKind, on_bad_line: corpus.OnBadLine
+) -> list[corpus.Record]:
+    """JSON Lines, or Parquet for a ``.parquet`` name."""
+    if parquet.is_parquet(source):
+        return parquet.read_records(source, kind, on_bad_line=on_bad_line)
+    reader = corpus.read_texts if kind == "texts" else corpus.read_vectors
+    return list(reader(source, on_bad_line))
 
 
 def from_vector_records(
@@ -646,7 +656,7 @@ def corpus_from_text_records(
     settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
     skipped: list[corpus.Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
-    records = list(corpus.read_texts(source, on_bad_line))
+    records: list[Any] = _read_records(source, "texts", on_bad_line)
     return from_text_records(
         records, settings, tokenizer, weighting, on_event, skipped, include_empty
     )

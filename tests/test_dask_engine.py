@@ -23,6 +23,8 @@ import dask
 import distributed
 import numpy as np
 import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from simhash_cli import dask_engine, pipeline
@@ -516,3 +518,23 @@ def test_dedupe_texts_on_the_command_line(cluster: Cluster, tmp_path: Path) -> N
     )
     assert missing.returncode == ExitCode.USAGE
     assert missing.stderr == f"Error: no such file or directory: {tmp_path / 'no.jsonl'}\n"
+
+
+def test_parquet_row_groups_on_the_cluster_give_the_local_result(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    source = tmp_path / "texts.jsonl"
+    write_text_records(source, 120, seed=4)
+    rows = [
+        json.loads(line)
+        for line in source.read_text(encoding="utf-8-sig").splitlines()
+        if line.strip()
+    ]
+    table = pa.table({"id": [r.get("id") for r in rows], "text": [r["text"] for r in rows]})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=37)
+    config = DedupeConfig(blocks=4, threshold=0.8)
+    local = pipeline.dedupe(pipeline.corpus_from_text_records(str(tmp_path / "t.parquet")), config)
+    assert len(local.pairs) > 20
+    found = records_on_dask(cluster, str(tmp_path / "t.parquet"), "texts", config)
+    assert_same(local, found, exact=True)
+    assert any(doc_id.endswith("t.parquet:1") for doc_id in found.corpus.ids)  # FILE:ROW
