@@ -1,7 +1,8 @@
 """The same dedupe on a Dask cluster (``--engine dask``): the core's stage functions, run
 partition by partition on the workers; only paths, parameters and arrays travel.
 
-partitions of files -> fingerprints (and vectors) by :func:`pipeline.fingerprint_batch` ->
+partitions of files (or blocks of JSON Lines, row groups of Parquet) -> fingerprints (and
+vectors) by the core's functions (:func:`pipeline.fingerprint_batch`, ``from_*_records``) ->
 for each table of the scheme, every row routed by its key (:func:`blocking.key_buckets`): a
 shuffle -> in each bucket, copies collapsed, the pairs sharing this table's key and no earlier
 one (:func:`blocking.shared_key_chunks`) spread over the copies and verified
