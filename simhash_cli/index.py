@@ -22,6 +22,7 @@ refused and never written to.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -347,20 +348,25 @@ class Store:
     ) -> tuple[NDArray[np.int64], NDArray[np.void]]:
         """Table ``j``'s entries under ``keys``: (the key of each entry, the entries)."""
         entry = self._entry()
-        found_keys: list[int] = []
-        counts: list[int] = []
-        blobs: list[bytes] = []
         wanted = np.unique(keys).tolist()
-        for start in range(0, len(wanted), _IN_CHUNK):
-            for key, entries in self.connection.execute(
-                f"SELECT key, entries FROM keys{j} WHERE key IN (SELECT value FROM json_each(?))",
-                (json.dumps(wanted[start : start + _IN_CHUNK]),),
-            ):
-                found_keys.append(key)
-                counts.append(len(entries) // entry.itemsize)
-                blobs.append(entries)
-        entries_array = np.frombuffer(b"".join(blobs), dtype=entry)
-        return np.repeat(np.array(found_keys, np.int64), counts), entries_array
+        blobs = [
+            # The lists, joined without a Python step per row; their keys are read back
+            # from the entries' own fingerprints below.
+            b"".join(
+                itertools.chain.from_iterable(
+                    self.connection.execute(
+                        f"SELECT entries FROM keys{j} "
+                        "WHERE key IN (SELECT value FROM json_each(?))",
+                        (json.dumps(wanted[start : start + _IN_CHUNK]),),
+                    ).fetchall()
+                )
+            )
+            for start in range(0, len(wanted), _IN_CHUNK)
+        ]
+        entries = np.frombuffer(b"".join(blobs), dtype=entry)
+        start, width = self.blocks[j]
+        found_keys = bit_slice(entries["words"].reshape(-1, self.words), start, width)[:, 0]
+        return found_keys.astype(np.int64), entries
 
     def _change_lists(
         self,
@@ -649,17 +655,20 @@ class Store:
             probe_query = np.repeat(np.arange(queries.shape[0]), masks.size)
             probe_key = (values[:, j, None] ^ masks[None, :]).ravel()
             keys, entries = self._read_lists(j, probe_key)
-            order = np.argsort(keys, kind="stable")
-            keys, entries = keys[order], entries[order]
+            order = np.argsort(keys.astype(np.uint16) if width <= 16 else keys, kind="stable")
+            keys = keys[order]
             # Each probe meets the entries of its key: a range of the sorted entries.
             low = np.searchsorted(keys, probe_key, side="left")
             count = np.searchsorted(keys, probe_key, side="right") - low
             which = np.repeat(probe_query, count)
             picked = np.repeat(low - np.cumsum(count) + count, count) + np.arange(which.size)
-            met = entries[picked]
-            distance = np.bitwise_count(met["words"] ^ queries[which]).sum(axis=1, dtype=np.int64)
+            # Gathered from plain arrays (the packed entries gather slowly), rows only of the
+            # few entries that are close.
+            met = order[picked]
+            words = np.ascontiguousarray(entries["words"]).reshape(-1, self.words)
+            distance = np.bitwise_count(words[met] ^ queries[which]).sum(axis=1, dtype=np.int64)
             close = distance <= max_distance
-            rows = met["row"][close].astype(np.int64)
+            rows = entries["row"][met[close]].astype(np.int64)
             parts.append(np.stack((which[close], rows, distance[close]), 1))
         return _unique_matches(parts)
 
@@ -732,17 +741,21 @@ def _rows_and_prints(
     return numbers[:, 0].copy(), _unsigned(numbers[:, 1:])
 
 
+@functools.lru_cache(maxsize=64)
 def _masks(width: int, radius: int) -> NDArray[np.int64]:
-    """Every value of ``width`` bits with at most ``radius`` bits set."""
+    """Every value of ``width`` bits with at most ``radius`` bits set (read-only: shared)."""
     if width <= 20:
         values = np.arange(1 << width, dtype=np.int64)
-        return values[np.bitwise_count(values) <= radius]
+        masks = values[np.bitwise_count(values) <= radius]
+        masks.flags.writeable = False
+        return masks
     masks = np.zeros(1, np.int64)
     frontier = masks
     for _ in range(min(radius, width)):
         grown = (frontier[:, None] | (np.int64(1) << np.arange(width, dtype=np.int64))).ravel()
         frontier = np.unique(grown[np.bitwise_count(grown) > np.bitwise_count(frontier).max()])
         masks = np.concatenate((masks, frontier))
+    masks.flags.writeable = False
     return masks
 
 
@@ -754,7 +767,9 @@ def _unique_matches(
         empty = np.zeros(0, np.int64)
         return empty, empty, empty
     found = np.concatenate(parts)
-    _, first = np.unique(found[:, :2], axis=0, return_index=True)
+    # One code per (query, row): np.unique on rows of a 2-d array is several times slower.
+    code = found[:, 0] * (int(found[:, 1].max(initial=0)) + 1) + found[:, 1]
+    _, first = np.unique(code, return_index=True)
     found = found[first]
     return found[:, 0], found[:, 1], found[:, 2]
 
