@@ -538,3 +538,17 @@ def test_parquet_row_groups_on_the_cluster_give_the_local_result(
     found = records_on_dask(cluster, str(tmp_path / "t.parquet"), "texts", config)
     assert_same(local, found, exact=True)
     assert any(doc_id.endswith("t.parquet:1") for doc_id in found.corpus.ids)  # FILE:ROW
+
+
+def test_without_the_extra_the_engine_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    with (
+        pytest.raises(ParameterError, match=r"pip install 'simhash-cli\[distributed\]'"),
+        dask_engine.connect(workers=1),
+    ):
+        pass
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ParameterError, match=r"pip install 'simhash-cli\[parquet\]'"):
+        pipeline.corpus_from_text_records("any.parquet")
