@@ -1028,19 +1028,31 @@ def _records_on_dask(
         settings = pipeline.Settings(
             reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
         )
-    with messages.status(f"reading {source} and finding pairs on the cluster"):
-        return dask_engine.dedupe_records(
+    with messages.status(f"reading {source} on the cluster"):
+        fingerprinted = dask_engine.read_records(
             cluster,
             source,
             kind,
-            config,
             settings=settings,
+            keep_vectors=config.verify is Verify.EXACT and kind != "fingerprints",
             tokenizer=reading.tokenizer,
             weighting=reading.weighting,
             on_event=messages.event,
             skip_bad_lines=options["on_error"] == "skip",
             check_settings=check,
         )
+    return _search_on_dask(messages, cluster, fingerprinted, config)
+
+
+def _search_on_dask(
+    messages: Messages,
+    cluster: dask_engine.Cluster,
+    fingerprinted: dask_engine.OnCluster,
+    config: pipeline.DedupeConfig,
+) -> pipeline.DedupeResult:
+    n = len(fingerprinted.docs)
+    with messages.status(f"finding and verifying candidates among {n:,} documents"):
+        return dask_engine.dedupe(cluster, fingerprinted, config)
 
 
 def _dedupe_on_dask(
@@ -1052,29 +1064,32 @@ def _dedupe_on_dask(
     options: dict[str, Any],
 ) -> pipeline.DedupeResult:
     """``dedupe --engine dask``: files read by the workers, or documents read here (``docs``:
-    --fingerprints, --vectors) sent to them."""
+    records from standard input) sent to them."""
+    keep_vectors = config.verify is Verify.EXACT
     if docs is not None:
-        with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
-            return dask_engine.dedupe_corpus(cluster, docs, config)
+        pipeline.check_config(docs, config, has_vectors=docs.weights is not None)
+        fingerprinted = dask_engine.send_corpus(cluster, docs, keep_vectors=keep_vectors)
+        return _search_on_dask(messages, cluster, fingerprinted, config)
     if not paths:
-        raise click.UsageError("no input: give PATH... or --vectors/--fingerprints FILE")
+        raise click.UsageError("no input: give PATH... or --vectors/--texts/--fingerprints FILE")
     reading = _Reading.parse(options)
     settings = pipeline.Settings(
         reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
     )
     with messages.progress("reading") as hooks:
-        return dask_engine.dedupe_paths(
+        fingerprinted = dask_engine.read_paths(
             cluster,
             paths,
-            config,
             settings=settings,
             tokenizer=reading.tokenizer,
             weighting=reading.weighting,
+            keep_vectors=keep_vectors,
             policy=reading.policy,
             on_event=messages.event,
             on_listed=hooks.on_listed,
             on_read=hooks.on_read,
         )
+    return _search_on_dask(messages, cluster, fingerprinted, config)
 
 
 def _write_plan(

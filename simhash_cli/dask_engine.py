@@ -51,14 +51,19 @@ from .verify import ScoredPairs, Verify
 __all__ = [
     "EXTRA_MISSING",
     "Cluster",
+    "OnCluster",
     "Vectors",
     "WorkerLostError",
     "check_source",
     "connect",
+    "dedupe",
     "dedupe_corpus",
     "dedupe_paths",
     "dedupe_records",
     "mapper",
+    "read_paths",
+    "read_records",
+    "send_corpus",
 ]
 
 EXTRA_MISSING = "--engine dask needs the distributed extra: pip install 'simhash-cli[distributed]'"
@@ -510,27 +515,45 @@ def _partition_files(n_files: int, workers: int) -> int:
     return min(MAX_PARTITION_FILES, max(MIN_PARTITION_FILES, share))
 
 
+@dataclass(frozen=True)
+class OnCluster:
+    """Documents fingerprinted on the cluster: what the client holds (ids, fingerprints,
+    stamps, skips), and the partitions the workers hold (futures, ``sizes`` documents each, in
+    the order of ``docs``), with their vectors when ``vectors``."""
+
+    docs: Corpus
+    parts: list[Any]
+    sizes: list[int]
+    vectors: bool
+
+
 def dedupe_paths(
+    cluster: Cluster, paths: Sequence[str], config: DedupeConfig, **reading: Any
+) -> DedupeResult:
+    """:func:`read_paths` then :func:`dedupe`: the local engine's result for these files."""
+    keep_vectors = config.verify is Verify.EXACT
+    return dedupe(cluster, read_paths(cluster, paths, keep_vectors=keep_vectors, **reading), config)
+
+
+def read_paths(
     cluster: Cluster,
     paths: Sequence[str],
-    config: DedupeConfig,
     *,
     settings: Settings,
     tokenizer: TokenizerConfig,
     weighting: Weighting,
+    keep_vectors: bool,
     policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
     on_event: corpus.OnEvent = lambda event: None,
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
     partition_files: int | None = None,
-) -> DedupeResult:
-    """Read, fingerprint and dedupe files on the cluster: the local engine's result.
-
-    Files are listed here (the workers must see the same paths) and read by the workers,
-    ``partition_files`` to a task.
+) -> OnCluster:
+    """Files listed here (the workers must see the same paths) and read, tokenized and
+    fingerprinted by the workers, ``partition_files`` to a task.
 
     Raises:
-        ParameterError: tfidf (its weights need the whole corpus), standard input, an audit.
+        ParameterError: tfidf (its weights need the whole corpus), standard input.
         WorkerLostError: a worker died.
     """
     if weighting is Weighting.TFIDF:
@@ -545,7 +568,6 @@ def dedupe_paths(
         on_listed(len(files))
     size = partition_files or _partition_files(len(files), cluster.workers)
     batches = [files[i : i + size] for i in range(0, len(files), size)]
-    exact = config.verify is Verify.EXACT
     client = cluster.client
     with _reported():
         parts = [
@@ -557,7 +579,7 @@ def dedupe_paths(
                 weighting,
                 settings,
                 policy,
-                exact,
+                keep_vectors,
                 pure=False,
             )
             for batch in batches
@@ -570,38 +592,45 @@ def dedupe_paths(
         width = n_words(settings.bits)
         docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
         docs.skipped = listing
-    sizes = [len(part) for part in docs_parts]
-    return _dedupe_parts(cluster, docs, parts, sizes, config, exact)
+    return OnCluster(docs, parts, [len(part) for part in docs_parts], keep_vectors)
 
 
 BLOCK_BYTES = 32 * 2**20
 
 
 def dedupe_records(
+    cluster: Cluster, source: str, kind: corpus.RecordKind, config: DedupeConfig, **reading: Any
+) -> DedupeResult:
+    """:func:`read_records` then :func:`dedupe`: the local engine's result for these records."""
+    keep_vectors = config.verify is Verify.EXACT and kind != "fingerprints"
+    fingerprinted = read_records(cluster, source, kind, keep_vectors=keep_vectors, **reading)
+    return dedupe(cluster, fingerprinted, config)
+
+
+def read_records(
     cluster: Cluster,
     source: str,
     kind: corpus.RecordKind,
-    config: DedupeConfig,
     *,
     settings: Settings,
+    keep_vectors: bool,
     tokenizer: TokenizerConfig | None = None,
     weighting: Weighting = Weighting.TF,
     on_event: corpus.OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
     check_settings: Callable[[Settings], None] | None = None,
     block_bytes: int = BLOCK_BYTES,
-) -> DedupeResult:
-    """Dedupe JSON Lines records (``kind``: texts, vectors or fingerprints) read by the
-    workers a block of ``block_bytes`` at a time: a local path, a glob, or a URL that fsspec
-    opens on the workers (s3://, gs://, https://, with that file system's package installed).
-    The local engine's result for the same file; ``check_settings`` is shown the settings of
-    fingerprint records before the search.
+) -> OnCluster:
+    """JSON Lines records (``kind``: texts, vectors or fingerprints) read by the workers a
+    block of ``block_bytes`` at a time, or Parquet (``.parquet``) a row group at a time: a
+    local path, a glob, or a URL that fsspec opens on the workers (s3://, gs://, https://, with
+    that file system's package installed). ``check_settings`` is shown the settings of
+    fingerprint records.
 
     Raises:
         PathNotFoundError: no such file. InputError: one that cannot be read, a malformed
         line (naming file and line), fingerprints made with different settings.
     """
-    keep_vectors = config.verify is Verify.EXACT and kind != "fingerprints"
     job = Records(
         kind, settings, tokenizer or TokenizerConfig(), weighting, skip_bad_lines, keep_vectors
     )
@@ -627,7 +656,7 @@ def dedupe_records(
         docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
     docs.skipped = skipped
     sizes = [len(docs_part) for _, docs_part in kept]
-    return _dedupe_parts(cluster, docs, [part for part, _ in kept], sizes, config, keep_vectors)
+    return OnCluster(docs, [part for part, _ in kept], sizes, keep_vectors)
 
 
 def check_source(source: str) -> None:
@@ -722,10 +751,18 @@ def dedupe_corpus(
     *,
     partition_docs: int = PARTITION_DOCS,
 ) -> DedupeResult:
-    """Dedupe documents read here (fingerprints, or vectors) on the cluster, sent to it in
-    partitions of ``partition_docs``: the local engine's result."""
-    exact = config.verify is Verify.EXACT
+    """:func:`send_corpus` then :func:`dedupe`: the local engine's result for these documents."""
     pipeline.check_config(docs, config, has_vectors=docs.weights is not None)
+    keep_vectors = config.verify is Verify.EXACT
+    sent = send_corpus(cluster, docs, keep_vectors=keep_vectors, partition_docs=partition_docs)
+    return dedupe(cluster, sent, config)
+
+
+def send_corpus(
+    cluster: Cluster, docs: Corpus, *, keep_vectors: bool, partition_docs: int = PARTITION_DOCS
+) -> OnCluster:
+    """Documents read here (fingerprints, or vectors) sent to the cluster in partitions of
+    ``partition_docs``, with their vectors when ``keep_vectors``."""
     client = cluster.client
     parts, sizes = [], []
     with _reported():
@@ -733,30 +770,29 @@ def dedupe_corpus(
             rows = np.arange(start, min(start + partition_docs, len(docs)), dtype=np.int64)
             chunk = docs.select(rows)
             vectors = None
-            if exact:
+            if keep_vectors:
                 assert chunk.weights is not None
                 vectors = Vectors.of(chunk.weights, chunk.features)
             part = Part([], dataclasses.replace(chunk, weights=None, features=[]), vectors)
             parts.append(client.scatter(part))
             sizes.append(rows.size)
-    return _dedupe_parts(cluster, docs, parts, sizes, config, exact)
+    return OnCluster(docs, parts, sizes, keep_vectors)
 
 
-def _dedupe_parts(
-    cluster: Cluster,
-    docs: Corpus,
-    parts: list[Any],
-    sizes: list[int],
-    config: DedupeConfig,
-    exact: bool,
-) -> DedupeResult:
-    """The shuffle and the buckets' search over partitions already on the cluster (futures),
-    of ``sizes`` documents each, in the order of ``docs``."""
+def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> DedupeResult:
+    """The shuffle and the buckets' search over documents already on the cluster.
+
+    Raises:
+        ParameterError: an audit, empty documents, exact verification without vectors.
+        CandidateBudgetError, PairBudgetError: as the local engine, over the whole run.
+        WorkerLostError: a worker died.
+    """
+    docs, parts, sizes = fingerprinted.docs, fingerprinted.parts, fingerprinted.sizes
     if config.audit:
         raise ParameterError("--audit compares all pairs in one process: use the local engine")
     if np.any(docs.n_features == 0):
         raise ParameterError("--engine dask does not take --include-empty yet")
-    pipeline.check_config(docs, config, has_vectors=exact)
+    pipeline.check_config(docs, config, has_vectors=fingerprinted.vectors)
     bits = docs.settings.bits
     scheme, planned = pipeline.choose_scheme(docs, config)
     if len(docs) < 2:
