@@ -922,6 +922,7 @@ def dedupe_command(
     on_cluster = dask and records is not None and records[1] != "-"
     if on_cluster and records is not None:
         dask_engine.check_source(records[1])
+        _records_settings(records[0], ctx.params)  # options that do not apply: refused now
     docs: pipeline.Corpus | None = None
     if fingerprints is not None and on_cluster:
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
@@ -998,6 +999,30 @@ def _records_input(
     return given[0] if given else None
 
 
+def _records_settings(
+    kind: str, options: dict[str, Any]
+) -> tuple[pipeline.Settings, Callable[[pipeline.Settings], None] | None]:
+    """The settings records of ``kind`` are fingerprinted with (fingerprint records carry
+    their own: then the check of the options against them); refuses options that do not
+    apply, before any work."""
+    reading = _Reading.parse(options)
+    if kind == "fingerprints":
+        check = _fingerprint_options(
+            options["bits"],
+            options["seed"],
+            options["ngram"],
+            options["char_ngrams"],
+            options["weighting"],
+        )
+        return pipeline.Settings(), check
+    if kind == "vectors":
+        _check_vectors_options((), reading)
+        vectors = pipeline.VECTORS_TOKENIZER, pipeline.VECTORS_WEIGHTING
+        return pipeline.Settings(reading.bits, reading.seed, *vectors), None
+    texts = reading.tokenizer.name, reading.weighting.value
+    return pipeline.Settings(reading.bits, reading.seed, *texts), None
+
+
 def _records_on_dask(
     messages: Messages,
     cluster: dask_engine.Cluster,
@@ -1009,25 +1034,7 @@ def _records_on_dask(
     the workers, a block at a time."""
     kind, source = records
     reading = _Reading.parse(options)
-    check: Callable[[pipeline.Settings], None] | None = None
-    if kind == "fingerprints":
-        check = _fingerprint_options(
-            options["bits"],
-            options["seed"],
-            options["ngram"],
-            options["char_ngrams"],
-            options["weighting"],
-        )
-        settings = pipeline.Settings()
-    elif kind == "vectors":
-        _check_vectors_options((), reading)
-        settings = pipeline.Settings(
-            reading.bits, reading.seed, pipeline.VECTORS_TOKENIZER, pipeline.VECTORS_WEIGHTING
-        )
-    else:
-        settings = pipeline.Settings(
-            reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
-        )
+    settings, check = _records_settings(kind, options)
     with messages.status(f"reading {source} on the cluster"):
         fingerprinted = dask_engine.read_records(
             cluster,

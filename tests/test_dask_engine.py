@@ -303,6 +303,31 @@ def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Pa
         (["fingerprint", "--workers", "2", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
         (["index", "add", "x.db", "--engine", "dask", "--fingerprints", "f"], "--fingerprints"),
+        (
+            [
+                "dedupe",
+                "--engine",
+                "dask",
+                "--fingerprints",
+                str(SAMPLE / "chess-openings.txt"),
+                "--ngram",
+                "2",
+            ],
+            "do not apply to --fingerprints",
+        ),
+        (
+            [
+                "dedupe",
+                "--engine",
+                "dask",
+                "--vectors",
+                str(SAMPLE / "chess-openings.txt"),
+                "--weighting",
+                "binary",
+            ],
+            "fingerprinted exactly as given",
+        ),
+        (["dedupe", "--engine", "dask", "--texts", "missing.jsonl"], "no such file"),
     ],
 )
 def test_what_the_command_line_refuses(args: list[str], message: str) -> None:
