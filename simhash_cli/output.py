@@ -15,7 +15,6 @@ import math
 import os
 import stat
 import tempfile
-import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from enum import Enum
 from typing import IO, Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 from rich import box
 from rich.console import Console
 from rich.progress import (
@@ -239,41 +239,69 @@ def comparison_record(comparison: Comparison) -> Record:
     }
 
 
-def _cluster_of(result: DedupeResult) -> dict[int, int]:
-    return {int(doc): number for number, members in enumerate(result.clusters) for doc in members}
+def _cluster_numbers(result: DedupeResult) -> NDArray[np.int64]:
+    """Each document's cluster number (-1 outside any cluster)."""
+    numbers = np.full(len(result.corpus), -1, dtype=np.int64)
+    for number, members in enumerate(result.clusters):
+        numbers[members] = number
+    return numbers
+
+
+PAIR_CHUNK = 20_000
+
+
+def iter_pair_records(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
+    """Flagged pairs, ``chunk`` records at a time: a, b, hamming, estimated_cosine, cosine
+    (null if not computed), cluster. Only a chunk of them is ever made into records."""
+    ids = result.corpus.ids
+    numbers = _cluster_numbers(result)
+    pairs = result.pairs
+    chunk = chunk or PAIR_CHUNK
+    for start in range(0, len(pairs), chunk):
+        part = slice(start, start + chunk)
+        first = pairs.pairs[part, 0]
+        yield [
+            {
+                "a": ids[i],
+                "b": ids[j],
+                "hamming": hamming,
+                "estimated_cosine": _number(estimate),
+                "cosine": _number(cosine),
+                "cluster": cluster,
+            }
+            for i, j, hamming, estimate, cosine, cluster in zip(
+                first.tolist(),
+                pairs.pairs[part, 1].tolist(),
+                pairs.hamming[part].tolist(),
+                pairs.estimated_cosine[part].tolist(),
+                pairs.cosine[part].tolist(),
+                numbers[first].tolist(),
+                strict=True,
+            )
+        ]
 
 
 def pair_records(result: DedupeResult) -> list[Record]:
-    """Flagged pairs: a, b, hamming, estimated_cosine, cosine (null if not computed), cluster."""
+    """Every record of :func:`iter_pair_records`, in one list."""
+    return [record for chunk in iter_pair_records(result) for record in chunk]
+
+
+def iter_cluster_records(
+    result: DedupeResult, *, chunk: int | None = None
+) -> Iterator[list[Record]]:
+    """Clusters, ``chunk`` at a time: cluster number, size and member ids (in input order)."""
     ids = result.corpus.ids
-    cluster_of = _cluster_of(result)
-    pairs = result.pairs
-    return [
-        {
-            "a": ids[i],
-            "b": ids[j],
-            "hamming": hamming,
-            "estimated_cosine": _number(estimate),
-            "cosine": _number(cosine),
-            "cluster": cluster_of[i],
-        }
-        for (i, j), hamming, estimate, cosine in zip(
-            pairs.pairs.tolist(),
-            pairs.hamming.tolist(),
-            pairs.estimated_cosine.tolist(),
-            pairs.cosine.tolist(),
-            strict=True,
-        )
-    ]
+    chunk = chunk or PAIR_CHUNK
+    for start in range(0, len(result.clusters), chunk):
+        yield [
+            {"cluster": number, "size": int(members.size), "members": [ids[m] for m in members]}
+            for number, members in enumerate(result.clusters[start : start + chunk], start)
+        ]
 
 
 def cluster_records(result: DedupeResult) -> list[Record]:
-    """Clusters: cluster number, size and member ids (in input order)."""
-    ids = result.corpus.ids
-    return [
-        {"cluster": number, "size": int(members.size), "members": [ids[m] for m in members]}
-        for number, members in enumerate(result.clusters)
-    ]
+    """Every record of :func:`iter_cluster_records`, in one list."""
+    return [record for chunk in iter_cluster_records(result) for record in chunk]
 
 
 def _skip_counts(skipped: Sequence[Skipped]) -> dict[str, int]:
@@ -329,6 +357,35 @@ def summary_record(result: DedupeResult) -> Record:
     }
 
 
+def _write_dedupe_document(result: DedupeResult, out: IO[str]) -> None:
+    """:func:`dedupe_document` as ``json.dumps(..., indent=2)`` writes it, byte for byte, its
+    pairs and clusters a chunk at a time."""
+    ascii_only = not _unicode_capable(out)
+    out.write("{\n")
+    _write_array_member(out, "pairs", iter_pair_records(result), ascii_only)
+    out.write(",\n")
+    _write_array_member(out, "clusters", iter_cluster_records(result), ascii_only)
+    # The summary as json.dumps writes that member, without the braces around it.
+    summary = _to_json({"summary": summary_record(result)}, ascii_only=ascii_only, indent=2)
+    out.write(",\n" + summary[2:] + "\n")
+
+
+def _write_array_member(
+    out: IO[str], name: str, chunks: Iterable[list[Record]], ascii_only: bool
+) -> None:
+    """``  "name": [...]`` of an object at the top level, as ``json.dumps(indent=2)``."""
+    out.write(f'  "{name}": ')
+    count = 0
+    for chunk in chunks:
+        items = [
+            _indented(_to_json(record, ascii_only=ascii_only, indent=2), "    ") for record in chunk
+        ]
+        if items:
+            out.write(("[\n" if count == 0 else ",\n") + ",\n".join(items))
+            count += len(items)
+    out.write("[]" if count == 0 else "\n  ]")
+
+
 def dedupe_document(result: DedupeResult) -> Record:
     """``dedupe -f json``: one object with pairs, clusters and summary."""
     return {
@@ -363,6 +420,12 @@ def _to_json(value: Any, *, ascii_only: bool, indent: int | None = None) -> str:
     return text.translate(_LINE_BREAKS)
 
 
+def _indented(text: str, prefix: str) -> str:
+    """``prefix`` before every line of JSON text (which has no blank line: a newline inside a
+    string is escaped), as textwrap.indent would put it, faster."""
+    return prefix + text.replace("\n", "\n" + prefix)
+
+
 class _RecordWriter:
     """json / jsonl / csv, written as records arrive: a million fingerprints never wait in a
     list. The json form is the same bytes as ``json.dumps(all_records, indent=2)``."""
@@ -385,7 +448,7 @@ class _RecordWriter:
             return
         for record in records:
             if self.fmt is Format.JSON:
-                item = textwrap.indent(_to_json(record, ascii_only=self.ascii_only, indent=2), "  ")
+                item = _indented(_to_json(record, ascii_only=self.ascii_only, indent=2), "  ")
                 self.out.write(("[\n" if self.count == 0 else ",\n") + item)
             elif self.fmt is Format.CSV:
                 if self.csv is None:
@@ -512,14 +575,18 @@ def _shared_directory(ids: Sequence[str]) -> str:
 
 
 def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
-    """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters)."""
+    """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters). Every
+    form but the table is written a chunk of pairs at a time, never all pairs as records."""
     if fmt is Format.JSON:
-        out.write(_json(dedupe_document(result), out, indent=2) + "\n")
+        _write_dedupe_document(result, out)
+        return
+    if fmt is not Format.TABLE:
+        writer = _RecordWriter(fmt, out)
+        for chunk in iter_pair_records(result):
+            writer.write(chunk)
+        writer.close()
         return
     pairs = pair_records(result)
-    if fmt is not Format.TABLE:
-        _write_records(pairs, fmt, out)
-        return
     ids = result.corpus.ids
     prefix = _shared_directory(ids)
     under = f" (paths under {prefix})" if prefix else ""

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
+from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe, output
 from simhash_cli.corpus import Skipped, read_fingerprints
 from simhash_cli.output import (
     Format,
@@ -124,3 +124,23 @@ def test_streamed_json_is_the_same_bytes_as_one_dump(size: int) -> None:
     writer.close()
     expected = json.dumps(records, ensure_ascii=False, indent=2).replace("\u2028", "\\u2028")
     assert out.getvalue() == expected + "\n"
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1000])
+def test_dedupe_output_written_in_chunks_is_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Pairs and clusters are written a chunk at a time; the JSON document is still exactly
+    what one json.dumps of it writes, and JSON Lines the records in order."""
+    names = [f"doc{i}" for i in range(9)]
+    result = dedupe(make_corpus(tmp_path, names, 64), DedupeConfig(blocks=8, threshold=0.5))
+    assert len(result.pairs) > 3 and len(result.clusters) >= 1
+    monkeypatch.setattr(output, "PAIR_CHUNK", chunk)
+    document = output.dedupe_document(result)
+    assert render(Format.JSON, emit_dedupe, result) == json.dumps(document, indent=2) + "\n"
+    lines = render(Format.JSONL, emit_dedupe, result).splitlines()
+    assert [json.loads(line) for line in lines] == document["pairs"]
+    empty = dedupe(make_corpus(tmp_path, ["a", "b"], 64), DedupeConfig(blocks=8, threshold=1.0))
+    assert len(empty.pairs) == 0
+    expected = json.dumps(output.dedupe_document(empty), indent=2) + "\n"
+    assert render(Format.JSON, emit_dedupe, empty) == expected
