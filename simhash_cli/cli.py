@@ -965,24 +965,29 @@ def dedupe_command(
         max_pairs=max_pairs,
         audit=audit,
     )
+
+    def report(result: pipeline.DedupeResult) -> None:
+        with _report() as out:
+            emit_dedupe(result, _format(fmt), out)
+        messages.dedupe_summary(result)
+        if plan_path is not None:
+            _write_plan(messages, result, plan_path, Keep(keep), protect)
+        if check and len(result.pairs):
+            sys.stdout.flush()
+            click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+
     if dask:
         with _on_dask(messages, ctx.params) as cluster:
             if docs is None and records is not None:
                 result = _records_on_dask(messages, cluster, records, config, ctx.params)
             else:
                 result = _dedupe_on_dask(messages, cluster, docs, paths, config, ctx.params)
-    else:
-        assert docs is not None
-        with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
-            result = pipeline.dedupe(docs, config)
-    with _report() as out:
-        emit_dedupe(result, _format(fmt), out)
-    messages.dedupe_summary(result)
-    if plan_path is not None:
-        _write_plan(messages, result, plan_path, Keep(keep), protect)
-    if check and len(result.pairs):
-        sys.stdout.flush()
-        click.get_current_context().exit(ExitCode.DUPLICATES_FOUND)
+            report(result)  # while the cluster is up: a large run's pairs are still there
+        return
+    assert docs is not None
+    with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
+        result = pipeline.dedupe(docs, config)
+    report(result)
 
 
 def _records_input(

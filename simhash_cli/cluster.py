@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["cluster_labels", "clusters"]
+__all__ = ["cluster_labels", "clusters", "clusters_of_labels"]
 
 
 def cluster_labels(pairs: NDArray[np.int64], n_docs: int) -> NDArray[np.int64]:
@@ -34,7 +34,13 @@ def cluster_labels(pairs: NDArray[np.int64], n_docs: int) -> NDArray[np.int64]:
 
 def clusters(pairs: NDArray[np.int64], n_docs: int) -> list[NDArray[np.int64]]:
     """Clusters of two or more documents, each sorted, ordered by their smallest member."""
-    labels = cluster_labels(pairs, n_docs)
+    return clusters_of_labels(cluster_labels(pairs, n_docs))
+
+
+def clusters_of_labels(labels: NDArray[np.int64]) -> list[NDArray[np.int64]]:
+    """:func:`clusters` from component labels that grow with the components' smallest members
+    (as :func:`cluster_labels` numbers them, or each component labelled by its smallest
+    member)."""
     sizes = np.bincount(labels, minlength=1)
     members = np.flatnonzero(sizes[labels] >= 2)
     # Labels are numbered by smallest member, so sorting by label orders clusters the same way.

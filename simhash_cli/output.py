@@ -255,11 +255,8 @@ def iter_pair_records(result: DedupeResult, *, chunk: int | None = None) -> Iter
     (null if not computed), cluster. Only a chunk of them is ever made into records."""
     ids = result.corpus.ids
     numbers = _cluster_numbers(result)
-    pairs = result.pairs
-    chunk = chunk or PAIR_CHUNK
-    for start in range(0, len(pairs), chunk):
-        part = slice(start, start + chunk)
-        first = pairs.pairs[part, 0]
+    for pairs in result.pairs.chunks(chunk or PAIR_CHUNK):
+        first = pairs.pairs[:, 0]
         yield [
             {
                 "a": ids[i],
@@ -271,10 +268,10 @@ def iter_pair_records(result: DedupeResult, *, chunk: int | None = None) -> Iter
             }
             for i, j, hamming, estimate, cosine, cluster in zip(
                 first.tolist(),
-                pairs.pairs[part, 1].tolist(),
-                pairs.hamming[part].tolist(),
-                pairs.estimated_cosine[part].tolist(),
-                pairs.cosine[part].tolist(),
+                pairs.pairs[:, 1].tolist(),
+                pairs.hamming.tolist(),
+                pairs.estimated_cosine.tolist(),
+                pairs.cosine.tolist(),
                 numbers[first].tolist(),
                 strict=True,
             )

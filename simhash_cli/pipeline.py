@@ -979,9 +979,11 @@ def dedupe_result(
     kept: ScoredPairs,
     *,
     audited: NDArray[np.int64] | None = None,
+    clusters: list[NDArray[np.int64]] | None = None,
 ) -> DedupeResult:
     """The result of a run that found ``n_candidates`` with ``scheme``, checked ``n_checked``
-    of them exactly and kept the pairs ``kept`` (sorted): clusters, recall and advice."""
+    of them exactly and kept the pairs ``kept`` (sorted): clusters (unless given), recall and
+    advice."""
     bits = docs.settings.bits
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
@@ -995,7 +997,7 @@ def dedupe_result(
         candidates=n_candidates,
         gated_out=n_candidates - n_checked if exact else 0,
         pairs=kept,
-        clusters=cluster.clusters(kept.pairs, len(docs)),
+        clusters=cluster.clusters(kept.pairs, len(docs)) if clusters is None else clusters,
         expected_recall=expected,
         suggested_blocks=suggest_blocks(bits, config.threshold) if low and by_blocks else None,
         suggested_max_distance=(

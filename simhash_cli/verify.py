@@ -7,7 +7,7 @@ cost is the candidates' non-zeros, never all pairs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -187,6 +187,15 @@ class ScoredPairs:
         return ScoredPairs(
             self.pairs[mask], self.hamming[mask], self.estimated_cosine[mask], self.cosine[mask]
         )
+
+    def chunks(self, size: int) -> Iterator[ScoredPairs]:
+        """The pairs in order, ``size`` at a time (what a writer should read: pairs held
+        elsewhere, as :class:`~simhash_cli.dask_engine.StreamedPairs`, come only this way)."""
+        for start in range(0, len(self), size):
+            part = slice(start, start + size)
+            yield ScoredPairs(
+                self.pairs[part], self.hamming[part], self.estimated_cosine[part], self.cosine[part]
+            )
 
 
 def score_pairs(

@@ -7,6 +7,7 @@ skip, without it.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -27,7 +28,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from simhash_cli import dask_engine, pipeline
+from simhash_cli import dask_engine, output, pipeline
+from simhash_cli.cluster import clusters_of_labels
 from simhash_cli.corpus import ReadPolicy
 from simhash_cli.dask_engine import Cluster, WorkerLostError
 from simhash_cli.errors import (
@@ -38,6 +40,7 @@ from simhash_cli.errors import (
     PathNotFoundError,
     SettingsMismatchError,
 )
+from simhash_cli.output import Format
 from simhash_cli.pipeline import Corpus, DedupeConfig, DedupeResult, Settings
 from simhash_cli.tokenizer import TokenizerConfig
 from simhash_cli.vectorize import Weighting
@@ -577,3 +580,70 @@ def test_without_the_extra_the_engine_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(ParameterError, match=r"pip install 'simhash-cli\[parquet\]'"):
         pipeline.corpus_from_text_records("any.parquet")
+
+
+@pytest.mark.parametrize("verify", [Verify.ESTIMATE, Verify.EXACT])
+def test_past_the_client_pairs_they_stay_on_the_workers_and_give_the_same_output(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, verify: Verify
+) -> None:
+    """More pairs than CLIENT_PAIRS: components found on the workers in rounds, pairs read
+    back in order a chunk at a time; the output is the local engine's, byte for byte."""
+    if verify is Verify.EXACT:
+        write_corpus(tmp_path / "c", 200)
+        docs = pipeline.corpus_from_paths((str(tmp_path / "c"),))
+        config = DedupeConfig(blocks=8, threshold=0.7, verify=verify)
+    else:
+        docs = planted(20_000, hot=150, seed=9)
+        config = DedupeConfig(blocks=4, verify=verify)
+    local = pipeline.dedupe(docs, config)
+    monkeypatch.setattr(dask_engine, "CLIENT_PAIRS", 10)
+    monkeypatch.setattr(output, "PAIR_CHUNK", 97)
+    found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=3_000)
+    assert isinstance(found.pairs, dask_engine.StreamedPairs)
+    assert len(found.pairs) == len(local.pairs) > 100
+    merged = pipeline.sorted_pairs(list(found.pairs.chunks(53)))
+    assert np.array_equal(merged.pairs, local.pairs.pairs)
+    assert np.array_equal(merged.hamming, local.pairs.hamming)
+    assert [c.tolist() for c in found.clusters] == [c.tolist() for c in local.clusters]
+    for fmt in (Format.JSON, Format.JSONL, Format.CSV):
+        ours, theirs = io.StringIO(), io.StringIO()
+        output.emit_dedupe(found, fmt, ours)
+        output.emit_dedupe(local, fmt, theirs)
+        if verify is Verify.ESTIMATE:
+            assert ours.getvalue() == theirs.getvalue()
+    if verify is Verify.EXACT:  # cosines may differ in their last bits (sums in another order)
+        assert np.allclose(merged.cosine, local.pairs.cosine, rtol=0, atol=1e-12)
+        ours, theirs = io.StringIO(), io.StringIO()
+        output.emit_dedupe(found, Format.JSONL, ours)
+        output.emit_dedupe(local, Format.JSONL, theirs)
+        strip = [
+            {key: value for key, value in json.loads(line).items() if key != "cosine"}
+            for line in theirs.getvalue().splitlines()
+        ]
+        assert [
+            {key: value for key, value in json.loads(line).items() if key != "cosine"}
+            for line in ours.getvalue().splitlines()
+        ] == strip
+
+
+def test_components_in_rounds_follow_long_chains(cluster: Cluster) -> None:
+    """A path of 3,000 documents (each a few bits from the next): one component, found in a
+    few rounds thanks to pointer jumping, equal to scipy's on the client."""
+    rng = np.random.default_rng(4)
+    words = np.zeros((3_000, 1), np.uint64)
+    value = int(rng.integers(0, 2**63))
+    for row in range(3_000):
+        value ^= 1 << int(rng.integers(0, 64))
+        words[row, 0] = value
+    order = rng.permutation(3_000)
+    docs = Corpus(
+        [f"d{i}" for i in range(3_000)], words[order], np.ones(3_000, np.int64), Settings()
+    )
+    config = DedupeConfig(max_distance=1, verify=Verify.ESTIMATE, threshold=0.5)
+    local = pipeline.dedupe(docs, config)
+    found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=500)
+    assert [c.tolist() for c in found.clusters] == [c.tolist() for c in local.clusters]
+    labels = dask_engine._labels_in_rounds(
+        cluster, [cluster.client.scatter(dask_engine.Found(local.pairs, 0, 0, 0))], len(docs)
+    )
+    assert [c.tolist() for c in clusters_of_labels(labels)] == [c.tolist() for c in local.clusters]
