@@ -496,7 +496,7 @@ def _propose(found: Found, labels: NDArray[np.int64]) -> tuple[NDArray[np.int64]
 
 
 def _slice(found: Found, start: int, stop: int) -> ScoredPairs:
-    return _rows(found.pairs, slice(start, stop))
+    return found.pairs.rows(slice(start, stop))
 
 
 def _counts(found: Found) -> tuple[int, int, int, int]:
@@ -931,19 +931,13 @@ class StreamedPairs(ScoredPairs):
                     taken = len(held[bucket])
                     if bound is not None:
                         taken = int(np.searchsorted(codes(held[bucket]), bound, side="right"))
-                    out.append(_rows(held[bucket], slice(0, taken)))
-                    held[bucket] = _rows(held[bucket], slice(taken, None))
+                    out.append(held[bucket].rows(slice(0, taken)))
+                    held[bucket] = held[bucket].rows(slice(taken, None))
                 yield pipeline.sorted_pairs(out)
 
 
 def _nothing() -> ScoredPairs:
     return pipeline.sorted_pairs([])
-
-
-def _rows(pairs: ScoredPairs, part: slice) -> ScoredPairs:
-    return ScoredPairs(
-        pairs.pairs[part], pairs.hamming[part], pairs.estimated_cosine[part], pairs.cosine[part]
-    )
 
 
 def _check_budgets(

@@ -188,14 +188,17 @@ class ScoredPairs:
             self.pairs[mask], self.hamming[mask], self.estimated_cosine[mask], self.cosine[mask]
         )
 
+    def rows(self, part: slice) -> ScoredPairs:
+        """The pairs of the rows ``part``."""
+        return ScoredPairs(
+            self.pairs[part], self.hamming[part], self.estimated_cosine[part], self.cosine[part]
+        )
+
     def chunks(self, size: int) -> Iterator[ScoredPairs]:
         """The pairs in order, ``size`` at a time (what a writer should read: pairs held
         elsewhere, as :class:`~simhash_cli.dask_engine.StreamedPairs`, come only this way)."""
         for start in range(0, len(self), size):
-            part = slice(start, start + size)
-            yield ScoredPairs(
-                self.pairs[part], self.hamming[part], self.estimated_cosine[part], self.cosine[part]
-            )
+            yield self.rows(slice(start, start + size))
 
 
 def score_pairs(
