@@ -920,9 +920,11 @@ def dedupe_command(
     )
     # Records the workers can open are read there, not here.
     on_cluster = dask and records is not None and records[1] != "-"
+    # Options that do not apply to the records are refused now, before a cluster starts.
+    made_with = None
     if on_cluster and records is not None:
         dask_engine.check_source(records[1])
-        _records_settings(records[0], ctx.params)  # options that do not apply: refused now
+        made_with = _records_settings(records[0], ctx.params)
     docs: pipeline.Corpus | None = None
     if fingerprints is not None and on_cluster:
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
@@ -978,8 +980,8 @@ def dedupe_command(
 
     if dask:
         with _on_dask(messages, ctx.params) as cluster:
-            if docs is None and records is not None:
-                result = _records_on_dask(messages, cluster, records, config, ctx.params)
+            if made_with is not None and records is not None:
+                result = _records_on_dask(messages, cluster, records, made_with, config, ctx.params)
             else:
                 result = _dedupe_on_dask(messages, cluster, docs, paths, config, ctx.params)
             report(result)  # while the cluster is up: a large run's pairs are still there
@@ -1032,14 +1034,16 @@ def _records_on_dask(
     messages: Messages,
     cluster: dask_engine.Cluster,
     records: tuple[str, str],
+    made_with: tuple[pipeline.Settings, Callable[[pipeline.Settings], None] | None],
     config: pipeline.DedupeConfig,
     options: dict[str, Any],
 ) -> pipeline.DedupeResult:
     """``dedupe --engine dask --texts|--vectors|--fingerprints SOURCE``: the records read by
-    the workers, a block at a time."""
+    the workers, a block at a time, fingerprinted with the settings ``made_with`` names (and
+    the check of fingerprint records' own, from :func:`_records_settings`)."""
     kind, source = records
     reading = _Reading.parse(options)
-    settings, check = _records_settings(kind, options)
+    settings, check = made_with
     with messages.status(f"reading {source} on the cluster"):
         fingerprinted = dask_engine.read_records(
             cluster,

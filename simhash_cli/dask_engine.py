@@ -19,7 +19,6 @@ Needs the ``distributed`` extra: ``pip install 'simhash-cli[distributed]'``.
 from __future__ import annotations
 
 import dataclasses
-import io
 import itertools
 import logging
 import os
@@ -248,6 +247,16 @@ class Part:
     docs: Corpus
     vectors: Vectors | None
 
+    @classmethod
+    def of(cls, events: list[corpus.Event], docs: Corpus, keep_vectors: bool) -> Part:
+        """``docs`` without their weight matrix, and with their vectors when
+        ``keep_vectors`` (then ``docs`` must have weights)."""
+        vectors = None
+        if keep_vectors:
+            assert docs.weights is not None
+            vectors = Vectors.of(docs.weights, docs.features)
+        return cls(events, dataclasses.replace(docs, weights=None, features=[]), vectors)
+
 
 @dataclass(frozen=True)
 class Piece:
@@ -322,21 +331,19 @@ def _fingerprint_part(
         False,
         keep_vectors,
     )
-    vectors = None
-    if keep_vectors:
-        assert batch.weights is not None
-        vectors = Vectors.of(batch.weights, batch.features)
-    return Part(events, dataclasses.replace(batch, weights=None, features=[]), vectors)
+    return Part.of(events, batch, keep_vectors)
 
 
 def _head(part: Part) -> tuple[list[corpus.Event], Corpus]:
     return part.events, part.docs
 
 
-def _count_lines(data: bytes, first_block: bool) -> int:
-    """Lines of a block as :func:`corpus.block_lines` splits them (undecodable bytes kept)."""
-    text = data.decode("utf-8-sig" if first_block else "utf-8", errors="surrogateescape")
-    return sum(1 for _ in io.StringIO(text, newline=None))
+def _count_lines(data: bytes) -> int:
+    """Lines of a block as :func:`corpus.block_lines` splits them (universal newlines), counted
+    on the bytes: no UTF-8 sequence holds a CR or LF byte, and a block never ends between the CR
+    and LF of one line end (blocks end after an LF)."""
+    ends = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    return ends + (1 if data and data[-1:] not in (b"\n", b"\r") else 0)
 
 
 @dataclass(frozen=True)
@@ -399,11 +406,7 @@ def _part_of(
     else:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         docs = Corpus([], empty, np.zeros(0, np.int64), settings)
-    vectors = None
-    if records.keep_vectors:
-        assert docs.weights is not None
-        vectors = Vectors.of(docs.weights, docs.features)
-    return Part(events, dataclasses.replace(docs, weights=None, features=[]), vectors)
+    return Part.of(events, docs, records.keep_vectors)
 
 
 def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[list[Piece]]:
@@ -717,12 +720,7 @@ def _json_lines_parts(cluster: Cluster, source: str, job: Records, block_bytes: 
         for n, block in enumerate(file)
     ]
     data = client.compute([block for _, _, block in blocks])
-    counts = client.gather(
-        [
-            client.submit(_count_lines, one, n == 0)
-            for one, (_, n, _) in zip(data, blocks, strict=True)
-        ]
-    )
+    counts = client.gather([client.submit(_count_lines, one) for one in data])
     parts, first_line = [], 1
     for one, (name, n, _), count in zip(data, blocks, counts, strict=True):
         first_line = 1 if n == 0 else first_line
@@ -790,13 +788,7 @@ def send_corpus(
     with _reported():
         for start in range(0, len(docs), partition_docs):
             rows = np.arange(start, min(start + partition_docs, len(docs)), dtype=np.int64)
-            chunk = docs.select(rows)
-            vectors = None
-            if keep_vectors:
-                assert chunk.weights is not None
-                vectors = Vectors.of(chunk.weights, chunk.features)
-            part = Part([], dataclasses.replace(chunk, weights=None, features=[]), vectors)
-            parts.append(client.scatter(part))
+            parts.append(client.scatter(Part.of([], docs.select(rows), keep_vectors)))
             sizes.append(rows.size)
     return OnCluster(docs, parts, sizes, keep_vectors)
 
