@@ -24,11 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from simhash_cli import dask_engine, pipeline
-from simhash_cli.pipeline import Corpus, DedupeConfig, DedupeResult, Settings
-from simhash_cli.tokenizer import TokenizerConfig
-from simhash_cli.vectorize import Weighting
-from simhash_cli.verify import Verify
+from simhash_cli.core.corpus import Corpus, Settings
+from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
+from simhash_cli.core.tokenizer import TokenizerConfig
+from simhash_cli.core.vectorize import Weighting
+from simhash_cli.core.verifier import sorted_pairs
+from simhash_cli.core.verify import Verify
+from simhash_cli.engines.dask import engine as dask_engine
+from simhash_cli.engines.local import corpus_from_paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import make_texts, write_corpus
@@ -77,9 +80,9 @@ def main() -> None:
         config = DedupeConfig(blocks=4, verify=Verify.ESTIMATE)
         # Both engines once on a small corpus first: the workers import and warm up there.
         warm = planted(10_000)
-        pipeline.dedupe(warm, config)
+        dedupe(warm, config)
         dask_engine.dedupe_corpus(cluster, warm, config)
-        local_s, local = timed(lambda: pipeline.dedupe(docs, config))
+        local_s, local = timed(lambda: dedupe(docs, config))
         dask_s, found = timed(lambda: dask_engine.dedupe_corpus(cluster, docs, config))
         rows.append(
             (
@@ -97,7 +100,7 @@ def main() -> None:
             limit, dask_engine.CLIENT_PAIRS = dask_engine.CLIENT_PAIRS, 0
             try:
                 result = dask_engine.dedupe_corpus(cluster, docs, config)
-                merged = pipeline.sorted_pairs(list(result.pairs.chunks(100_000)))
+                merged = sorted_pairs(list(result.pairs.chunks(100_000)))
             finally:
                 dask_engine.CLIENT_PAIRS = limit
             return dataclasses.replace(result, pairs=merged)
@@ -118,9 +121,7 @@ def main() -> None:
             exact = DedupeConfig(verify=Verify.EXACT)
 
             def on_one() -> DedupeResult:
-                return pipeline.dedupe(
-                    pipeline.corpus_from_paths(paths, jobs=WORKERS, tokenizer=SHINGLES), exact
-                )
+                return dedupe(corpus_from_paths(paths, jobs=WORKERS, tokenizer=SHINGLES), exact)
 
             def on_dask() -> DedupeResult:
                 return dask_engine.dedupe_paths(

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from simhash_cli.index import Store
-from simhash_cli.pipeline import Settings
+from simhash_cli.core.corpus import Settings
+from simhash_cli.index.store import Store
 
 N = 1_000_000
 QUERIES = 1_000

@@ -16,17 +16,11 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .blocking import candidate_probability, candidates, pairs_within, within_probability
-from .cluster import cluster_labels, clusters
-from .errors import (
-    ExitCode,
-    InputError,
-    ParameterError,
-    PathNotFoundError,
-    SettingsMismatchError,
-    SimhashError,
-)
-from .fingerprint import (
+from .app.records import corpus_from_fingerprints, corpus_from_vectors
+from .core.blocking import candidate_probability, candidates
+from .core.cluster import cluster_labels, clusters
+from .core.corpus import Corpus, corpus_from_texts
+from .core.fingerprint import (
     estimate_cosine,
     feature_signs,
     fingerprint,
@@ -38,20 +32,20 @@ from .fingerprint import (
     to_hex,
     to_int,
 )
-from .pipeline import (
-    Corpus,
-    DedupeConfig,
-    DedupeResult,
-    compare,
-    corpus_from_fingerprints,
-    corpus_from_paths,
-    corpus_from_texts,
-    corpus_from_vectors,
-    dedupe,
+from .core.search import DedupeConfig, DedupeResult, compare, dedupe
+from .core.tables import pairs_within, within_probability
+from .core.tokenizer import TokenizerConfig, tokenize
+from .core.vectorize import Weighting, from_mappings, vectorize
+from .core.verify import Verify, cosine_pairs, score_pairs
+from .engines.local import corpus_from_paths
+from .errors import (
+    ExitCode,
+    InputError,
+    ParameterError,
+    PathNotFoundError,
+    SettingsMismatchError,
+    SimhashError,
 )
-from .tokenizer import TokenizerConfig, tokenize
-from .vectorize import Weighting, from_mappings, vectorize
-from .verify import Verify, cosine_pairs, score_pairs
 
 __all__ = [
     "Corpus",

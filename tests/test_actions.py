@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_cli.actions import PLAN_VERSION, Changed, FileState, Keep, make_plan
+from simhash_cli.app.actions.plans import PLAN_VERSION, Changed, FileState, Keep, make_plan
 from simhash_cli.cli import main
-from simhash_cli.corpus import stamp_of
+from simhash_cli.core.events import stamp_of
 from simhash_cli.errors import ExitCode
 
 from conftest import SAMPLE

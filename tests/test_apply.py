@@ -24,10 +24,12 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_cli.actions import Keep, make_plan
-from simhash_cli.apply import Action, Journal, Status, apply, destination_of, load_plan
+from simhash_cli.app.actions.apply import apply, destination_of, load_plan
+from simhash_cli.app.actions.journal import Journal
+from simhash_cli.app.actions.plans import Keep, make_plan
+from simhash_cli.app.actions.steps import Action, Status
 from simhash_cli.cli import main
-from simhash_cli.corpus import stamp_of
+from simhash_cli.core.events import stamp_of
 from simhash_cli.errors import ExitCode
 
 from conftest import ROOT, SAMPLE

@@ -23,7 +23,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from simhash_cli.cli import main
+from simhash_cli.core.events import Event, Skipped, stamp_of
 from simhash_cli.errors import ExitCode
+from simhash_cli.io.sources.files import ReadPolicy, list_files, read_documents
 
 TEXT = "the quick brown fox jumps over the lazy dog and keeps running far away"
 
@@ -209,39 +211,37 @@ def test_a_fifo_named_with_a_writer_is_read(tmp_path: Path) -> None:
 
 
 def test_a_file_that_vanishes_after_listing_is_skipped(tmp_path: Path) -> None:
-    from simhash_cli import corpus
 
     (tmp_path / "a.txt").write_text(TEXT)
     gone = tmp_path / "gone.txt"
     gone.write_text(TEXT)
-    files = corpus.list_files([str(tmp_path)], lambda event: None)
+    files = list_files([str(tmp_path)], lambda event: None)
     gone.unlink()
-    events: list[corpus.Event] = []
-    read = list(corpus.read_documents(files, events.append))
+    events: list[Event] = []
+    read = list(read_documents(files, events.append))
     assert [d.id for d in read] == [str(tmp_path / "a.txt")]
-    assert events == [corpus.Skipped(str(gone), "unreadable: No such file or directory")]
+    assert events == [Skipped(str(gone), "unreadable: No such file or directory")]
 
 
 def test_a_file_that_changes_after_listing_is_read_as_it_is_then_and_stamped(
     tmp_path: Path,
 ) -> None:
-    from simhash_cli import corpus
 
     grows = tmp_path / "grows.txt"
     grows.write_text(TEXT)
-    files = corpus.list_files([str(tmp_path)], lambda event: None)
+    files = list_files([str(tmp_path)], lambda event: None)
     grows.write_text(TEXT + " and then some" * 100)  # after listing, before reading
-    events: list[corpus.Event] = []
-    policy = corpus.ReadPolicy(max_bytes=len(TEXT) + 100)
-    assert list(corpus.read_documents(files, events.append, policy=policy)) == []
+    events: list[Event] = []
+    policy = ReadPolicy(max_bytes=len(TEXT) + 100)
+    assert list(read_documents(files, events.append, policy=policy)) == []
     skipped = events[0]  # the limit holds for what is there now
-    assert isinstance(skipped, corpus.Skipped) and skipped.reason.startswith("too large")
-    (document,) = corpus.read_documents(files, events.append)
+    assert isinstance(skipped, Skipped) and skipped.reason.startswith("too large")
+    (document,) = read_documents(files, events.append)
     assert document.text.endswith("and then some")
-    assert document.stamp == corpus.stamp_of(grows.stat())
+    assert document.stamp == stamp_of(grows.stat())
     # Written to after the scan: a plan will not act on it (tests/test_actions.py).
     grows.write_text("changed once more")
-    assert document.stamp != corpus.stamp_of(grows.stat())
+    assert document.stamp != stamp_of(grows.stat())
 
 
 # Run as this user, or as nobody when the tests run as root (CI does): root reads everything.

@@ -11,21 +11,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, candidate_probability, candidates, hamming
-from simhash_cli.blocking import (
+from simhash_cli.core.blocking import (
     CandidateBudgetError,
     candidate_chunks,
-    choose_tables,
     count_candidates,
+    validate_blocks,
+)
+from simhash_cli.core.fingerprint import as_fingerprint_array, hamming_rows
+from simhash_cli.core.tables import (
+    choose_tables,
     key_buckets,
     key_pair_count,
     pairs_within,
     scheme_tables,
     shared_key_chunks,
     table_key,
-    validate_blocks,
     within_probability,
 )
-from simhash_cli.fingerprint import as_fingerprint_array, hamming_rows
 
 
 def brute_force(fps: list[int], bits: int, blocks: int) -> list[tuple[int, int]]:

@@ -8,17 +8,10 @@ from pathlib import Path
 import pytest
 
 from simhash_cli import InputError, PathNotFoundError
-from simhash_cli import corpus as corpus_module
-from simhash_cli.corpus import (
-    Event,
-    Skipped,
-    Warned,
-    decode_text,
-    list_files,
-    read_documents,
-    read_fingerprints,
-    read_vectors,
-)
+from simhash_cli.core.events import Event, OnEvent, Skipped, Stamp, Warned
+from simhash_cli.io.sources import files as files_module
+from simhash_cli.io.sources.files import _read_bytes, decode_text, list_files, read_documents
+from simhash_cli.io.sources.records import read_fingerprints, read_vectors
 
 TEXT = "Grüße, 世界 😀 — a test"
 
@@ -48,7 +41,7 @@ def test_plain_utf8_nul_bytes_and_replacement() -> None:
     assert decode_text(b"") == ("", False)
 
 
-def collect() -> tuple[list[Event], corpus_module.OnEvent]:
+def collect() -> tuple[list[Event], OnEvent]:
     events: list[Event] = []
     return events, events.append
 
@@ -100,14 +93,14 @@ def test_missing_paths_fail_before_any_work(tmp_path: Path) -> None:
 
 def test_read_documents_skips_and_warns(messy_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (messy_dir / "secret.txt").write_text("top secret")
-    real = corpus_module._read_bytes
+    real = _read_bytes
 
-    def guarded(path: str, max_bytes: int | None) -> tuple[bytes, corpus_module.Stamp]:
+    def guarded(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
         if path.endswith("secret.txt"):
             raise PermissionError(13, "Permission denied", path)
         return real(path, max_bytes)
 
-    monkeypatch.setattr(corpus_module, "_read_bytes", guarded)
+    monkeypatch.setattr(files_module, "_read_bytes", guarded)
     events, on_event = collect()
     reads: list[None] = []
     files = list_files([str(messy_dir)], on_event)

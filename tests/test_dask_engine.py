@@ -28,10 +28,27 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from simhash_cli import dask_engine, output, pipeline
-from simhash_cli.cluster import clusters_of_labels
-from simhash_cli.corpus import ReadPolicy
-from simhash_cli.dask_engine import Cluster, WorkerLostError
+from simhash_cli.app.records import (
+    corpus_from_fingerprints,
+    corpus_from_text_records,
+    corpus_from_vectors,
+)
+from simhash_cli.core.cluster import clusters_of_labels
+from simhash_cli.core.corpus import (
+    VECTORS_TOKENIZER,
+    VECTORS_WEIGHTING,
+    Corpus,
+    Settings,
+    corpus_from_texts,
+)
+from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
+from simhash_cli.core.tokenizer import TokenizerConfig
+from simhash_cli.core.vectorize import Weighting
+from simhash_cli.core.verifier import PairBudgetError, sorted_pairs
+from simhash_cli.core.verify import Verify
+from simhash_cli.engines.dask import engine as dask_engine
+from simhash_cli.engines.dask.engine import Cluster, WorkerLostError
+from simhash_cli.engines.local import corpus_from_paths
 from simhash_cli.errors import (
     ExitCode,
     InputError,
@@ -40,11 +57,10 @@ from simhash_cli.errors import (
     PathNotFoundError,
     SettingsMismatchError,
 )
-from simhash_cli.output import Format
-from simhash_cli.pipeline import Corpus, DedupeConfig, DedupeResult, Settings
-from simhash_cli.tokenizer import TokenizerConfig
-from simhash_cli.vectorize import Weighting
-from simhash_cli.verify import Verify
+from simhash_cli.io.sinks import records as sink_records
+from simhash_cli.io.sinks.formats import Format
+from simhash_cli.io.sinks.tables import emit_dedupe
+from simhash_cli.io.sources.files import ReadPolicy
 
 from conftest import SAMPLE
 
@@ -123,7 +139,7 @@ def test_20000_planted_fingerprints_give_the_local_result(
     cluster: Cluster, config: DedupeConfig
 ) -> None:
     docs = planted(20_000)
-    local = pipeline.dedupe(docs, config)
+    local = dedupe(docs, config)
     assert len(local.pairs) > 100
     assert_same(local, dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=3_000))
 
@@ -131,7 +147,7 @@ def test_20000_planted_fingerprints_give_the_local_result(
 def test_a_hot_bucket_of_2000_identical_fingerprints_completes(cluster: Cluster) -> None:
     docs = planted(6_000, hot=2_000, seed=5)
     config = DedupeConfig(blocks=4, verify=Verify.ESTIMATE)
-    local = pipeline.dedupe(docs, config)
+    local = dedupe(docs, config)
     found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=1_000)
     assert_same(local, found)
     assert max(len(members) for members in found.clusters) >= 2_000
@@ -167,8 +183,8 @@ def test_files_read_by_the_workers_give_the_local_result(
     paths = ("c",)
     settings = Settings()
     config = DedupeConfig(blocks=8, threshold=0.8, verify=verify)
-    local_docs = pipeline.corpus_from_paths(paths)
-    local = pipeline.dedupe(local_docs, config)
+    local_docs = corpus_from_paths(paths)
+    local = dedupe(local_docs, config)
     assert len(local.pairs) > 100
     found = dask_engine.dedupe_paths(
         cluster,
@@ -187,9 +203,9 @@ def test_files_read_by_the_workers_give_the_local_result(
 
 def test_vectors_given_here_are_verified_exactly_on_the_cluster(cluster: Cluster) -> None:
     texts = [f"alpha beta gamma delta {i % 7} {i % 11} {i % 13}" for i in range(400)]
-    docs = pipeline.corpus_from_texts(texts)
+    docs = corpus_from_texts(texts)
     config = DedupeConfig(blocks=4, threshold=0.7)
-    local = pipeline.dedupe(docs, config)
+    local = dedupe(docs, config)
     assert len(local.pairs) > 100
     assert_same(
         local, dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=64), exact=True
@@ -199,9 +215,9 @@ def test_vectors_given_here_are_verified_exactly_on_the_cluster(cluster: Cluster
 def test_budgets_hold_on_the_cluster(cluster: Cluster) -> None:
     docs = planted(3_000, hot=500)
     config = DedupeConfig(blocks=4, verify=Verify.ESTIMATE, max_pairs=100)
-    with pytest.raises(pipeline.PairBudgetError):
-        pipeline.dedupe(docs, config)
-    with pytest.raises(pipeline.PairBudgetError, match="more than 100 pairs"):
+    with pytest.raises(PairBudgetError):
+        dedupe(docs, config)
+    with pytest.raises(PairBudgetError, match="more than 100 pairs"):
         dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=500)
 
 
@@ -369,7 +385,7 @@ def test_fewer_than_two_documents_give_the_local_result(
         (tmp_path / f"{number}.txt").write_text("just one document")
     (tmp_path / "empty.txt").write_text("")
     config = DedupeConfig()
-    local = pipeline.dedupe(pipeline.corpus_from_paths((str(tmp_path),)), config)
+    local = dedupe(corpus_from_paths((str(tmp_path),)), config)
     found = dask_engine.dedupe_paths(
         cluster,
         (str(tmp_path),),
@@ -425,7 +441,7 @@ def test_text_records_read_in_blocks_give_the_local_result(
     write_text_records(source, 200)
     assert source.stat().st_size > 20 * 4_000  # many blocks
     config = DedupeConfig(blocks=8, threshold=0.8, verify=verify)
-    local = pipeline.dedupe(pipeline.corpus_from_text_records(str(source)), config)
+    local = dedupe(corpus_from_text_records(str(source)), config)
     assert len(local.pairs) > 50
     assert any(":" in doc_id for doc_id in local.corpus.ids)  # FILE:LINE ids, line numbers count
     assert_same(
@@ -438,7 +454,7 @@ def test_vector_and_fingerprint_records_read_in_blocks_give_the_local_result(
 ) -> None:
     texts = tmp_path / "texts.jsonl"
     write_text_records(texts, 150, seed=8)
-    docs = pipeline.corpus_from_text_records(str(texts))
+    docs = corpus_from_text_records(str(texts))
     vectors = tmp_path / "vectors.jsonl"
     with vectors.open("w") as out:
         for row, doc_id in enumerate(docs.ids):
@@ -449,17 +465,15 @@ def test_vector_and_fingerprint_records_read_in_blocks_give_the_local_result(
             }
             out.write(json.dumps({"id": doc_id, "features": features}) + "\n")
     config = DedupeConfig(blocks=4, threshold=0.8)
-    vector_settings = Settings(
-        tokenizer=pipeline.VECTORS_TOKENIZER, weighting=pipeline.VECTORS_WEIGHTING
-    )
-    local = pipeline.dedupe(pipeline.corpus_from_vectors(str(vectors)), config)
+    vector_settings = Settings(tokenizer=VECTORS_TOKENIZER, weighting=VECTORS_WEIGHTING)
+    local = dedupe(corpus_from_vectors(str(vectors)), config)
     found = records_on_dask(cluster, str(vectors), "vectors", config, settings=vector_settings)
     assert_same(local, found, exact=True)
     fingerprints = tmp_path / "fps.jsonl"
     made = simhash("fingerprint", "--texts", str(texts), "-o", str(fingerprints))
     assert made.returncode == ExitCode.OK, made.stderr
     estimate = DedupeConfig(blocks=4, threshold=0.8, verify=Verify.ESTIMATE)
-    local = pipeline.dedupe(pipeline.corpus_from_fingerprints(str(fingerprints)), estimate)
+    local = dedupe(corpus_from_fingerprints(str(fingerprints)), estimate)
     assert_same(local, records_on_dask(cluster, str(fingerprints), "fingerprints", estimate))
 
 
@@ -477,10 +491,8 @@ def test_malformed_records_are_named_by_file_and_line_across_blocks(
         records_on_dask(cluster, str(source), "texts", config)
     events: list[Any] = []
     local_events: list[Any] = []
-    local = pipeline.dedupe(
-        pipeline.corpus_from_text_records(
-            str(source), skip_bad_lines=True, on_event=local_events.append
-        ),
+    local = dedupe(
+        corpus_from_text_records(str(source), skip_bad_lines=True, on_event=local_events.append),
         config,
     )
     found = records_on_dask(
@@ -498,7 +510,7 @@ def test_records_from_a_url_and_a_glob(cluster: Cluster, tmp_path: Path) -> None
     write_text_records(tmp_path / "a.jsonl", 60, seed=1)
     write_text_records(tmp_path / "b.jsonl", 60, seed=2)
     config = DedupeConfig(blocks=4, threshold=0.8)
-    local = pipeline.dedupe(pipeline.corpus_from_text_records(str(tmp_path / "a.jsonl")), config)
+    local = dedupe(corpus_from_text_records(str(tmp_path / "a.jsonl")), config)
     by_url = records_on_dask(cluster, (tmp_path / "a.jsonl").as_uri(), "texts", config)
     assert np.array_equal(by_url.pairs.pairs, local.pairs.pairs)
     both = records_on_dask(cluster, str(tmp_path / "*.jsonl"), "texts", config)
@@ -561,7 +573,7 @@ def test_parquet_row_groups_on_the_cluster_give_the_local_result(
     table = pa.table({"id": [r.get("id") for r in rows], "text": [r["text"] for r in rows]})
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=37)
     config = DedupeConfig(blocks=4, threshold=0.8)
-    local = pipeline.dedupe(pipeline.corpus_from_text_records(str(tmp_path / "t.parquet")), config)
+    local = dedupe(corpus_from_text_records(str(tmp_path / "t.parquet")), config)
     assert len(local.pairs) > 20
     found = records_on_dask(cluster, str(tmp_path / "t.parquet"), "texts", config)
     assert_same(local, found, exact=True)
@@ -579,7 +591,7 @@ def test_without_the_extra_the_engine_says_how_to_install_it(
         pass
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(ParameterError, match=r"pip install 'simhash-cli\[parquet\]'"):
-        pipeline.corpus_from_text_records("any.parquet")
+        corpus_from_text_records("any.parquet")
 
 
 @pytest.mark.parametrize("verify", [Verify.ESTIMATE, Verify.EXACT])
@@ -590,32 +602,32 @@ def test_past_the_client_pairs_they_stay_on_the_workers_and_give_the_same_output
     back in order a chunk at a time; the output is the local engine's, byte for byte."""
     if verify is Verify.EXACT:
         write_corpus(tmp_path / "c", 200)
-        docs = pipeline.corpus_from_paths((str(tmp_path / "c"),))
+        docs = corpus_from_paths((str(tmp_path / "c"),))
         config = DedupeConfig(blocks=8, threshold=0.7, verify=verify)
     else:
         docs = planted(20_000, hot=150, seed=9)
         config = DedupeConfig(blocks=4, verify=verify)
-    local = pipeline.dedupe(docs, config)
+    local = dedupe(docs, config)
     monkeypatch.setattr(dask_engine, "CLIENT_PAIRS", 10)
-    monkeypatch.setattr(output, "PAIR_CHUNK", 97)
+    monkeypatch.setattr(sink_records, "PAIR_CHUNK", 97)
     found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=3_000)
     assert isinstance(found.pairs, dask_engine.StreamedPairs)
     assert len(found.pairs) == len(local.pairs) > 100
-    merged = pipeline.sorted_pairs(list(found.pairs.chunks(53)))
+    merged = sorted_pairs(list(found.pairs.chunks(53)))
     assert np.array_equal(merged.pairs, local.pairs.pairs)
     assert np.array_equal(merged.hamming, local.pairs.hamming)
     assert [c.tolist() for c in found.clusters] == [c.tolist() for c in local.clusters]
     for fmt in (Format.JSON, Format.JSONL, Format.CSV):
         ours, theirs = io.StringIO(), io.StringIO()
-        output.emit_dedupe(found, fmt, ours)
-        output.emit_dedupe(local, fmt, theirs)
+        emit_dedupe(found, fmt, ours)
+        emit_dedupe(local, fmt, theirs)
         if verify is Verify.ESTIMATE:
             assert ours.getvalue() == theirs.getvalue()
     if verify is Verify.EXACT:  # cosines may differ in their last bits (sums in another order)
         assert np.allclose(merged.cosine, local.pairs.cosine, rtol=0, atol=1e-12)
         ours, theirs = io.StringIO(), io.StringIO()
-        output.emit_dedupe(found, Format.JSONL, ours)
-        output.emit_dedupe(local, Format.JSONL, theirs)
+        emit_dedupe(found, Format.JSONL, ours)
+        emit_dedupe(local, Format.JSONL, theirs)
         strip = [
             {key: value for key, value in json.loads(line).items() if key != "cosine"}
             for line in theirs.getvalue().splitlines()
@@ -640,7 +652,7 @@ def test_components_in_rounds_follow_long_chains(cluster: Cluster) -> None:
         [f"d{i}" for i in range(3_000)], words[order], np.ones(3_000, np.int64), Settings()
     )
     config = DedupeConfig(max_distance=1, verify=Verify.ESTIMATE, threshold=0.5)
-    local = pipeline.dedupe(docs, config)
+    local = dedupe(docs, config)
     found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=500)
     assert [c.tolist() for c in found.clusters] == [c.tolist() for c in local.clusters]
     labels = dask_engine._labels_in_rounds(

@@ -29,7 +29,7 @@ from simhash_cli import (
     to_hex,
     to_int,
 )
-from simhash_cli.fingerprint import (
+from simhash_cli.core.fingerprint import (
     _exact_in_float32,
     as_fingerprint_array,
     feature_hashes,

@@ -20,11 +20,11 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_cli import index as index_module
 from simhash_cli.cli import main
+from simhash_cli.core.corpus import Settings
 from simhash_cli.errors import ExitCode, InputError
-from simhash_cli.index import Store, decode_id, encode_id
-from simhash_cli.pipeline import Settings
+from simhash_cli.index import store as index_module
+from simhash_cli.index.store import Store, decode_id, encode_id
 
 from conftest import ROOT, SAMPLE
 

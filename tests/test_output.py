@@ -11,19 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe, output
-from simhash_cli.corpus import Skipped, read_fingerprints
-from simhash_cli.output import (
-    Format,
-    Messages,
-    _RecordWriter,
-    default_format,
-    emit_dedupe,
-    emit_fingerprints,
-    fingerprint_records,
-    pair_records,
-)
-from simhash_cli.pipeline import Corpus
+from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
+from simhash_cli.core.corpus import Corpus
+from simhash_cli.core.events import Skipped
+from simhash_cli.io.sinks import records as sink_records
+from simhash_cli.io.sinks.formats import Format, RecordWriter, default_format
+from simhash_cli.io.sinks.messages import Messages
+from simhash_cli.io.sinks.records import dedupe_document, fingerprint_records, pair_records
+from simhash_cli.io.sinks.tables import emit_dedupe, emit_fingerprints
+from simhash_cli.io.sources.records import read_fingerprints
 
 ids = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12)
 
@@ -118,7 +114,7 @@ def test_default_format_follows_the_terminal() -> None:
 def test_streamed_json_is_the_same_bytes_as_one_dump(size: int) -> None:
     records = [{"id": f"d{i}", "fingerprint": "00ff", "text": "é\u2028"} for i in range(size)]
     out = io.StringIO()
-    writer = _RecordWriter(Format.JSON, out)
+    writer = RecordWriter(Format.JSON, out)
     writer.write(records[:1])
     writer.write(records[1:])
     writer.close()
@@ -135,12 +131,12 @@ def test_dedupe_output_written_in_chunks_is_the_same_bytes(
     names = [f"doc{i}" for i in range(9)]
     result = dedupe(make_corpus(tmp_path, names, 64), DedupeConfig(blocks=8, threshold=0.5))
     assert len(result.pairs) > 3 and len(result.clusters) >= 1
-    monkeypatch.setattr(output, "PAIR_CHUNK", chunk)
-    document = output.dedupe_document(result)
+    monkeypatch.setattr(sink_records, "PAIR_CHUNK", chunk)
+    document = dedupe_document(result)
     assert render(Format.JSON, emit_dedupe, result) == json.dumps(document, indent=2) + "\n"
     lines = render(Format.JSONL, emit_dedupe, result).splitlines()
     assert [json.loads(line) for line in lines] == document["pairs"]
     empty = dedupe(make_corpus(tmp_path, ["a", "b"], 64), DedupeConfig(blocks=8, threshold=1.0))
     assert len(empty.pairs) == 0
-    expected = json.dumps(output.dedupe_document(empty), indent=2) + "\n"
+    expected = json.dumps(dedupe_document(empty), indent=2) + "\n"
     assert render(Format.JSON, emit_dedupe, empty) == expected

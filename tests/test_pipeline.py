@@ -21,11 +21,13 @@ from simhash_cli import (
     corpus_from_texts,
     corpus_from_vectors,
     dedupe,
-    verify,
 )
-from simhash_cli.blocking import CandidateBudgetError
-from simhash_cli.corpus import Event, Skipped
-from simhash_cli.pipeline import concatenate, iter_fingerprints
+from simhash_cli.app.batches import iter_fingerprints
+from simhash_cli.core import verify as verify_module
+from simhash_cli.core.blocking import CandidateBudgetError
+from simhash_cli.core.corpus import concatenate
+from simhash_cli.core.events import Event, Skipped
+from simhash_cli.core.verify import sketch
 
 
 def test_corpus_from_paths_reports_and_drops_empty_documents(messy_dir: Path) -> None:
@@ -246,8 +248,8 @@ def test_the_wide_sketch_gate_only_skips_hopeless_candidates() -> None:
             base[rng.integers(0, base.size, 3)] = "edit"
         texts.append(" ".join(base))
     docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
-    with mock.patch.object(verify, "sketch", wraps=verify.sketch) as sketch:
+    with mock.patch.object(verify_module, "sketch", wraps=sketch) as spy:
         gated = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85))
     full = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85, hamming_gate=False))
-    assert sketch.call_count == 1 and gated.candidates == full.candidates == 150 * 149 // 2
+    assert spy.call_count == 1 and gated.candidates == full.candidates == 150 * 149 // 2
     assert gated.pairs.pairs.tolist() == full.pairs.pairs.tolist() and len(full.pairs) == 75

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, candidate_probability, within_probability
-from simhash_cli.plan import Background, Scheme, plan, sample_background, schemes_for
+from simhash_cli.core.schemes import Background, Scheme, plan, sample_background, schemes_for
 
 
 @given(

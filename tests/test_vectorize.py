@@ -19,9 +19,9 @@ from simhash_cli import (
     tokenize,
     vectorize,
 )
-from simhash_cli.fingerprint import to_int
-from simhash_cli.tokenizer import KeyCollision
-from simhash_cli.vectorize import count_matrix, from_mappings, row_mapping
+from simhash_cli.core.fingerprint import to_int
+from simhash_cli.core.tokenizer import KeyCollision
+from simhash_cli.core.vectorize import count_matrix, from_mappings, row_mapping
 
 
 def test_counts_are_term_frequencies() -> None:
@@ -113,7 +113,7 @@ def test_counts_equal_counting_the_tokenizer_output(
 
 
 def test_a_key_collision_switches_to_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = importlib.import_module("simhash_cli.vectorize")
+    module = importlib.import_module("simhash_cli.core.vectorize")
     real = module._WordTable.ids
     calls: list[None] = []
 

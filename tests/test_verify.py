@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
-from simhash_cli.fingerprint import as_fingerprint_array
-from simhash_cli.verify import (
+from simhash_cli.core.fingerprint import as_fingerprint_array
+from simhash_cli.core.verify import (
     SKETCH_BITS,
     THRESHOLD_TOLERANCE,
     estimate_cosine_rows,

@@ -30,85 +30,24 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from .actions import PLAN_VERSION, FileState, sha256_of
-from .corpus import stamp_of
-from .errors import InputError, PathNotFoundError
+from ...core.events import stamp_of
+from ...errors import InputError, PathNotFoundError
+from .journal import Journal
+from .plans import PLAN_VERSION, FileState, sha256_of
+from .steps import TEMP_SUFFIX, Action, LoadedPlan, Outcome, Status, Step
 
 __all__ = [
-    "JOURNAL_VERSION",
-    "Action",
-    "Journal",
-    "LoadedPlan",
-    "Outcome",
-    "Status",
-    "Step",
     "apply",
+    "apply_records",
     "destination_of",
     "load_plan",
     "static_refusal",
     "temp_name",
     "under_root",
 ]
-
-JOURNAL_VERSION = 1
-TEMP_SUFFIX = ".simhash-apply"
-
-
-class Action(str, Enum):
-    """What a step does with a file marked ``remove``."""
-
-    MOVE_TO = "move-to"
-    HARDLINK = "hardlink"
-    SYMLINK = "symlink"
-    DELETE = "delete"
-
-
-class Status(str, Enum):
-    """A step's outcome."""
-
-    DONE = "done"
-    WOULD_DO = "would_do"
-    """Dry run: every check passed, nothing was changed."""
-    ALREADY_DONE = "already_done"
-    """Done by an earlier run (its journal says so, or the file already is as the step makes it)."""
-    REFUSED = "refused"
-    """A check failed: nothing was changed."""
-    FAILED = "failed"
-    """The operating system refused the change: the file is as it was."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One file to act on, and the kept file of its cluster (``number`` counts from 1)."""
-
-    number: int
-    cluster: int
-    target: FileState
-    kept: FileState
-
-
-@dataclass(frozen=True)
-class Outcome:
-    step: Step
-    status: Status
-    detail: str
-    destination: str | None = None
-
-
-@dataclass(frozen=True)
-class LoadedPlan:
-    """A plan file read and checked: its steps, protected roots, and its digest (which ties a
-    journal to it)."""
-
-    path: str
-    sha256: str
-    protect: list[str]
-    steps: list[Step]
 
 
 # ---------------------------------------------------------------------------- the plan
@@ -437,83 +376,6 @@ def _describe(step: Step, action: Action, destination: str | None) -> str:
 # ---------------------------------------------------------------------------- journal
 
 
-class Journal:
-    """An append-only JSON Lines record of a run's steps, each line synced to disk.
-
-    The first line ties the journal to one plan (its SHA-256), action and destination; a
-    journal of anything else is refused rather than mixed in.
-    """
-
-    def __init__(self, path: str, header: dict[str, Any]) -> None:
-        self.path = path
-        self.header = header
-        self.done: set[int] = set()
-        self._descriptor: int | None = None
-
-    def open(self) -> None:
-        """Read what an earlier run recorded, then append to it (or start it)."""
-        lines = self._read()
-        if lines:
-            first = lines[0]
-            if {k: first.get(k) for k in self.header} != self.header:
-                raise InputError(
-                    f"the journal {self.path} records another plan, action or destination: "
-                    "give another --journal FILE, or move that one away"
-                )
-            # A step started and not recorded as done is not skipped: the run checks whether
-            # it was finished (_finished) and, if not, takes it again.
-            finished = (Status.DONE.value, Status.ALREADY_DONE.value)
-            self.done = {line["step"] for line in lines[1:] if line.get("status") in finished}
-        try:
-            self._descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        except OSError as exc:
-            raise InputError(f"cannot write the journal {self.path}: {exc.strerror}") from None
-        if not lines:
-            self._append(self.header)
-
-    def _read(self) -> list[dict[str, Any]]:
-        try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise InputError(f"cannot read the journal {self.path}: {exc.strerror}") from None
-        raw = data.split(b"\n")
-        complete, tail = raw[:-1], raw[-1]  # a last line without its newline was cut short
-        lines: list[dict[str, Any]] = []
-        for number, line in enumerate(complete, 1):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if not isinstance(record, dict):
-                raise InputError(f"{self.path}:{number}: not a simhash apply journal line")
-            lines.append(record)
-        if tail:
-            # A line cut short by a kill: dropped, so that the next line starts on its own
-            # (a journal holding only part of its first line starts again).
-            with open(self.path, "r+b") as handle:
-                handle.truncate(len(data) - len(tail))
-        return lines
-
-    def _append(self, record: dict[str, Any]) -> None:
-        assert self._descriptor is not None
-        os.write(self._descriptor, (json.dumps(record, ensure_ascii=True) + "\n").encode())
-        os.fsync(self._descriptor)
-
-    def record(self, step: Step, status: str, detail: str = "") -> None:
-        entry: dict[str, Any] = {"step": step.number, "path": step.target.path, "status": status}
-        if detail:
-            entry["detail"] = detail
-        self._append(entry)
-
-    def close(self) -> None:
-        if self._descriptor is not None:
-            os.close(self._descriptor)
-            self._descriptor = None
-
-
 # ---------------------------------------------------------------------------- the run
 
 
@@ -583,3 +445,19 @@ def _run_step(
     except OSError as exc:
         return outcome(Status.FAILED, f"{exc.strerror or exc} (the file is as it was)")
     return outcome(Status.DONE, _describe(step, action, destination))
+
+
+def apply_records(outcomes: Iterable[Outcome], action: Action) -> Iterator[dict[str, Any]]:
+    """``simhash apply``: one record per step, as it is taken."""
+    for outcome in outcomes:
+        step = outcome.step
+        yield {
+            "step": step.number,
+            "cluster": step.cluster,
+            "action": action.value,
+            "path": step.target.path,
+            "kept": step.kept.path,
+            "destination": outcome.destination,
+            "status": outcome.status.value,
+            "detail": outcome.detail,
+        }

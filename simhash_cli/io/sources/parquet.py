@@ -3,7 +3,7 @@
 A table with a ``text`` column (``--texts``) or a ``features`` column (``--vectors``: a map
 of feature to weight, or a list of ``{key, value}`` structs), and an optional ``id`` column
 (string or integer; a row without one is named ``FILE:ROW``, counting from 1). Each row is
-checked as a JSON Lines record would be (:func:`corpus.parse_value`), so both formats give the
+checked as a JSON Lines record would be (:func:`.records.parse_value`), so both formats give the
 same documents. Read a row group at a time, so the dask engine can hand row groups out.
 
 Needs pyarrow (``pip install 'simhash-cli[parquet]'``, or the ``distributed`` extra), and
@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import corpus
-from .errors import InputError, MalformedLineError, ParameterError, PathNotFoundError
+from ...errors import InputError, MalformedLineError, ParameterError, PathNotFoundError
+from .records import OnBadLine, Record, RecordKind, parse_value
 
 __all__ = ["MISSING_PYARROW", "is_parquet", "read_records", "row_groups"]
 
@@ -68,13 +68,13 @@ def row_groups(source: str) -> list[int]:
 
 def read_records(
     source: str,
-    kind: corpus.RecordKind,
+    kind: RecordKind,
     *,
     name: str | None = None,
     row_group: int | None = None,
     first_row: int = 1,
-    on_bad_line: corpus.OnBadLine = None,
-) -> list[corpus.Record]:
+    on_bad_line: OnBadLine = None,
+) -> list[Record]:
     """The records of one row group (or of the whole file), rows numbered from ``first_row``.
 
     Raises:
@@ -101,13 +101,13 @@ def read_records(
             raise InputError(f"cannot read {where} as Parquet: {exc}") from None
     values = table.column(column).to_pylist()
     ids = table.column("id").to_pylist() if "id" in wanted else [None] * len(values)
-    records: list[corpus.Record] = []
+    records: list[Record] = []
     for row, (doc_id, value) in enumerate(zip(ids, values, strict=True), start=first_row):
         record: dict[str, Any] = {column: _features(value) if kind == "vectors" else value}
         if doc_id is not None:
             record["id"] = doc_id
         try:
-            records.append(corpus.parse_value(kind, where, row, record))
+            records.append(parse_value(kind, where, row, record))
         except MalformedLineError as error:
             if on_bad_line is None:
                 raise

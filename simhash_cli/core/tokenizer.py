@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import CountVectorizer
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = [
     "TOKEN_PATTERN",

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .errors import InputError, ParameterError
+from ..errors import InputError, ParameterError
 
 __all__ = [
     "DEFAULT_BITS",

@@ -19,31 +19,44 @@ from typing import IO, Any, ClassVar, Literal, NoReturn, TextIO, TypeVar, cast
 import click
 from click.core import ParameterSource
 
-from . import __version__, dask_engine, indexing, pipeline
-from .actions import Keep, make_plan
-from .apply import (
-    JOURNAL_VERSION,
-    Action,
-    Journal,
-    LoadedPlan,
-    Status,
-    apply,
-    load_plan,
-    under_root,
+from .. import __version__
+from ..app.actions.apply import apply, apply_records, load_plan, under_root
+from ..app.actions.journal import JOURNAL_VERSION, Journal
+from ..app.actions.plans import Keep, make_plan
+from ..app.actions.script import write_script
+from ..app.actions.steps import Action, LoadedPlan, Status
+from ..app.batches import Mapper, iter_fingerprints
+from ..app.records import corpus_from_fingerprints, corpus_from_text_records, corpus_from_vectors
+from ..core.blocking import DEFAULT_MAX_CANDIDATES
+from ..core.calibrate import DEFAULT_MAX_DOCS, calibrate
+from ..core.corpus import VECTORS_TOKENIZER, VECTORS_WEIGHTING, Corpus, Settings, concatenate
+from ..core.events import Skipped
+from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
+from ..core.schemes import Background
+from ..core.schemes import plan as planner
+from ..core.search import (
+    AUDIT_MAX_DOCS,
+    AUTO,
+    DEFAULT_MAX_PAIRS,
+    DedupeConfig,
+    DedupeResult,
+    check_config,
+    compare,
+    dedupe,
+    plan_for,
 )
-from .blocking import DEFAULT_MAX_CANDIDATES
-from .calibrate import DEFAULT_MAX_DOCS, calibrate
-from .corpus import DEFAULT_MAX_BYTES, ReadPolicy, Skipped
-from .errors import ExitCode, InputError, SimhashError
-from .fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
-from .index import Store
-from .output import (
-    AtomicFile,
-    Format,
-    Messages,
-    ProgressHooks,
-    atomic_output,
-    default_format,
+from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
+from ..core.vectorize import Weighting
+from ..core.verify import Verify, estimate_limit
+from ..engines.dask import engine as dask_engine
+from ..engines.local import corpus_from_paths, ordered_map
+from ..errors import ExitCode, InputError, SimhashError
+from ..index import adding
+from ..index.store import Store
+from ..io.sinks.atomic import AtomicFile, atomic_output
+from ..io.sinks.formats import Format, default_format
+from ..io.sinks.messages import Messages, ProgressHooks
+from ..io.sinks.tables import (
     emit_apply,
     emit_calibration,
     emit_comparison,
@@ -54,12 +67,7 @@ from .output import (
     emit_plan,
     emit_records,
 )
-from .plan import Background
-from .plan import plan as planner
-from .script import write_script
-from .tokenizer import MAX_NGRAM, TokenizerConfig
-from .vectorize import Weighting
-from .verify import Verify, estimate_limit
+from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -213,7 +221,7 @@ def max_pairs_option(command: F) -> F:
     return click.option(
         "--max-pairs",
         type=click.IntRange(0),
-        default=pipeline.DEFAULT_MAX_PAIRS,
+        default=DEFAULT_MAX_PAIRS,
         show_default=True,
         help="Stop with an error when more pairs than this reach the threshold (the documents "
         "are then alike as a whole, and the pairs would fill memory).",
@@ -400,8 +408,8 @@ class _BlocksType(click.ParamType):  # type: ignore[type-arg]
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> int | str:
-        if value == pipeline.AUTO:
-            return pipeline.AUTO
+        if value == AUTO:
+            return AUTO
         if isinstance(value, int):
             return value
         try:
@@ -494,7 +502,7 @@ def _load(
     *,
     distinct: bool = True,
     vectors_needed: bool = True,
-) -> pipeline.Corpus:
+) -> Corpus:
     """Read the input the options name (``options``: the command's parameters as click parsed
     them). Without ``vectors_needed`` the fingerprints are streamed and no vectors kept."""
     reading = _Reading.parse(options)
@@ -502,7 +510,7 @@ def _load(
     if texts is not None:
         if paths or vectors is not None:
             raise click.UsageError("give PATHs, --vectors or --texts, only one of them")
-        return pipeline.corpus_from_text_records(
+        return corpus_from_text_records(
             texts,
             bits=reading.bits,
             seed=reading.seed,
@@ -514,7 +522,7 @@ def _load(
         )
     if vectors is not None:
         _check_vectors_options(paths, reading)
-        return pipeline.corpus_from_vectors(
+        return corpus_from_vectors(
             vectors,
             bits=reading.bits,
             seed=reading.seed,
@@ -526,8 +534,8 @@ def _load(
         raise click.UsageError("no input: give PATH... (- for standard input) or --vectors FILE")
     with messages.progress("reading") as hooks:
         if not vectors_needed and reading.streamable(paths, vectors):
-            return pipeline.concatenate(_stream(messages, paths, reading, hooks))
-        return pipeline.corpus_from_paths(
+            return concatenate(_stream(messages, paths, reading, hooks))
+        return corpus_from_paths(
             paths,
             bits=reading.bits,
             seed=reading.seed,
@@ -558,11 +566,11 @@ def _stream(
     paths: tuple[str, ...],
     reading: _Reading,
     hooks: ProgressHooks,
-    mapper: pipeline.Mapper | None = None,
-) -> Iterator[pipeline.Corpus]:
-    """Fingerprints only, batch by batch (:func:`~simhash_cli.pipeline.iter_fingerprints`),
+    mapper: Mapper | None = None,
+) -> Iterator[Corpus]:
+    """Fingerprints only, batch by batch (:func:`~simhash_cli.iter_fingerprints`),
     computed by ``mapper`` when given (a cluster)."""
-    return pipeline.iter_fingerprints(
+    return iter_fingerprints(
         paths,
         bits=reading.bits,
         seed=reading.seed,
@@ -574,7 +582,7 @@ def _stream(
         jobs=reading.jobs,
         policy=reading.policy,
         include_empty=reading.include_empty,
-        mapper=mapper,
+        mapper=mapper or ordered_map,
     )
 
 
@@ -688,7 +696,7 @@ def fingerprint_command(
     skipped: list[Skipped] = []
     documents = 0
 
-    def counted(batches: Iterator[pipeline.Corpus]) -> Iterator[pipeline.Corpus]:
+    def counted(batches: Iterator[Corpus]) -> Iterator[Corpus]:
         nonlocal documents
         for batch in batches:
             documents += len(batch)
@@ -744,7 +752,7 @@ def compare_command(
     messages = Messages(sys.stderr, quiet=quiet)
     docs = _load(messages, (a, b), None, click.get_current_context().params, distinct=False)
     with _report() as out:
-        emit_comparison(pipeline.compare(docs), _format(fmt), out)
+        emit_comparison(compare(docs), _format(fmt), out)
 
 
 @main.command("dedupe")
@@ -762,7 +770,7 @@ def compare_command(
 @click.option(
     "--blocks",
     type=_BlocksType(),
-    default=pipeline.AUTO,
+    default=AUTO,
     show_default=True,
     metavar="auto|N",
     help="Equal blocks per fingerprint; a shared block makes a candidate. 1 strict, 4 "
@@ -792,7 +800,7 @@ def compare_command(
     "--audit",
     is_flag=True,
     help="Also compute every pair's true cosine and report the blocks' recall and false "
-    f"candidates (up to {pipeline.AUDIT_MAX_DOCS:,} documents).",
+    f"candidates (up to {AUDIT_MAX_DOCS:,} documents).",
 )
 @click.option(
     "--check",
@@ -925,7 +933,7 @@ def dedupe_command(
     if on_cluster and records is not None:
         dask_engine.check_source(records[1])
         made_with = _records_settings(records[0], ctx.params)
-    docs: pipeline.Corpus | None = None
+    docs: Corpus | None = None
     if fingerprints is not None and on_cluster:
         verify = Verify(verify_mode or Verify.ESTIMATE.value)
     elif fingerprints is not None:
@@ -958,7 +966,7 @@ def dedupe_command(
         vectors_needed = verify is Verify.EXACT or audit
         if not dask or (records is not None and not on_cluster):
             docs = _load(messages, paths, vectors, options, vectors_needed=vectors_needed)
-    config = pipeline.DedupeConfig(
+    config = DedupeConfig(
         blocks=blocks,
         max_distance=max_distance,
         threshold=threshold,
@@ -968,7 +976,7 @@ def dedupe_command(
         audit=audit,
     )
 
-    def report(result: pipeline.DedupeResult) -> None:
+    def report(result: DedupeResult) -> None:
         with _report() as out:
             emit_dedupe(result, _format(fmt), out)
         messages.dedupe_summary(result)
@@ -988,7 +996,7 @@ def dedupe_command(
         return
     assert docs is not None
     with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
-        result = pipeline.dedupe(docs, config)
+        result = dedupe(docs, config)
     report(result)
 
 
@@ -1008,7 +1016,7 @@ def _records_input(
 
 def _records_settings(
     kind: str, options: dict[str, Any]
-) -> tuple[pipeline.Settings, Callable[[pipeline.Settings], None] | None]:
+) -> tuple[Settings, Callable[[Settings], None] | None]:
     """The settings records of ``kind`` are fingerprinted with (fingerprint records carry
     their own: then the check of the options against them); refuses options that do not
     apply, before any work."""
@@ -1021,23 +1029,23 @@ def _records_settings(
             options["char_ngrams"],
             options["weighting"],
         )
-        return pipeline.Settings(), check
+        return Settings(), check
     if kind == "vectors":
         _check_vectors_options((), reading)
-        vectors = pipeline.VECTORS_TOKENIZER, pipeline.VECTORS_WEIGHTING
-        return pipeline.Settings(reading.bits, reading.seed, *vectors), None
+        vectors = VECTORS_TOKENIZER, VECTORS_WEIGHTING
+        return Settings(reading.bits, reading.seed, *vectors), None
     texts = reading.tokenizer.name, reading.weighting.value
-    return pipeline.Settings(reading.bits, reading.seed, *texts), None
+    return Settings(reading.bits, reading.seed, *texts), None
 
 
 def _records_on_dask(
     messages: Messages,
     cluster: dask_engine.Cluster,
     records: tuple[str, str],
-    made_with: tuple[pipeline.Settings, Callable[[pipeline.Settings], None] | None],
-    config: pipeline.DedupeConfig,
+    made_with: tuple[Settings, Callable[[Settings], None] | None],
+    config: DedupeConfig,
     options: dict[str, Any],
-) -> pipeline.DedupeResult:
+) -> DedupeResult:
     """``dedupe --engine dask --texts|--vectors|--fingerprints SOURCE``: the records read by
     the workers, a block at a time, fingerprinted with the settings ``made_with`` names (and
     the check of fingerprint records' own, from :func:`_records_settings`)."""
@@ -1064,8 +1072,8 @@ def _search_on_dask(
     messages: Messages,
     cluster: dask_engine.Cluster,
     fingerprinted: dask_engine.OnCluster,
-    config: pipeline.DedupeConfig,
-) -> pipeline.DedupeResult:
+    config: DedupeConfig,
+) -> DedupeResult:
     n = len(fingerprinted.docs)
     with messages.status(f"finding and verifying candidates among {n:,} documents"):
         return dask_engine.dedupe(cluster, fingerprinted, config)
@@ -1074,24 +1082,22 @@ def _search_on_dask(
 def _dedupe_on_dask(
     messages: Messages,
     cluster: dask_engine.Cluster,
-    docs: pipeline.Corpus | None,
+    docs: Corpus | None,
     paths: tuple[str, ...],
-    config: pipeline.DedupeConfig,
+    config: DedupeConfig,
     options: dict[str, Any],
-) -> pipeline.DedupeResult:
+) -> DedupeResult:
     """``dedupe --engine dask``: files read by the workers, or documents read here (``docs``:
     records from standard input) sent to them."""
     keep_vectors = config.verify is Verify.EXACT
     if docs is not None:
-        pipeline.check_config(docs, config, has_vectors=docs.weights is not None)
+        check_config(docs, config, has_vectors=docs.weights is not None)
         fingerprinted = dask_engine.send_corpus(cluster, docs, keep_vectors=keep_vectors)
         return _search_on_dask(messages, cluster, fingerprinted, config)
     if not paths:
         raise click.UsageError("no input: give PATH... or --vectors/--texts/--fingerprints FILE")
     reading = _Reading.parse(options)
-    settings = pipeline.Settings(
-        reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
-    )
+    settings = Settings(reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value)
     with messages.progress("reading") as hooks:
         fingerprinted = dask_engine.read_paths(
             cluster,
@@ -1110,7 +1116,7 @@ def _dedupe_on_dask(
 
 def _write_plan(
     messages: Messages,
-    result: pipeline.DedupeResult,
+    result: DedupeResult,
     path: str,
     keep: Keep,
     protect: tuple[str, ...],
@@ -1259,7 +1265,7 @@ def apply_command(
                 protect=protect,
                 on_step=hooks.on_read,
             )
-            statuses = emit_apply(outcomes, chosen, _format(fmt), out)
+            statuses = emit_apply(apply_records(outcomes, chosen), chosen.value, _format(fmt), out)
     finally:
         if journal is not None:
             journal.close()
@@ -1372,7 +1378,7 @@ def plan_command(
         messages = Messages(sys.stderr, quiet=quiet)
         params = click.get_current_context().params
         corpus = _load(messages, paths, vectors, params, vectors_needed=False)
-        chosen = pipeline.plan_for(corpus, threshold=threshold, max_candidates=max_candidates)
+        chosen = plan_for(corpus, threshold=threshold, max_candidates=max_candidates)
     else:
         if docs is None:
             raise click.UsageError("give --docs N (the corpus size), or the corpus: PATH...")
@@ -1460,7 +1466,7 @@ def calibrate_command(
 
 def _load_through_index(
     messages: Messages, db: str, paths: tuple[str, ...], options: dict[str, Any]
-) -> pipeline.Corpus:
+) -> Corpus:
     """``dedupe --index DB PATH...``: the files' stored fingerprints, after the index was
     brought up to date (only new and changed files are read)."""
     if not paths:
@@ -1468,13 +1474,13 @@ def _load_through_index(
     reading = _Reading.parse(options)
     ctx = click.get_current_context()
     explicit = _settings_given(ctx)
-    requested = pipeline.Settings(
+    requested = Settings(
         reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
     )
-    with indexing.open_for_adding(db, requested if explicit else None, requested) as store:
+    with adding.open_for_adding(db, requested if explicit else None, requested) as store:
         report = _add_files(messages, store, paths, reading)
         _added(messages, db, report, store)
-        return indexing.stored_files(store, report)
+        return adding.stored_files(store, report)
 
 
 def _settings_given(ctx: click.Context) -> bool:
@@ -1490,10 +1496,10 @@ def _add_files(
     store: Store,
     paths: tuple[str, ...],
     reading: _Reading,
-    mapper: pipeline.Mapper | None = None,
-) -> indexing.AddReport:
+    mapper: Mapper | None = None,
+) -> adding.AddReport:
     with messages.progress("reading") as hooks:
-        return indexing.add_files(
+        return adding.add_files(
             store,
             paths,
             on_event=messages.event,
@@ -1501,11 +1507,11 @@ def _add_files(
             on_read=hooks.on_read,
             jobs=reading.jobs,
             policy=reading.policy,
-            mapper=mapper,
+            mapper=mapper or ordered_map,
         )
 
 
-def _added(messages: Messages, db: str, report: indexing.AddReport, store: Store) -> None:
+def _added(messages: Messages, db: str, report: adding.AddReport, store: Store) -> None:
     messages.info(
         f"{db}: {report.new:,} new, {report.updated:,} updated, "
         f"{report.unchanged:,} unchanged (not read), {len(report.removed):,} removed, "
@@ -1526,11 +1532,11 @@ def _load_fingerprints(
     weighting: str,
     *,
     include_empty: bool,
-) -> pipeline.Corpus:
+) -> Corpus:
     if paths or vectors is not None:
         raise click.UsageError("give PATHs, --vectors or --fingerprints, only one of them")
     check = _fingerprint_options(bits, seed, ngram, char_ngrams, weighting)
-    docs = pipeline.corpus_from_fingerprints(
+    docs = corpus_from_fingerprints(
         source,
         on_event=messages.event,
         skip_bad_lines=on_error == "skip",
@@ -1542,7 +1548,7 @@ def _load_fingerprints(
 
 def _fingerprint_options(
     bits: int | None, seed: int | None, ngram: int, char_ngrams: int | None, weighting: str
-) -> Callable[[pipeline.Settings], None]:
+) -> Callable[[Settings], None]:
     """Refuse tokenizer options with --fingerprints; the check of --bits and --seed against
     the settings the records turn out to have."""
     if ngram != 1 or char_ngrams is not None or weighting != Weighting.TF.value:
@@ -1551,7 +1557,7 @@ def _fingerprint_options(
             "(the records say how they were made)"
         )
 
-    def check(settings: pipeline.Settings) -> None:
+    def check(settings: Settings) -> None:
         # Settings are read from the records; options that say otherwise are a mistake.
         asked = {"--bits": (bits, settings.bits), "--seed": (seed, settings.seed)}
         for option, (given, stored) in asked.items():
@@ -1635,7 +1641,7 @@ def index_add_command(
     """
     _one_input(paths, vectors, fingerprints)
     if "-" in paths:
-        raise click.UsageError(indexing.NO_STANDARD_INPUT)
+        raise click.UsageError(adding.NO_STANDARD_INPUT)
     ctx = click.get_current_context()
     explicit = _settings_given(ctx)
     messages = Messages(sys.stderr, quiet=quiet)
@@ -1646,19 +1652,17 @@ def index_add_command(
             raise click.UsageError(
                 "--fingerprints records say how they were made: give no settings"
             )
-        docs = pipeline.corpus_from_fingerprints(
-            fingerprints, on_event=messages.event, skip_bad_lines=skip
-        )
-        store = indexing.open_for_adding(db, docs.settings, docs.settings)
+        docs = corpus_from_fingerprints(fingerprints, on_event=messages.event, skip_bad_lines=skip)
+        store = adding.open_for_adding(db, docs.settings, docs.settings)
     elif vectors is not None:
-        default = pipeline.Settings(
+        default = Settings(
             bits or DEFAULT_BITS,
             DEFAULT_SEED if seed is None else seed,
-            pipeline.VECTORS_TOKENIZER,
-            pipeline.VECTORS_WEIGHTING,
+            VECTORS_TOKENIZER,
+            VECTORS_WEIGHTING,
         )
-        store = indexing.open_for_adding(db, default if explicit else None, default)
-        docs = pipeline.corpus_from_vectors(
+        store = adding.open_for_adding(db, default if explicit else None, default)
+        docs = corpus_from_vectors(
             vectors,
             bits=store.settings.bits,
             seed=store.settings.seed,
@@ -1667,13 +1671,13 @@ def index_add_command(
         )
     else:
         reading = _Reading.parse(ctx.params)
-        requested = pipeline.Settings(
+        requested = Settings(
             reading.bits, reading.seed, reading.tokenizer.name, reading.weighting.value
         )
-        store = indexing.open_for_adding(db, requested if explicit else None, requested)
+        store = adding.open_for_adding(db, requested if explicit else None, requested)
     with store:
         if fingerprints is not None or vectors is not None:
-            report = indexing.add_records(store, docs)
+            report = adding.add_records(store, docs)
         elif dask:
             with _on_dask(messages, ctx.params) as cluster:
                 report = _add_files(messages, store, paths, reading, dask_engine.mapper(cluster))
@@ -1727,11 +1731,11 @@ def index_query_command(
     with Store.open(db) as store:
         settings = store.settings
         if fingerprints is not None:
-            docs = pipeline.corpus_from_fingerprints(
+            docs = corpus_from_fingerprints(
                 fingerprints, on_event=messages.event, skip_bad_lines=skip
             )
         elif vectors is not None:
-            docs = pipeline.corpus_from_vectors(
+            docs = corpus_from_vectors(
                 vectors,
                 bits=settings.bits,
                 seed=settings.seed,
@@ -1739,7 +1743,7 @@ def index_query_command(
                 skip_bad_lines=skip,
             )
         else:
-            docs = pipeline.corpus_from_paths(
+            docs = corpus_from_paths(
                 paths,
                 bits=settings.bits,
                 seed=settings.seed,
@@ -1755,7 +1759,7 @@ def index_query_command(
                 f"no Hamming distance at {settings.bits} bits estimates a cosine of {threshold:g}",
                 param_hint="--threshold",
             )
-        matches, names = indexing.search(store, docs, min(limit, settings.bits))
+        matches, names = adding.search(store, docs, min(limit, settings.bits))
         with _report() as out:
             emit_matches(matches, names, docs.ids, settings.bits, _format(fmt), out)
         how = (
@@ -1806,15 +1810,17 @@ def index_dedupe_command(
     messages = Messages(sys.stderr, quiet=quiet)
     verify = Verify(verify_mode)
     with Store.open(db) as store:
-        docs = indexing.stored_corpus(store)
+        docs = adding.stored_corpus(store)
     if verify is Verify.EXACT:
         with messages.progress("reading") as hooks:
-            docs = indexing.read_again(docs, messages.event, on_read=hooks.on_read, jobs=jobs)
-    config = pipeline.DedupeConfig(
+            docs = adding.read_again(
+                docs, messages.event, read=corpus_from_paths, on_read=hooks.on_read, jobs=jobs
+            )
+    config = DedupeConfig(
         threshold=threshold, verify=verify, max_candidates=max_candidates, max_pairs=max_pairs
     )
     with messages.status(f"finding and verifying candidates among {len(docs):,} documents"):
-        result = pipeline.dedupe(docs, config)
+        result = dedupe(docs, config)
     with _report() as out:
         emit_dedupe(result, _format(fmt), out)
     messages.dedupe_summary(result, "read" if verify is Verify.EXACT else "stored:")

@@ -32,16 +32,16 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .blocking import bit_slice, block_bounds
-from .errors import InputError, PathNotFoundError, SettingsMismatchError
-from .fingerprint import n_words
-from .pipeline import Settings
+from ..core.blocking import bit_slice, block_bounds
+from ..core.corpus import Settings
+from ..core.fingerprint import n_words
+from ..core.search import Matches
+from ..errors import InputError, PathNotFoundError, SettingsMismatchError
 
 __all__ = [
     "APPLICATION_ID",
@@ -49,7 +49,6 @@ __all__ = [
     "MAX_INDEX_BITS",
     "SCHEMA_VERSION",
     "IndexBusyError",
-    "Matches",
     "Store",
     "decode_id",
     "encode_id",
@@ -77,16 +76,6 @@ _PARAMETERS = 5_000  # bound parameters in one statement (SQLite allows 32,766)
 
 class IndexBusyError(InputError):
     """Another process held the index's write lock for longer than the busy timeout."""
-
-
-@dataclass(frozen=True)
-class Matches:
-    """Stored documents near each query: row k is query ``query[k]`` and stored row ``doc[k]``
-    at ``hamming[k]`` bits, sorted by query, then distance, then stored row."""
-
-    query: NDArray[np.int64]
-    doc: NDArray[np.int64]
-    hamming: NDArray[np.int64]
 
 
 def encode_id(doc_id: str) -> bytes:

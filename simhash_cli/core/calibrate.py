@@ -21,8 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..errors import InputError, ParameterError
 from .blocking import block_equalities, candidate_probability
-from .errors import InputError, ParameterError
 from .fingerprint import fingerprint_matrix, hamming_rows, validate_bits
 from .verify import unit_rows
 

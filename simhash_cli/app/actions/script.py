@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from .apply import Action, LoadedPlan, destination_of, static_refusal, temp_name
-from .errors import ExitCode
+from ...errors import ExitCode
+from .apply import destination_of, static_refusal, temp_name
+from .steps import Action, LoadedPlan
 
 __all__ = ["shell_quote", "write_script"]
 

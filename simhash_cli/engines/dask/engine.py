@@ -2,11 +2,11 @@
 partition by partition on the workers; only paths, parameters and arrays travel.
 
 partitions of files (or blocks of JSON Lines, row groups of Parquet) -> fingerprints (and
-vectors) by the core's functions (:func:`pipeline.fingerprint_batch`, ``from_*_records``) ->
-for each table of the scheme, every row routed by its key (:func:`blocking.key_buckets`): a
-shuffle -> in each bucket, copies collapsed, the pairs sharing this table's key and no earlier
-one (:func:`blocking.shared_key_chunks`) spread over the copies and verified
-(:func:`pipeline.verify_candidates`) -> the pairs back to the client -> clusters.
+vectors) by the same functions as locally (:func:`fingerprint_batch`, ``from_*_records``)
+-> for each table of the scheme, every row routed by its key (:func:`.tables.key_buckets`):
+a shuffle -> in each bucket, copies collapsed, the pairs sharing this table's key and no
+earlier one (:func:`.tables.shared_key_chunks`) spread over the copies and verified
+(:func:`verify_candidates`) -> the pairs back to the client -> clusters.
 
 A pair sharing several keys is found in the first table only, and every copy of a
 fingerprint lands in the same bucket of every table, so the buckets' pairs add up to exactly
@@ -33,20 +33,39 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from . import blocking, corpus, parquet, pipeline
-from . import cluster as clustering
-from .errors import (
+from ...app.batches import MAX_BATCH_FILES, Mapper, fingerprint_batch, report_batches
+from ...app.records import (
+    from_fingerprint_records,
+    from_text_records,
+    from_vector_records,
+    skipping,
+)
+from ...core import blocking, tables
+from ...core import cluster as clustering
+from ...core.corpus import Corpus, Settings, collecting, concatenate
+from ...core.events import Event, OnEvent, Skipped
+from ...core.fingerprint import feature_keys, n_words
+from ...core.search import DedupeConfig, DedupeResult, check_config, choose_scheme, dedupe_result
+from ...core.tokenizer import TokenizerConfig
+from ...core.vectorize import Weighting
+from ...core.verifier import (
+    CandidateCount,
+    Verifier,
+    pair_budget_error,
+    sorted_pairs,
+    verify_candidates,
+)
+from ...core.verify import ScoredPairs, Verify
+from ...errors import (
     InputError,
     ParameterError,
     PathNotFoundError,
     SettingsMismatchError,
     SimhashError,
 )
-from .fingerprint import feature_keys, n_words
-from .pipeline import Corpus, DedupeConfig, DedupeResult, Settings
-from .tokenizer import TokenizerConfig
-from .vectorize import Weighting
-from .verify import ScoredPairs, Verify
+from ...io.sources import parquet
+from ...io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, list_files
+from ...io.sources.records import RecordKind, block_lines, parse_lines
 
 __all__ = [
     "EXTRA_MISSING",
@@ -72,7 +91,7 @@ PARTITION_DOCS = 100_000
 # Files per partition: a task of about a second, and enough partitions to keep every
 # worker busy (four each).
 MIN_PARTITION_FILES = 200
-MAX_PARTITION_FILES = pipeline.MAX_BATCH_FILES
+MAX_PARTITION_FILES = MAX_BATCH_FILES
 MAX_BUCKETS = 256
 # Rows a bucket task holds, summed over the tables (16 bytes each, and the vector when exact).
 BUCKET_ROWS = 4_000_000
@@ -243,12 +262,12 @@ class Part:
     """A partition of documents as fingerprinted on a worker: the events of its reading, its
     documents (without vectors) and, for exact verification, their vectors."""
 
-    events: list[corpus.Event]
+    events: list[Event]
     docs: Corpus
     vectors: Vectors | None
 
     @classmethod
-    def of(cls, events: list[corpus.Event], docs: Corpus, keep_vectors: bool) -> Part:
+    def of(cls, events: list[Event], docs: Corpus, keep_vectors: bool) -> Part:
         """``docs`` without their weight matrix, and with their vectors when
         ``keep_vectors`` (then ``docs`` must have weights)."""
         vectors = None
@@ -279,7 +298,7 @@ class Search:
 
     def key(self, table: int) -> blocking.Key:
         """The bit ranges of table ``table``'s key."""
-        return blocking.table_key(self.settings.bits, self.blocks, self.tables[table])
+        return tables.table_key(self.settings.bits, self.blocks, self.tables[table])
 
 
 @dataclass(frozen=True)
@@ -295,7 +314,7 @@ class Found:
 # ------------------------------------------------------------------ tasks (on workers)
 
 
-Batch = tuple[list[corpus.Event], Corpus]
+Batch = tuple[list[Event], Corpus]
 
 
 def _batch_as_given(
@@ -317,12 +336,12 @@ def _fingerprint_part(
     tokenizer: TokenizerConfig,
     weighting: Weighting,
     settings: Settings,
-    policy: corpus.ReadPolicy,
+    policy: ReadPolicy,
     keep_vectors: bool,
 ) -> Part:
     events, batch = _batch_as_given(
         directory,
-        pipeline.fingerprint_batch,
+        fingerprint_batch,
         files,
         tokenizer,
         weighting,
@@ -334,12 +353,12 @@ def _fingerprint_part(
     return Part.of(events, batch, keep_vectors)
 
 
-def _head(part: Part) -> tuple[list[corpus.Event], Corpus]:
+def _head(part: Part) -> tuple[list[Event], Corpus]:
     return part.events, part.docs
 
 
 def _count_lines(data: bytes) -> int:
-    """Lines of a block as :func:`corpus.block_lines` splits them (universal newlines), counted
+    """Lines of a block as :func:`block_lines` splits them (universal newlines), counted
     on the bytes: no UTF-8 sequence holds a CR or LF byte, and a block never ends between the CR
     and LF of one line end (blocks end after an LF)."""
     ends = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
@@ -350,7 +369,7 @@ def _count_lines(data: bytes) -> int:
 class Records:
     """What every records task needs to know: the input's kind and how to fingerprint it."""
 
-    kind: corpus.RecordKind
+    kind: RecordKind
     settings: Settings
     tokenizer: TokenizerConfig
     weighting: Weighting
@@ -363,19 +382,19 @@ def _records_part(
 ) -> Part:
     """A block of a JSON Lines input: its records parsed as the file's reader would (line
     numbers from ``first_line``), fingerprinted as the local engine does."""
-    events: list[corpus.Event] = []
-    skipped: list[corpus.Skipped] = []
-    on_bad_line = pipeline.skipping(events.append, skipped) if records.skip_bad_lines else None
-    lines = corpus.block_lines(data, name, first_line, first_block=first_block)
-    parsed = corpus.parse_lines(lines, name, first_line, records.kind, on_bad_line)
+    events: list[Event] = []
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(events.append, skipped) if records.skip_bad_lines else None
+    lines = block_lines(data, name, first_line, first_block=first_block)
+    parsed = parse_lines(lines, name, first_line, records.kind, on_bad_line)
     return _part_of(parsed, events, skipped, records)
 
 
 def _parquet_part(url: str, name: str, row_group: int, first_row: int, records: Records) -> Part:
     """A row group of a Parquet input, as :func:`_records_part` a block of JSON Lines."""
-    events: list[corpus.Event] = []
-    skipped: list[corpus.Skipped] = []
-    on_bad_line = pipeline.skipping(events.append, skipped) if records.skip_bad_lines else None
+    events: list[Event] = []
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(events.append, skipped) if records.skip_bad_lines else None
     parsed = parquet.read_records(
         url,
         records.kind,
@@ -389,20 +408,20 @@ def _parquet_part(url: str, name: str, row_group: int, first_row: int, records: 
 
 def _part_of(
     parsed: Sequence[Any],
-    events: list[corpus.Event],
-    skipped: list[corpus.Skipped],
+    events: list[Event],
+    skipped: list[Skipped],
     records: Records,
 ) -> Part:
     """Records fingerprinted as the local engine does, with the events of their reading."""
     settings = records.settings
     if records.kind == "texts":
-        docs = pipeline.from_text_records(
+        docs = from_text_records(
             parsed, settings, records.tokenizer, records.weighting, events.append, skipped
         )
     elif records.kind == "vectors":
-        docs = pipeline.from_vector_records(parsed, settings, events.append, skipped)
+        docs = from_vector_records(parsed, settings, events.append, skipped)
     elif parsed:
-        docs = pipeline.from_fingerprint_records(parsed, events.append, skipped)
+        docs = from_fingerprint_records(parsed, events.append, skipped)
     else:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         docs = Corpus([], empty, np.zeros(0, np.int64), settings)
@@ -416,7 +435,7 @@ def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[list
     rows = offset + np.arange(fingerprints.shape[0], dtype=np.int64)
     buckets: list[list[Piece]] = [[] for _ in range(n_buckets)]
     for table in range(len(search.tables)):
-        bucket_of = blocking.key_buckets(fingerprints, search.key(table), n_buckets)
+        bucket_of = tables.key_buckets(fingerprints, search.key(table), n_buckets)
         order = np.argsort(bucket_of, kind="stable")
         bounds = np.searchsorted(bucket_of[order], np.arange(n_buckets + 1)).tolist()
         for bucket, (lo, hi) in enumerate(itertools.pairwise(bounds)):
@@ -438,7 +457,7 @@ def _search_bucket(pieces: list[list[Piece]], search: Search) -> Found:
         for table in range(len(search.tables))
     ]
     return Found(
-        pipeline.sorted_pairs([one.pairs for one in found]),
+        sorted_pairs([one.pairs for one in found]),
         sum(one.candidates for one in found),
         sum(one.checked for one in found),
         sum(one.key_pairs for one in found),
@@ -455,7 +474,7 @@ def _search_table(pieces: list[Piece], table: int, search: Search) -> Found:
         weights = Vectors.join([cast(Vectors, piece.vectors) for piece in pieces]).matrix()
     docs = Corpus([""] * rows.size, words, np.ones(rows.size, np.int64), settings, weights)
     copies = blocking.collapse(words, settings.bits)
-    key_pairs = blocking.key_pair_count(copies.fingerprints, search.key(table))
+    key_pairs = tables.key_pair_count(copies.fingerprints, search.key(table))
     if config.max_candidates is not None and key_pairs > config.max_candidates:
         raise blocking.budget_error(
             settings.bits,
@@ -465,16 +484,16 @@ def _search_table(pieces: list[Piece], table: int, search: Search) -> Found:
             copies.fingerprints.shape[0],
             config.max_candidates,
         )
-    verifier = pipeline.Verifier(docs, config, sketches=False)
-    budget = pipeline.CandidateCount(config.max_candidates, rows.size)
-    chunks = blocking.shared_key_chunks(
+    verifier = Verifier(docs, config, sketches=False)
+    budget = CandidateCount(config.max_candidates, rows.size)
+    chunks = tables.shared_key_chunks(
         copies.fingerprints,
         settings.bits,
         search.blocks,
         search.tables[table],
         max_distance=search.max_distance,
     )
-    pipeline.verify_candidates(verifier, copies, chunks, budget, with_copies=table == 0)
+    verify_candidates(verifier, copies, chunks, budget, with_copies=table == 0)
     kept = verifier.finish()
     return Found(
         dataclasses.replace(kept, pairs=rows[kept.pairs]),
@@ -513,10 +532,10 @@ def _pairs(found: Found) -> ScoredPairs:
 # ------------------------------------------------------------------ the client's side
 
 
-def mapper(cluster: Cluster) -> pipeline.Mapper:
-    """A :data:`~simhash_cli.pipeline.Mapper` on the cluster for batches of files (functions
+def mapper(cluster: Cluster) -> Mapper:
+    """A :data:`~simhash_cli.Mapper` on the cluster for batches of files (functions
     whose first argument is a list of paths, returning events and a corpus, as
-    :func:`pipeline.fingerprint_batch`): every call a task, the results yielded in order as
+    :func:`fingerprint_batch`): every call a task, the results yielded in order as
     they come (``fingerprint`` and ``index add`` stream them)."""
 
     def run(
@@ -568,8 +587,8 @@ def read_paths(
     tokenizer: TokenizerConfig,
     weighting: Weighting,
     keep_vectors: bool,
-    policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
-    on_event: corpus.OnEvent = lambda event: None,
+    policy: ReadPolicy = DEFAULT_POLICY,
+    on_event: OnEvent = lambda event: None,
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
     partition_files: int | None = None,
@@ -583,12 +602,10 @@ def read_paths(
     """
     if weighting is Weighting.TFIDF:
         raise ParameterError("--engine dask does not offer tfidf (its weights need the corpus)")
-    if corpus.STDIN in paths:
+    if STDIN in paths:
         raise ParameterError("--engine dask reads files the workers can open, not standard input")
-    listing: list[corpus.Skipped] = []
-    files = corpus.list_files(
-        paths, pipeline.collecting(on_event, listing), follow_symlinks=policy.follow_symlinks
-    )
+    listing: list[Skipped] = []
+    files = list_files(paths, collecting(on_event, listing), follow_symlinks=policy.follow_symlinks)
     if on_listed is not None:
         on_listed(len(files))
     size = partition_files or _partition_files(len(files), cluster.workers)
@@ -610,9 +627,9 @@ def read_paths(
             for batch in batches
         ]
         heads = (client.submit(_head, part).result() for part in parts)
-        docs_parts = list(pipeline.report_batches(batches, heads, on_event, on_read, listing))
+        docs_parts = list(report_batches(batches, heads, on_event, on_read, listing))
     if docs_parts:
-        docs = pipeline.concatenate(docs_parts)
+        docs = concatenate(docs_parts)
     else:
         width = n_words(settings.bits)
         docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
@@ -624,7 +641,7 @@ BLOCK_BYTES = 32 * 2**20
 
 
 def dedupe_records(
-    cluster: Cluster, source: str, kind: corpus.RecordKind, config: DedupeConfig, **reading: Any
+    cluster: Cluster, source: str, kind: RecordKind, config: DedupeConfig, **reading: Any
 ) -> DedupeResult:
     """:func:`read_records` then :func:`dedupe`: the local engine's result for these records."""
     keep_vectors = config.verify is Verify.EXACT and kind != "fingerprints"
@@ -635,13 +652,13 @@ def dedupe_records(
 def read_records(
     cluster: Cluster,
     source: str,
-    kind: corpus.RecordKind,
+    kind: RecordKind,
     *,
     settings: Settings,
     keep_vectors: bool,
     tokenizer: TokenizerConfig | None = None,
     weighting: Weighting = Weighting.TF,
-    on_event: corpus.OnEvent = lambda event: None,
+    on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
     check_settings: Callable[[Settings], None] | None = None,
     block_bytes: int = BLOCK_BYTES,
@@ -665,7 +682,7 @@ def read_records(
         else:
             parts = _json_lines_parts(cluster, source, job, block_bytes)
         heads = (cluster.client.submit(_head, part).result() for part in parts)
-        everything = list(pipeline.report_batches([[]] * len(parts), heads, on_event, None, []))
+        everything = list(report_batches([[]] * len(parts), heads, on_event, None, []))
     kept = [(part, docs) for part, docs in zip(parts, everything, strict=True) if len(docs)]
     skipped = [skip for docs in everything for skip in docs.skipped]
     if kind == "fingerprints":
@@ -675,7 +692,7 @@ def read_records(
         if check_settings is not None:
             check_settings(settings)
     if kept:
-        docs = pipeline.concatenate(docs for _, docs in kept)
+        docs = concatenate(docs for _, docs in kept)
     else:
         width = n_words(settings.bits)
         docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
@@ -772,7 +789,7 @@ def dedupe_corpus(
     partition_docs: int = PARTITION_DOCS,
 ) -> DedupeResult:
     """:func:`send_corpus` then :func:`dedupe`: the local engine's result for these documents."""
-    pipeline.check_config(docs, config, has_vectors=docs.weights is not None)
+    check_config(docs, config, has_vectors=docs.weights is not None)
     keep_vectors = config.verify is Verify.EXACT
     sent = send_corpus(cluster, docs, keep_vectors=keep_vectors, partition_docs=partition_docs)
     return dedupe(cluster, sent, config)
@@ -806,17 +823,17 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
         raise ParameterError("--audit compares all pairs in one process: use the local engine")
     if np.any(docs.n_features == 0):
         raise ParameterError("--engine dask does not take --include-empty yet")
-    pipeline.check_config(docs, config, has_vectors=fingerprinted.vectors)
+    check_config(docs, config, has_vectors=fingerprinted.vectors)
     bits = docs.settings.bits
-    scheme, planned = pipeline.choose_scheme(docs, config)
+    scheme, planned = choose_scheme(docs, config)
     if len(docs) < 2:
-        none = pipeline.sorted_pairs([])
-        return pipeline.dedupe_result(docs, config, scheme, planned, 0, 0, none)
-    tables = blocking.scheme_tables(bits, scheme.blocks, scheme.max_distance)
-    search = Search(docs.settings, config, tables, scheme.blocks, scheme.max_distance)
+        none = sorted_pairs([])
+        return dedupe_result(docs, config, scheme, planned, 0, 0, none)
+    keys = tables.scheme_tables(bits, scheme.blocks, scheme.max_distance)
+    search = Search(docs.settings, config, keys, scheme.blocks, scheme.max_distance)
     offsets = (np.cumsum(sizes) - sizes).tolist()
     # Buckets: two per worker at least, and about BUCKET_ROWS rows (of all tables) each.
-    wanted = -(-len(docs) * len(tables) // BUCKET_ROWS)
+    wanted = -(-len(docs) * len(keys) // BUCKET_ROWS)
     n_buckets = min(MAX_BUCKETS, max(2 * cluster.workers, wanted))
     client = cluster.client
     with _reported():
@@ -839,7 +856,7 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
             sizes_of = [count[0] for count in counts]
             labels = _labels_in_rounds(cluster, found, len(docs))
             streamed = StreamedPairs(cluster, found, sizes_of, len(docs))
-            return pipeline.dedupe_result(
+            return dedupe_result(
                 docs,
                 config,
                 scheme,
@@ -849,9 +866,9 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
                 streamed,
                 clusters=clustering.clusters_of_labels(labels),
             )
-        pairs = pipeline.sorted_pairs(client.gather([client.submit(_pairs, one) for one in found]))
+        pairs = sorted_pairs(client.gather([client.submit(_pairs, one) for one in found]))
     del splits, found
-    return pipeline.dedupe_result(docs, config, scheme, planned, candidates, checked, pairs)
+    return dedupe_result(docs, config, scheme, planned, candidates, checked, pairs)
 
 
 def _labels_in_rounds(cluster: Cluster, found: list[Any], n_docs: int) -> NDArray[np.int64]:
@@ -925,11 +942,11 @@ class StreamedPairs(ScoredPairs):
                         taken = int(np.searchsorted(codes(held[bucket]), bound, side="right"))
                     out.append(held[bucket].rows(slice(0, taken)))
                     held[bucket] = held[bucket].rows(slice(taken, None))
-                yield pipeline.sorted_pairs(out)
+                yield sorted_pairs(out)
 
 
 def _nothing() -> ScoredPairs:
-    return pipeline.sorted_pairs([])
+    return sorted_pairs([])
 
 
 def _check_budgets(
@@ -947,6 +964,6 @@ def _check_budgets(
         raise blocking.budget_error(
             docs.settings.bits, scheme.blocks, scheme.max_distance, key_pairs, n_distinct, limit
         )
-    pipeline.CandidateCount(limit, len(docs)).add(candidates)
+    CandidateCount(limit, len(docs)).add(candidates)
     if config.max_pairs is not None and kept > config.max_pairs:
-        raise pipeline.pair_budget_error(config, docs)
+        raise pair_budget_error(config, docs)

@@ -21,16 +21,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from .blocking import (
-    block_equalities,
-    candidate_probability,
-    choose_tables,
-    table_key_bits,
-    validate_blocks,
-    within_probability,
-)
-from .errors import ParameterError
+from ..errors import ParameterError
+from .blocking import block_equalities, candidate_probability, validate_blocks
 from .fingerprint import validate_bits
+from .tables import choose_tables, table_key_bits, within_probability
 
 __all__ = [
     "Assessment",

@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .corpus import STDIN, Stamp, stamp_of
-from .errors import InputError
-from .fingerprint import to_hex, to_int
+from ...core.events import Stamp, stamp_of
+from ...core.fingerprint import to_hex, to_int
+from ...errors import InputError
+from ...io.sources.files import STDIN
 
 __all__ = ["PLAN_VERSION", "Changed", "FileState", "Keep", "inspect", "make_plan", "sha256_of"]
 

@@ -10,12 +10,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import corpus, pipeline
-from .errors import InputError, ParameterError
-from .index import Matches, Store
-from .pipeline import Corpus, Settings
-from .tokenizer import TokenizerConfig
-from .vectorize import Weighting
+from ..app.batches import Mapper, iter_fingerprints
+from ..core.corpus import VECTORS_TOKENIZER, Corpus, Settings
+from ..core.events import Event, OnEvent, Skipped
+from ..core.search import Matches
+from ..core.tokenizer import TokenizerConfig
+from ..core.vectorize import Weighting
+from ..errors import InputError, ParameterError
+from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, list_files
+from .store import Store
 
 __all__ = [
     "NO_STANDARD_INPUT",
@@ -47,7 +50,7 @@ class AddReport:
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     """Stored files that changed into something that is no document (empty, binary)."""
-    skipped: list[corpus.Skipped] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     """Every file listed, by absolute path, in order."""
 
@@ -79,7 +82,7 @@ def open_for_adding(path: str, requested: Settings | None, default: Settings) ->
 
 
 def _reading(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
-    if settings.tokenizer == pipeline.VECTORS_TOKENIZER:
+    if settings.tokenizer == VECTORS_TOKENIZER:
         raise InputError(
             "this index holds fingerprints of given vectors: add and query with --vectors or "
             "--fingerprints"
@@ -91,27 +94,27 @@ def add_files(
     store: Store,
     paths: tuple[str, ...],
     *,
-    on_event: corpus.OnEvent,
+    on_event: OnEvent,
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
     jobs: int = 1,
-    policy: corpus.ReadPolicy = corpus.DEFAULT_POLICY,
-    mapper: pipeline.Mapper | None = None,
+    policy: ReadPolicy = DEFAULT_POLICY,
+    mapper: Mapper | None = None,
 ) -> AddReport:
     """Fingerprint the files below ``paths`` that the index does not hold as they are now
     (same absolute path, size and mtime) and store them, a batch per transaction: a killed
     add keeps its finished batches, and running it again reads only the rest. ``mapper``
-    computes the batches elsewhere (a Dask cluster; see :func:`pipeline.iter_fingerprints`)."""
+    computes the batches elsewhere (a Dask cluster; see :func:`iter_fingerprints`)."""
     tokenizer, weighting = _reading(store.settings)
     report = AddReport()
 
-    def collect(event: corpus.Event) -> None:
-        if isinstance(event, corpus.Skipped):
+    def collect(event: Event) -> None:
+        if isinstance(event, Skipped):
             report.skipped.append(event)
         on_event(event)
 
-    files = corpus.list_files(paths, collect, follow_symlinks=policy.follow_symlinks)
-    if corpus.STDIN in files:
+    files = list_files(paths, collect, follow_symlinks=policy.follow_symlinks)
+    if STDIN in files:
         raise InputError(NO_STANDARD_INPUT)
     absolute = [os.path.abspath(path) for path in files]
     report.files = absolute
@@ -137,7 +140,7 @@ def add_files(
         on_listed(len(absolute))
     stored_before = set(stored)
     seen: set[str] = set()
-    for batch in pipeline.iter_fingerprints(
+    for batch in iter_fingerprints(
         changed,
         bits=store.settings.bits,
         seed=store.settings.seed,
@@ -183,12 +186,14 @@ def add_records(store: Store, docs: Corpus) -> AddReport:
 
 def read_again(
     docs: Corpus,
-    on_event: corpus.OnEvent,
+    on_event: OnEvent,
     *,
+    read: Callable[..., Corpus],
     on_read: Callable[[], None] | None = None,
     jobs: int = 1,
 ) -> Corpus:
-    """The stored files read again, for their vectors (``index dedupe --verify exact``).
+    """The stored files read again by ``read`` (an engine's ``corpus_from_paths``), for their
+    vectors (``index dedupe --verify exact``).
 
     Raises:
         InputError: the index holds records that are not files, or a stored file is gone.
@@ -199,7 +204,7 @@ def read_again(
             raise InputError(
                 f"a stored file is gone: {path} (simhash index prune forgets such files)"
             )
-    return pipeline.corpus_from_paths(
+    return read(
         docs.ids,
         bits=docs.settings.bits,
         seed=docs.settings.seed,
@@ -232,7 +237,7 @@ def search(store: Store, docs: Corpus, max_distance: int) -> tuple[Matches, dict
     # A query that is itself stored (a file by its absolute path, a record by its id) is not
     # reported as its own match.
     names = [
-        doc_id if doc_id == corpus.STDIN or docs.stamps is None else os.path.abspath(doc_id)
+        doc_id if doc_id == STDIN or docs.stamps is None else os.path.abspath(doc_id)
         for doc_id in docs.ids
     ]
     stored = store.find(names)

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .errors import ParameterError
+from ..errors import ParameterError
 from .fingerprint import fingerprint_matrix, hamming_rows, validate_bits
 
 __all__ = [

@@ -1,0 +1,192 @@
+"""The work of one batch of files, the same on every engine: read, count, weight, fingerprint;
+and the batching of a listing (its size and order), done once here for all of them.
+
+An engine supplies a :data:`Mapper`, which runs :func:`fingerprint_batch` over the batches
+somewhere (this process, worker processes, a cluster) and yields the results in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights, stamp_array
+from ..core.events import Event, OnEvent, Skipped, Stamp
+from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, n_words, validate_bits, validate_seed
+from ..core.tokenizer import TokenizerConfig
+from ..core.vectorize import Weighting, apply_weighting, count_matrix
+from ..errors import ParameterError
+from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, list_files, read_documents
+
+__all__ = [
+    "MAX_BATCH_FILES",
+    "MIN_BATCH_FILES",
+    "Mapper",
+    "batch_size",
+    "batches_of",
+    "count_files",
+    "fingerprint_batch",
+    "in_process",
+    "iter_fingerprints",
+    "report_batches",
+]
+
+Result = TypeVar("Result")
+
+
+Mapper = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]], int], Iterable[Any]]
+"""``mapper(function, arguments, jobs)``: ``function(*args)`` for each argument tuple, in order."""
+
+
+def fingerprint_batch(
+    files: list[str],
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    settings: Settings,
+    policy: ReadPolicy,
+    include_empty: bool = False,
+    keep_vectors: bool = False,
+) -> tuple[list[Event], Corpus]:
+    """One batch read, counted, weighted and fingerprinted (in a worker or here), with the
+    events of its reading; the vectors come back too with ``keep_vectors``. Weights that need
+    the whole corpus (tfidf) are the caller's to refuse."""
+    ids, stamps, events, counts, features = count_files(files, tokenizer, policy)
+    weights = apply_weighting(counts, weighting)
+    batch = from_weights(
+        ids, weights, features, settings, events.append, [], EMPTY_TEXT, stamps, include_empty
+    )
+    if keep_vectors:
+        return events, batch
+    return events, Corpus(
+        batch.ids, batch.fingerprints, batch.n_features, settings, stamps=batch.stamps
+    )
+
+
+def iter_fingerprints(
+    paths: Sequence[str],
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: Weighting = Weighting.TF,
+    on_event: OnEvent = lambda event: None,
+    on_listed: Callable[[int], None] | None = None,
+    on_read: Callable[[], None] | None = None,
+    jobs: int = 1,
+    batch_files: int | None = None,
+    policy: ReadPolicy = DEFAULT_POLICY,
+    include_empty: bool = False,
+    mapper: Mapper | None = None,
+) -> Iterator[Corpus]:
+    """Fingerprints of files, batch by batch, in file order: memory follows the batch, not the
+    corpus (no vectors are kept). Each batch's documents depend on that batch alone, which is
+    why tfidf, whose weights come from the whole corpus, is not offered here.
+
+    ``mapper(function, arguments, jobs)`` computes the batches (default: one after the other
+    in this process; the local engine's spreads them over ``jobs`` processes); it must yield
+    the results in the order of ``arguments``.
+
+    Yields:
+        One Corpus per batch (ids, fingerprints, feature counts; weights None).
+
+    Raises:
+        ParameterError: tfidf weighting.
+        PathNotFoundError: a path does not exist (before anything is read).
+    """
+    if weighting is Weighting.TFIDF:
+        raise ParameterError("tfidf weights need the whole corpus; use corpus_from_paths")
+    tokenizer = tokenizer or TokenizerConfig()
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    listing: list[Skipped] = []
+    files = list_files(paths, collecting(on_event, listing), follow_symlinks=policy.follow_symlinks)
+    if on_listed is not None:
+        on_listed(len(files))
+    per_batch = batch_files or batch_size(len(files), jobs)
+    batches = batches_of(files, per_batch)
+    if not batches:
+        empty = np.zeros((0, n_words(settings.bits)), np.uint64)
+        none = stamp_array([])
+        yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing, stamps=none)
+    else:
+        jobs = jobs if STDIN not in files else 1  # standard input is this process's
+        arguments = [
+            (batch, tokenizer, weighting, settings, policy, include_empty) for batch in batches
+        ]
+        results = (mapper or in_process)(fingerprint_batch, arguments, jobs)
+        yield from report_batches(batches, results, on_event, on_read, listing)
+
+
+def report_batches(
+    batches: list[list[str]],
+    results: Iterable[tuple[list[Event], Corpus]],
+    on_event: OnEvent,
+    on_read: Callable[[], None] | None,
+    listing: list[Skipped],
+) -> Iterator[Corpus]:
+    """Pass each batch's events on, in order; the first batch also carries the files that
+    listing skipped, so that the batches' skips add up to the run's."""
+    for number, (files, (events, batch)) in enumerate(zip(batches, results, strict=True)):
+        for event in events:
+            on_event(event)
+        if on_read is not None:
+            for _ in files:
+                on_read()
+        skipped = [event for event in events if isinstance(event, Skipped)]
+        batch.skipped = (listing if number == 0 else []) + skipped
+        yield batch
+
+
+def count_files(
+    files: list[str],
+    tokenizer: TokenizerConfig,
+    policy: ReadPolicy = DEFAULT_POLICY,
+    on_event: OnEvent | None = None,
+    on_read: Callable[[], None] | None = None,
+) -> tuple[list[str], NDArray[np.void], list[Event], sp.csr_array, list[str]]:
+    """Read and count files: (ids read, their stamps, events, term counts, their columns). In
+    a worker the events are collected and returned; given ``on_event`` they go there as they
+    happen."""
+    events: list[Event] = []
+    ids: list[str] = []
+    stamps: list[Stamp] = []
+
+    def texts() -> Iterator[str]:
+        documents = read_documents(files, on_event or events.append, on_read=on_read, policy=policy)
+        for document in documents:
+            ids.append(document.id)
+            stamps.append(document.stamp)
+            yield document.text
+
+    counts, features = count_matrix(texts(), tokenizer)
+    return ids, stamp_array(stamps), events, counts, features
+
+
+# Below this many files a batch is not worth a process: starting one costs about 0.3 s.
+MIN_BATCH_FILES = 1000
+
+
+# A batch holds its documents' vectors while it is counted: this many files at the most.
+MAX_BATCH_FILES = 20_000
+
+
+def batch_size(n_files: int, jobs: int) -> int:
+    """Files per batch: two batches per process, at least 1,000 (a process costs ~0.3 s to
+    start), at most 20,000 (memory)."""
+    return min(MAX_BATCH_FILES, max(MIN_BATCH_FILES, -(-n_files // (2 * max(jobs, 1)))))
+
+
+def batches_of(files: list[str], per_batch: int) -> list[list[str]]:
+    """``files`` cut into consecutive batches of ``per_batch`` (the last one shorter)."""
+    return [files[i : i + per_batch] for i in range(0, len(files), per_batch)]
+
+
+def in_process(
+    function: Callable[..., Result], arguments: Sequence[tuple[Any, ...]], jobs: int
+) -> Iterator[Result]:
+    """The plainest :data:`Mapper`: ``function(*args)`` for each of ``arguments``, in order,
+    in this process (``jobs`` is not used)."""
+    return (function(*args) for args in arguments)

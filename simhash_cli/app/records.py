@@ -1,0 +1,208 @@
+"""Records -> a corpus: ``--texts`` (tokenized as files would be), ``--vectors`` (used exactly
+as given) and fingerprint records read back (all of one setting).
+
+Both engines make their corpora of records here, so that a record means the same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.corpus import (
+    EMPTY_TEXT,
+    EMPTY_VECTOR,
+    VECTORS_TOKENIZER,
+    VECTORS_WEIGHTING,
+    Corpus,
+    Settings,
+    from_weights,
+)
+from ..core.events import OnEvent, Skipped
+from ..core.fingerprint import (
+    DEFAULT_BITS,
+    DEFAULT_SEED,
+    from_int,
+    n_words,
+    validate_bits,
+    validate_seed,
+)
+from ..core.tokenizer import TokenizerConfig
+from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings
+from ..errors import InputError, MalformedLineError, SettingsMismatchError
+from ..io.sources import read_records
+from ..io.sources.records import FingerprintRecord, TextRecord, VectorRecord, read_fingerprints
+
+__all__ = [
+    "corpus_from_fingerprints",
+    "corpus_from_text_records",
+    "corpus_from_vectors",
+    "from_fingerprint_records",
+    "from_text_records",
+    "from_vector_records",
+    "skipping",
+]
+
+
+def corpus_from_vectors(
+    source: str,
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    on_event: OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
+    include_empty: bool = False,
+) -> Corpus:
+    """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given.
+
+    ``skip_bad_lines``: a malformed line is left out and reported (a Skipped event) instead
+    of stopping the run.
+    """
+    settings = Settings(
+        validate_bits(bits),
+        validate_seed(seed),
+        VECTORS_TOKENIZER,
+        VECTORS_WEIGHTING,
+    )
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
+    records: list[Any] = read_records(source, "vectors", on_bad_line)
+    return from_vector_records(records, settings, on_event, skipped, include_empty)
+
+
+def corpus_from_text_records(
+    source: str,
+    *,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: Weighting = Weighting.TF,
+    on_event: OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
+    include_empty: bool = False,
+) -> Corpus:
+    """Read ``--texts`` JSON Lines (``{"id": ..., "text": ...}``) and treat each text as a file
+    holding it would be. ``skip_bad_lines``: as for :func:`corpus_from_vectors`."""
+    tokenizer = tokenizer or TokenizerConfig()
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
+    records: list[Any] = read_records(source, "texts", on_bad_line)
+    return from_text_records(
+        records, settings, tokenizer, weighting, on_event, skipped, include_empty
+    )
+
+
+def skipping(on_event: OnEvent, skipped: list[Skipped]) -> Callable[[MalformedLineError], None]:
+    """Malformed lines of JSON input as Skipped events, counted with the run's other skips."""
+
+    def skip(error: MalformedLineError) -> None:
+        event = Skipped(error.where, f"malformed: {error.detail}")
+        skipped.append(event)
+        on_event(event)
+
+    return skip
+
+
+def corpus_from_fingerprints(
+    source: str,
+    *,
+    on_event: OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
+    include_empty: bool = False,
+) -> Corpus:
+    """Read the output of ``simhash fingerprint -f jsonl`` back (all with the same settings).
+
+    ``skip_bad_lines``: as for :func:`corpus_from_vectors`. A record of 0 features (written by
+    ``fingerprint --include-empty``) is an empty document: skipped unless ``include_empty``.
+
+    Raises:
+        SettingsMismatchError: records made with different settings, naming both.
+        InputError: a malformed record, or no record at all.
+    """
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
+    records = list(read_fingerprints(source, on_bad_line))
+    if not records:
+        raise InputError(f"no fingerprint records in {'<stdin>' if source == '-' else source}")
+    return from_fingerprint_records(records, on_event, skipped, include_empty)
+
+
+def from_vector_records(
+    records: Sequence[VectorRecord],
+    settings: Settings,
+    on_event: OnEvent,
+    skipped: list[Skipped],
+    include_empty: bool = False,
+) -> Corpus:
+    """Vectors as given, fingerprinted; those without a non-zero weight skipped (reported)."""
+    weights, features = from_mappings(record.features for record in records)
+    ids = [record.id for record in records]
+    return from_weights(
+        ids,
+        weights,
+        features,
+        settings,
+        on_event,
+        skipped,
+        EMPTY_VECTOR,
+        include_empty=include_empty,
+    )
+
+
+def from_text_records(
+    records: Sequence[TextRecord],
+    settings: Settings,
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    on_event: OnEvent,
+    skipped: list[Skipped],
+    include_empty: bool = False,
+) -> Corpus:
+    """Texts tokenized, weighted and fingerprinted; those without a token skipped (reported)."""
+    counts, features = count_matrix((record.text for record in records), tokenizer)
+    weights = apply_weighting(counts, weighting)
+    ids = [record.id for record in records]
+    return from_weights(
+        ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, include_empty=include_empty
+    )
+
+
+def from_fingerprint_records(
+    records: Sequence[FingerprintRecord],
+    on_event: OnEvent,
+    skipped: list[Skipped],
+    include_empty: bool = False,
+) -> Corpus:
+    """Fingerprint records as a corpus (at least one record, all with the same settings).
+
+    Raises:
+        SettingsMismatchError: records made with different settings, naming both.
+    """
+    first = records[0]
+    settings = Settings(first.bits, first.seed, first.tokenizer, first.weighting)
+    for record in records:
+        other = Settings(record.bits, record.seed, record.tokenizer, record.weighting)
+        if other != settings:
+            raise SettingsMismatchError(
+                f"fingerprints made with different settings cannot be compared: "
+                f"{first.id!r} has {settings.describe()}, {record.id!r} has {other.describe()}"
+            )
+    if not include_empty:
+        for record in records:
+            if record.features == 0:
+                event = Skipped(record.id, EMPTY_TEXT)
+                skipped.append(event)
+                on_event(event)
+        records = [record for record in records if record.features != 0]
+    width = n_words(settings.bits)
+    fingerprints = (
+        np.stack([from_int(record.fingerprint, settings.bits) for record in records])
+        if records
+        else np.zeros((0, width), np.uint64)
+    )
+    n_features = np.array([record.features for record in records], dtype=np.int64)
+    ids = [record.id for record in records]
+    return Corpus(ids, fingerprints, n_features, settings, skipped=skipped)

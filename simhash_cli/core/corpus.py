@@ -1,0 +1,208 @@
+"""A corpus: the documents that made it through reading, as arrays, and how weights become one.
+
+Every input kind ends here: files and texts (term counts, weighted), given vectors, or
+fingerprint records read back. Documents without a non-zero weight have no direction and are
+left out (reported), unless asked to be kept as empty documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..errors import InputError
+from .events import Event, OnEvent, Skipped, Stamp
+from .fingerprint import (
+    DEFAULT_BITS,
+    DEFAULT_SEED,
+    fingerprint_matrix,
+    validate_bits,
+    validate_seed,
+)
+from .tokenizer import TokenizerConfig
+from .vectorize import Weighting, vectorize
+
+__all__ = [
+    "EMPTY_TEXT",
+    "EMPTY_VECTOR",
+    "STAMP_DTYPE",
+    "Corpus",
+    "Settings",
+    "collecting",
+    "concatenate",
+    "corpus_from_texts",
+    "from_weights",
+    "stamp_array",
+]
+
+
+EMPTY_TEXT = "empty (no tokens)"
+EMPTY_VECTOR = "empty (no non-zero weight)"
+VECTORS_TOKENIZER = "vectors"
+VECTORS_WEIGHTING = "given"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a fingerprint was made with; fingerprints compare only under equal settings."""
+
+    bits: int = DEFAULT_BITS
+    seed: int = DEFAULT_SEED
+    tokenizer: str = "word"
+    weighting: str = Weighting.TF.value
+
+    def describe(self) -> str:
+        """Human-readable, for error messages: ``bits=64 seed=12345 tokenizer=word ...``."""
+        return (
+            f"bits={self.bits} seed={self.seed} "
+            f"tokenizer={self.tokenizer} weighting={self.weighting}"
+        )
+
+
+STAMP_DTYPE = np.dtype(
+    [
+        ("device", np.uint64),
+        ("inode", np.uint64),
+        ("size", np.int64),
+        ("mtime_ns", np.int64),
+        ("ctime_ns", np.int64),
+    ]
+)
+"""A file as the scan read it (:data:`simhash_cli.Stamp`), one record per document."""
+
+
+def stamp_array(stamps: Sequence[Stamp]) -> NDArray[np.void]:
+    return np.array(list(stamps), dtype=STAMP_DTYPE)
+
+
+@dataclass
+class Corpus:
+    """Documents that made it through reading, with their vectors and fingerprints.
+
+    Attributes:
+        ids: n document ids.
+        fingerprints: (n, n_words) uint64.
+        n_features: (n,) int64 distinct features per document.
+        settings: how the fingerprints were made.
+        weights: (n, n_features) CSR weights, or None when read from fingerprints.
+        features: the weight matrix's column names.
+        skipped: documents left out, and why.
+        stamps: (n,) :data:`STAMP_DTYPE`, each file as it was read (all zero for a stream),
+            or None when the documents did not come from files.
+    """
+
+    ids: list[str]
+    fingerprints: NDArray[np.uint64]
+    n_features: NDArray[np.int64]
+    settings: Settings
+    weights: sp.csr_array | None = None
+    features: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    stamps: NDArray[np.void] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def select(self, rows: NDArray[np.int64]) -> Corpus:
+        """The documents at ``rows``, in that order, with their vectors and stamps."""
+        return Corpus(
+            [self.ids[row] for row in rows.tolist()],
+            self.fingerprints[rows],
+            self.n_features[rows],
+            self.settings,
+            None if self.weights is None else sp.csr_array(self.weights[rows]),
+            self.features,
+            self.skipped,
+            None if self.stamps is None else self.stamps[rows],
+        )
+
+
+def collecting(on_event: OnEvent, skipped: list[Skipped]) -> OnEvent:
+    def handle(event: Event) -> None:
+        if isinstance(event, Skipped):
+            skipped.append(event)
+        on_event(event)
+
+    return handle
+
+
+def from_weights(
+    ids: list[str],
+    weights: sp.csr_array,
+    features: list[str],
+    settings: Settings,
+    on_event: OnEvent,
+    skipped: list[Skipped],
+    empty_reason: str,
+    stamps: NDArray[np.void] | None = None,
+    include_empty: bool = False,
+) -> Corpus:
+    """Drop documents without a non-zero weight (reported), then fingerprint the rest.
+
+    Such a vector has no direction: its fingerprint would be 0 and its cosine undefined, and
+    it must never be reported as a duplicate of a real document. With ``include_empty`` they
+    stay, marked by 0 features (and fingerprint 0, as the reference gives them), and
+    :func:`dedupe` groups them with each other only.
+    """
+    n_docs = weights.shape[0]
+    n_features = np.diff(weights.indptr).astype(np.int64)
+    entry_rows = np.repeat(np.arange(n_docs), n_features)
+    n_nonzero = np.bincount(entry_rows[weights.data != 0], minlength=n_docs)
+    empty = np.flatnonzero(n_nonzero == 0)
+    if include_empty:
+        n_features[empty] = 0
+        empty = empty[:0]
+    for row in empty.tolist():
+        event = Skipped(ids[row], empty_reason)
+        skipped.append(event)
+        on_event(event)
+    if empty.size:
+        keep = np.flatnonzero(n_nonzero > 0)
+        weights = sp.csr_array(weights[keep])
+        ids = [ids[row] for row in keep.tolist()]
+        n_features = n_features[keep]
+        stamps = None if stamps is None else stamps[keep]
+    fingerprints = fingerprint_matrix(weights, features, bits=settings.bits, seed=settings.seed)
+    return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped, stamps)
+
+
+def concatenate(batches: Iterable[Corpus]) -> Corpus:
+    """One corpus from batches with the same settings (fingerprints only, no vectors)."""
+    parts = list(batches)
+    if not parts:
+        raise InputError("no batches to join")
+    settings = parts[0].settings
+    stamps = [part.stamps for part in parts if part.stamps is not None]
+    return Corpus(
+        [doc_id for part in parts for doc_id in part.ids],
+        np.concatenate([part.fingerprints for part in parts]),
+        np.concatenate([part.n_features for part in parts]),
+        settings,
+        skipped=[skip for part in parts for skip in part.skipped],
+        stamps=np.concatenate(stamps) if len(stamps) == len(parts) else None,
+    )
+
+
+def corpus_from_texts(
+    texts: Sequence[str],
+    *,
+    ids: Sequence[str] | None = None,
+    bits: int = DEFAULT_BITS,
+    seed: int = DEFAULT_SEED,
+    tokenizer: TokenizerConfig | None = None,
+    weighting: Weighting = Weighting.TF,
+    on_event: OnEvent = lambda event: None,
+) -> Corpus:
+    """Documents already in memory (ids default to "0", "1", ...), as :func:`corpus_from_paths`
+    would make them from files holding these texts."""
+    tokenizer = tokenizer or TokenizerConfig()
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    names = [str(i) for i in range(len(texts))] if ids is None else list(ids)
+    if len(names) != len(texts):
+        raise InputError(f"{len(names)} ids for {len(texts)} texts")
+    weights, features = vectorize(texts, tokenizer=tokenizer, weighting=weighting)
+    return from_weights(names, weights, features, settings, on_event, [], EMPTY_TEXT)

@@ -1,0 +1,49 @@
+"""What happens to a document on its way in: skipped (and why) or warned about, and the file
+as it was read (its stamp), so that later steps can tell whether it is still that file.
+
+Readers report events through an ``on_event`` callback; nothing below the command line prints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["NO_STAMP", "Event", "OnEvent", "Skipped", "Stamp", "Warned", "stamp_of"]
+
+
+Stamp = tuple[int, int, int, int, int]
+"""A file as it was read: (device, inode, size, mtime_ns, ctime_ns)."""
+
+
+NO_STAMP: Stamp = (0, 0, -1, 0, 0)
+"""Standard input or a pipe: nothing on disk that could be acted on later."""
+
+
+def stamp_of(info: os.stat_result) -> Stamp:
+    """The fields of a stat result that change whenever a file is replaced or written: the
+    inode's ctime changes on every write, even one that sets mtime back."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A document left out of the run, and why (``binary``, ``empty``, ``unreadable: ...``)."""
+
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Warned:
+    """A document that was used, with something the user should know about it."""
+
+    id: str
+    message: str
+
+
+Event = Skipped | Warned
+
+
+OnEvent = Callable[[Event], None]

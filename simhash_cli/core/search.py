@@ -1,0 +1,422 @@
+"""Finding near-duplicates in a corpus: compare two documents, or dedupe many.
+
+:func:`dedupe` chains the stages: the scheme (given, or the planner's choice for this corpus),
+candidates from blocks or Manku's tables among distinct fingerprints, verification at the
+threshold (:mod:`~simhash_cli.core.verifier`), clusters, and optionally an audit against every
+pair's true cosine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..errors import InputError, ParameterError
+from . import blocking, cluster, tables, verify
+from .corpus import Corpus, Settings
+from .fingerprint import hamming_rows, to_int
+from .schemes import Plan, Scheme, plan, sample_background
+from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
+from .verify import ScoredPairs, Verify
+
+__all__ = [
+    "AUDIT_MAX_DOCS",
+    "AUTO",
+    "Audit",
+    "Comparison",
+    "DedupeConfig",
+    "DedupeResult",
+    "check_config",
+    "choose_scheme",
+    "compare",
+    "dedupe",
+    "dedupe_result",
+    "plan_for",
+    "suggest_blocks",
+    "suggest_max_distance",
+]
+
+
+AUTO: Literal["auto"] = "auto"
+
+
+AUDIT_MAX_DOCS = 5000
+
+
+DEFAULT_MAX_PAIRS = 10_000_000
+
+
+RECALL_HINT_BELOW = 0.9
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two documents side by side (``simhash compare``)."""
+
+    a: str
+    b: str
+    fingerprint_a: int
+    fingerprint_b: int
+    settings: Settings
+    hamming: int
+    estimated_cosine: float
+    cosine: float | None
+
+
+def compare(pair: Corpus) -> Comparison:
+    """Compare the two documents of ``pair``.
+
+    Raises:
+        InputError: the corpus does not hold exactly two documents (one was skipped).
+    """
+    if len(pair) != 2:
+        reasons = "; ".join(f"{s.id}: {s.reason}" for s in pair.skipped)
+        raise InputError(f"compare needs two documents with features ({reasons})")
+    scored = verify.score_pairs(
+        np.array([[0, 1]], dtype=np.int64),
+        pair.fingerprints,
+        bits=pair.settings.bits,
+        weights=pair.weights,
+    )
+    cosine = float(scored.cosine[0])
+    return Comparison(
+        a=pair.ids[0],
+        b=pair.ids[1],
+        fingerprint_a=to_int(pair.fingerprints[0]),
+        fingerprint_b=to_int(pair.fingerprints[1]),
+        settings=pair.settings,
+        hamming=int(scored.hamming[0]),
+        estimated_cosine=float(scored.estimated_cosine[0]),
+        cosine=None if np.isnan(cosine) else cosine,
+    )
+
+
+@dataclass(frozen=True)
+class DedupeConfig:
+    """Tuning of ``dedupe``: blocking scheme, verification and threshold."""
+
+    blocks: int | Literal["auto"] = AUTO
+    """Equal blocks per fingerprint, or ``auto``: the planner's cheapest scheme that reaches
+    0.95 expected recall at the threshold on this corpus (blocks or Manku's tables)."""
+    threshold: float = 0.9
+    verify: Verify = Verify.EXACT
+    max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
+    max_pairs: int | None = DEFAULT_MAX_PAIRS
+    """Stop (PairBudgetError) when more pairs than this reach the threshold: at that point the
+    documents are alike as a whole, and the pairs would fill memory before they were shown."""
+    audit: bool = False
+    max_distance: int | None = None
+    """When set, candidates are exactly the pairs within this many bits (Manku's tables) and
+    ``blocks`` is not used."""
+    hamming_gate: bool = True
+    """Skip the exact check of candidates whose Hamming distance a pair at the threshold
+    reaches with odds below 1 in 10,000 (:func:`~simhash_cli.verify.hamming_gate`)."""
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The blocking scheme measured against all pairs' true cosine (``--audit``).
+
+    Attributes:
+        similar_pairs: pairs with true cosine >= threshold.
+        found: how many of them became candidates.
+        recall: found / similar_pairs (1.0 when there are none).
+        false_candidates: candidates whose true cosine is below the threshold.
+        missed: the similar pairs the scheme did not find, scored.
+    """
+
+    similar_pairs: int
+    found: int
+    recall: float
+    false_candidates: int
+    missed: ScoredPairs
+
+
+@dataclass(frozen=True)
+class DedupeResult:
+    """Flagged pairs, their clusters and the numbers behind them."""
+
+    corpus: Corpus
+    config: DedupeConfig
+    scheme: Scheme
+    plan: Plan | None
+    candidates: int
+    gated_out: int
+    """Candidates not checked exactly: beyond the Hamming gate of the threshold."""
+    pairs: ScoredPairs
+    clusters: list[NDArray[np.int64]]
+    expected_recall: float
+    suggested_blocks: int | None
+    suggested_max_distance: int | None
+    audit: Audit | None
+    empty_pairs: int = 0
+    """Pairs of empty documents (``--include-empty``), among ``pairs``: estimate 1.0, cosine
+    NaN (undefined), grouped with each other only."""
+
+
+def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
+    """Fewest blocks (so fewest candidates) whose expected recall at ``threshold`` >= target."""
+    for blocks in range(1, bits + 1):
+        if bits % blocks == 0:
+            probability = blocking.candidate_probability(threshold, bits=bits, blocks=blocks)
+            if float(probability) >= target:
+                return blocks
+    return None
+
+
+def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
+    """Smallest Hamming radius whose expected recall at ``threshold`` >= target."""
+    for distance in range(bits):
+        probability = tables.within_probability(threshold, bits=bits, max_distance=distance)
+        if float(probability) >= target:
+            return distance
+    return None
+
+
+def _scheme(
+    docs: Corpus, config: DedupeConfig, copies: blocking.Copies
+) -> tuple[Scheme, Plan | None]:
+    """The scheme the config names, or the planner's choice for this corpus."""
+    bits = docs.settings.bits
+    n_distinct = copies.fingerprints.shape[0]
+    if config.max_distance is not None:
+        k = config.max_distance
+        if not 0 <= k < bits:
+            raise ParameterError(f"max_distance must be from 0 to {bits - 1}, not {k}")
+        return Scheme("tables", tables.choose_tables(n_distinct, bits, k), k), None
+    if config.blocks != AUTO:
+        return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
+    chosen = plan_for(
+        docs, threshold=config.threshold, max_candidates=config.max_candidates, copies=copies
+    )
+    return chosen.best_effort().scheme, chosen
+
+
+def plan_for(
+    docs: Corpus,
+    *,
+    threshold: float,
+    max_candidates: int | None,
+    copies: blocking.Copies | None = None,
+) -> Plan:
+    """The planner's view of this corpus: how many distinct fingerprints it has (copies of
+    one are compared once), and how often those of unrelated documents agree by chance
+    (measured on a sample of their pairs)."""
+    bits = docs.settings.bits
+    distinct = (copies or blocking.collapse(docs.fingerprints, bits)).fingerprints
+    return plan(
+        bits=bits,
+        threshold=threshold,
+        n_docs=distinct.shape[0],
+        background=sample_background(distinct),
+        max_candidates=max_candidates,
+    )
+
+
+def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
+    """Candidates by the chosen scheme, verification at the threshold, clusters.
+
+    Raises:
+        ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
+            verification or an audit without the documents' vectors.
+        CandidateBudgetError: the scheme would produce too many candidate pairs.
+    """
+    config = config or DedupeConfig()
+    empty = np.flatnonzero(docs.n_features == 0)
+    if empty.size:
+        return _with_empty(docs, config, empty)
+    check_config(docs, config, has_vectors=docs.weights is not None)
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    scheme, planned = _scheme(docs, config, copies)
+    n_candidates, n_checked, kept, audited = _verified_pairs(docs, config, scheme, copies)
+    return dedupe_result(
+        docs, config, scheme, planned, n_candidates, n_checked, kept, audited=audited
+    )
+
+
+def check_config(docs: Corpus, config: DedupeConfig, *, has_vectors: bool) -> None:
+    """Refuse what this corpus cannot be deduplicated with, before any work.
+
+    Raises:
+        ParameterError: a threshold outside [-1, 1]; exact verification or an audit without
+            the documents' vectors; an audit at a threshold <= 0 or of too many documents.
+    """
+    verify.validate_threshold(config.threshold)
+    needs_vectors = config.verify is Verify.EXACT or config.audit
+    if needs_vectors and not has_vectors:
+        raise ParameterError(
+            "exact verification and --audit need the documents' vectors; "
+            "fingerprints alone support --verify estimate"
+        )
+    if config.audit and config.threshold <= 0:
+        raise ParameterError("--audit needs a threshold above 0")
+    if config.audit and len(docs) > AUDIT_MAX_DOCS:
+        raise ParameterError(
+            f"--audit compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
+            f"(this corpus has {len(docs):,})"
+        )
+
+
+def choose_scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Plan | None]:
+    """The scheme :func:`dedupe` would run on these documents, and the planner's view when
+    it chose (``blocks="auto"``)."""
+    return _scheme(docs, config, blocking.collapse(docs.fingerprints, docs.settings.bits))
+
+
+def dedupe_result(
+    docs: Corpus,
+    config: DedupeConfig,
+    scheme: Scheme,
+    planned: Plan | None,
+    n_candidates: int,
+    n_checked: int,
+    kept: ScoredPairs,
+    *,
+    audited: NDArray[np.int64] | None = None,
+    clusters: list[NDArray[np.int64]] | None = None,
+) -> DedupeResult:
+    """The result of a run that found ``n_candidates`` with ``scheme``, checked ``n_checked``
+    of them exactly and kept the pairs ``kept`` (sorted): clusters (unless given), recall and
+    advice."""
+    bits = docs.settings.bits
+    expected = float(scheme.probability(config.threshold, bits))
+    low = expected < RECALL_HINT_BELOW and planned is None
+    exact = config.verify is Verify.EXACT
+    by_blocks = scheme.max_distance is None
+    return DedupeResult(
+        corpus=docs,
+        config=config,
+        scheme=scheme,
+        plan=planned,
+        candidates=n_candidates,
+        gated_out=n_candidates - n_checked if exact else 0,
+        pairs=kept,
+        clusters=cluster.clusters(kept.pairs, len(docs)) if clusters is None else clusters,
+        expected_recall=expected,
+        suggested_blocks=suggest_blocks(bits, config.threshold) if low and by_blocks else None,
+        suggested_max_distance=(
+            suggest_max_distance(bits, config.threshold) if low and not by_blocks else None
+        ),
+        audit=_audit(docs, audited, config.threshold) if audited is not None else None,
+    )
+
+
+def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) -> DedupeResult:
+    """Empty documents (kept by ``--include-empty``) are duplicates of each other and of
+    nothing else: the others are deduplicated on their own, the empty ones make one cluster
+    (paired one by one up to COPIES_PAIRED of them, else each with the first)."""
+    real = np.flatnonzero(docs.n_features != 0)
+    result = dedupe(docs.select(real), config)
+    if empty.size <= COPIES_PAIRED:
+        first, second = np.triu_indices(empty.size, 1)
+        among = np.stack((empty[first], empty[second]), axis=1)
+    else:
+        among = np.stack((np.repeat(empty[0], empty.size - 1), empty[1:]), axis=1)
+    n = among.shape[0]
+    paired = ScoredPairs(among, np.zeros(n, np.int64), np.ones(n), np.full(n, np.nan))
+
+    def mapped(scored: ScoredPairs) -> ScoredPairs:
+        return ScoredPairs(
+            real[scored.pairs], scored.hamming, scored.estimated_cosine, scored.cosine
+        )
+
+    pairs = sorted_pairs([mapped(result.pairs), paired])
+    audit = result.audit
+    return dataclasses.replace(
+        result,
+        corpus=docs,
+        pairs=pairs,
+        clusters=cluster.clusters(pairs.pairs, len(docs)),
+        audit=None if audit is None else dataclasses.replace(audit, missed=mapped(audit.missed)),
+        empty_pairs=n,
+    )
+
+
+def _verified_pairs(
+    docs: Corpus, config: DedupeConfig, scheme: Scheme, copies: blocking.Copies
+) -> tuple[int, int, ScoredPairs, NDArray[np.int64] | None]:
+    """(number of candidates, how many were checked exactly, the pairs that reach the
+    threshold, every candidate when an audit needs them), pairs sorted.
+
+    Candidates are made among distinct fingerprints only. The documents of a fingerprint
+    shared by up to :data:`COPIES_PAIRED` of them are then paired with each other and with
+    the documents of every candidate fingerprint; a larger group (a boilerplate page) is
+    represented by its first document, and its other members are paired with that one
+    only, so that a thousand copies are 999 candidates, not half a million. Candidates come
+    chunk by chunk and each chunk is verified as it comes (:class:`Verifier`), so memory
+    follows the pairs kept, not the candidates.
+    """
+    bits, fps = docs.settings.bits, copies.fingerprints
+    chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
+    if scheme.max_distance is None:
+        chunks = blocking.candidate_chunks(
+            fps, bits, scheme.blocks, max_candidates=config.max_candidates
+        )
+    else:
+        within = tables.pairs_within(
+            fps,
+            scheme.max_distance,
+            bits=bits,
+            blocks=scheme.blocks if scheme.max_distance else None,
+            max_pairs=config.max_candidates,
+        )
+        chunks = [(within, hamming_rows(fps[within[:, 0]], fps[within[:, 1]]))]
+    verifier = Verifier(docs, config)
+    budget = CandidateCount(config.max_candidates, len(docs))
+    everything = [np.empty((0, 2), dtype=np.int64)]
+    verify_candidates(
+        verifier,
+        copies,
+        chunks,
+        budget,
+        with_copies=True,
+        seen=everything.append if config.audit else None,
+    )
+    kept = verifier.finish()
+    audited = None
+    if config.audit:
+        audited = blocking.expand_copies(np.concatenate(everything), copies)
+    return budget.total, verifier.checked, kept, audited
+
+
+def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -> Audit:
+    """All pairs' true cosine from one sparse product, against the candidates."""
+    assert docs.weights is not None
+    n = len(docs)
+    unit, _ = verify.unit_rows(docs.weights)
+    products = sp.coo_array(sp.triu(unit @ unit.T, k=1))
+    similar = products.data >= threshold - verify.THRESHOLD_TOLERANCE
+    similar_codes = np.sort(
+        products.row[similar].astype(np.int64) * n + products.col[similar].astype(np.int64)
+    )
+    candidate_codes = candidate_pairs[:, 0] * np.int64(n) + candidate_pairs[:, 1]
+    found = np.isin(similar_codes, candidate_codes)
+    missed_codes = similar_codes[~found]
+    missed = np.stack((missed_codes // n, missed_codes % n), axis=1)
+    n_similar = int(similar_codes.size)
+    n_found = int(found.sum())
+    return Audit(
+        similar_pairs=n_similar,
+        found=n_found,
+        recall=n_found / n_similar if n_similar else 1.0,
+        false_candidates=int(candidate_codes.size) - n_found,
+        missed=verify.score_pairs(
+            missed, docs.fingerprints, bits=docs.settings.bits, weights=docs.weights
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Matches:
+    """Stored documents near each query: row k is query ``query[k]`` and stored row ``doc[k]``
+    at ``hamming[k]`` bits, sorted by query, then distance, then stored row."""
+
+    query: NDArray[np.int64]
+    doc: NDArray[np.int64]
+    hamming: NDArray[np.int64]

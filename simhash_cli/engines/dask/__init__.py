@@ -1,0 +1,1 @@
+"""The dask engine: the same stages on a Dask cluster (the ``distributed`` extra)."""

@@ -1,0 +1,107 @@
+"""A report written whole or not at all: a temporary file beside the target, renamed over it
+when complete (``-o FILE``, ``--plan``, ``--script``), so a reader never sees half of one."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, cast
+
+from ...errors import OutputError
+
+__all__ = ["AtomicFile", "atomic_output"]
+
+
+def _new_file_mode(path: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+class AtomicFile:
+    """``-o FILE``: a report written beside its destination and renamed over it when complete.
+
+    An interrupted or failed run leaves the previous file as it was, never half a report. The
+    temporary file is created at the first write, after the inputs were listed, so that a
+    report written into a directory being read is not read as one of its documents.
+    """
+
+    encoding = "utf-8"
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        self._handle: IO[bytes] | None = None
+        self._temp: str | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        # backslashreplace, as on standard output: a file name that is not UTF-8 (a lone
+        # surrogate) becomes \udcXX, which inside a JSON string is that very escape. No newline
+        # translation: CSV's \r\n line ends are written as they are.
+        self.write_bytes(text.encode("utf-8", "backslashreplace"))
+        return len(text)
+
+    def write_bytes(self, data: bytes) -> None:
+        """Bytes as they are (a shell script naming files that are not UTF-8)."""
+        if self._handle is None:
+            try:
+                descriptor, self._temp = tempfile.mkstemp(
+                    prefix=f".{os.path.basename(self.path)}.",
+                    suffix=".tmp",
+                    dir=os.path.dirname(self.path),
+                )
+                # The mode a new file would get (mkstemp's is 0600), or the replaced file's.
+                os.fchmod(descriptor, _new_file_mode(self.path))
+            except OSError as exc:
+                raise OutputError(f"cannot write {self.path}: {exc.strerror}") from None
+            self._handle = open(descriptor, "wb")  # noqa: SIM115
+        self._handle.write(data)
+
+    def flush(self) -> None:
+        if self._handle is not None:
+            self._handle.flush()
+
+    def commit(self) -> None:
+        """Make the report the file at ``path`` (an empty one when nothing was written)."""
+        if self._handle is None:
+            self.write("")
+        assert self._handle is not None and self._temp is not None
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+        os.replace(self._temp, self.path)
+        self._temp = None
+
+    def discard(self) -> None:
+        """Remove the unfinished report; the file at ``path`` stays as it was."""
+        if self._handle is not None:
+            self._handle.close()
+        if self._temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._temp)
+
+
+@contextmanager
+def atomic_output(path: str) -> Iterator[IO[str]]:
+    """A stream whose text becomes the file at ``path`` only if the block completes: on any
+    exception (Ctrl-C included) the unfinished file is removed and ``path`` left as it was."""
+    target = AtomicFile(path)
+    try:
+        # It writes, flushes and says its encoding, all that the writers and rich ask of it.
+        yield cast(IO[str], target)
+    except BaseException:
+        target.discard()
+        raise
+    target.commit()

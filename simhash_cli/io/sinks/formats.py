@@ -1,0 +1,141 @@
+"""Records -> json, jsonl or csv, written as they arrive; the choice of format.
+
+Records are plain dicts with the documented, stable snake_case keys; fingerprints travel as hex
+strings (JSON numbers lose precision past 2**53) and a value that was not computed is ``null``
+(an empty CSV cell).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import json
+import math
+import os
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import IO, Any
+
+__all__ = [
+    "COSINE_DECIMALS",
+    "Format",
+    "Record",
+    "RecordWriter",
+    "counted",
+    "default_format",
+    "indented",
+    "json_number",
+    "json_text",
+    "to_json",
+    "unicode_capable",
+    "write_records",
+]
+
+
+Record = dict[str, Any]
+
+
+class Format(str, Enum):
+    """Output formats of every command."""
+
+    TABLE = "table"
+    JSON = "json"
+    JSONL = "jsonl"
+    CSV = "csv"
+
+
+def default_format(stream: IO[str], path: str | None = None) -> Format:
+    """Table for a person at a terminal, JSON Lines for a pipe or a file; for ``-o FILE``,
+    what the file's extension says (.json, .csv, else JSON Lines)."""
+    if path is not None:
+        extension = os.path.splitext(path)[1].lower()
+        return {".json": Format.JSON, ".csv": Format.CSV}.get(extension, Format.JSONL)
+    return Format.TABLE if stream.isatty() else Format.JSONL
+
+
+# Cosines are written to 12 decimals: two copies of a document score 1.0, not
+# 0.9999999999999998, and nothing a threshold can tell apart is lost.
+COSINE_DECIMALS = 12
+
+
+def json_number(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, COSINE_DECIMALS)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 cluster``, ``2 clusters`` (``plural`` when adding an s will not do)."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"
+
+
+# Characters that some line readers (Python's str.splitlines, editors) take as line breaks.
+# JSON allows them raw inside strings; escaped, every JSON Lines record stays on one line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def unicode_capable(out: IO[str]) -> bool:
+    """True when ``out`` can carry any character (UTF-8, or a str buffer with no encoding)."""
+    encoding = getattr(out, "encoding", None)
+    return encoding is None or codecs.lookup(encoding).name.startswith("utf-")
+
+
+def json_text(value: Any, out: IO[str], *, indent: int | None = None) -> str:
+    return to_json(value, ascii_only=not unicode_capable(out), indent=indent)
+
+
+def to_json(value: Any, *, ascii_only: bool, indent: int | None = None) -> str:
+    # Under a locale that cannot encode every character (LANG=en_US.ISO-8859-1), escape
+    # non-ASCII as JSON \u escapes rather than fail or write text that is not JSON.
+    text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=False, indent=indent)
+    return text.translate(_LINE_BREAKS)
+
+
+def indented(text: str, prefix: str) -> str:
+    """``prefix`` before every line of JSON text (which has no blank line: a newline inside a
+    string is escaped), as textwrap.indent would put it, faster."""
+    return prefix + text.replace("\n", "\n" + prefix)
+
+
+class RecordWriter:
+    """json / jsonl / csv, written as records arrive: a million fingerprints never wait in a
+    list. The json form is the same bytes as ``json.dumps(all_records, indent=2)``."""
+
+    def __init__(self, fmt: Format, out: IO[str]) -> None:
+        self.fmt, self.out = fmt, out
+        self.count = 0
+        self.csv: csv.DictWriter[str] | None = None
+        self.ascii_only = not unicode_capable(out)
+
+    def write(self, records: Iterable[Record]) -> None:
+        if self.fmt is Format.JSONL:
+            # One write per batch of records: a write per line costs more than the JSON.
+            lines = [to_json(record, ascii_only=self.ascii_only) + "\n" for record in records]
+            self.out.write("".join(lines))
+            # Now, not at exit: a reader gone (``| head``) must surface while the command can
+            # still report it.
+            self.out.flush()
+            self.count += len(lines)
+            return
+        for record in records:
+            if self.fmt is Format.JSON:
+                item = indented(to_json(record, ascii_only=self.ascii_only, indent=2), "  ")
+                self.out.write(("[\n" if self.count == 0 else ",\n") + item)
+            elif self.fmt is Format.CSV:
+                if self.csv is None:
+                    # RFC 4180 line ends: the csv module then quotes fields holding \r or \n.
+                    self.csv = csv.DictWriter(
+                        self.out, fieldnames=list(record), lineterminator="\r\n"
+                    )
+                    self.csv.writeheader()
+                self.csv.writerow({k: "" if v is None else v for k, v in record.items()})
+            self.count += 1
+
+    def close(self) -> None:
+        if self.fmt is Format.JSON:
+            self.out.write("[]\n" if self.count == 0 else "\n]\n")
+
+
+def write_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
+    """json / jsonl / csv writer shared by every command."""
+    writer = RecordWriter(fmt, out)
+    writer.write(records)
+    writer.close()

@@ -1,0 +1,338 @@
+"""Results -> records: the documented keys of every command's JSON, JSON Lines and CSV output."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...core.calibrate import Calibration
+from ...core.corpus import Corpus, Settings
+from ...core.events import Skipped
+from ...core.fingerprint import to_hex, to_int
+from ...core.schemes import PAGE_BLOCKS, Assessment, Plan
+from ...core.search import Comparison, DedupeResult, Matches
+from .formats import Record, indented, json_number, to_json, unicode_capable
+
+__all__ = [
+    "budget_advice",
+    "calibration_record",
+    "cluster_records",
+    "comparison_record",
+    "dedupe_document",
+    "fingerprint_records",
+    "iter_cluster_records",
+    "iter_pair_records",
+    "match_records",
+    "pair_records",
+    "plan_record",
+    "summary_record",
+]
+
+
+def settings_record(settings: Settings) -> Record:
+    return {
+        "bits": settings.bits,
+        "seed": settings.seed,
+        "tokenizer": settings.tokenizer,
+        "weighting": settings.weighting,
+    }
+
+
+def fingerprint_records(docs: Corpus) -> list[Record]:
+    """One record per document: id, fingerprint, bits, seed, features, tokenizer, weighting."""
+    settings = settings_record(docs.settings)
+    bits = docs.settings.bits
+    return [
+        {
+            "id": doc_id,
+            "fingerprint": to_hex(to_int(row), bits),
+            "features": int(count),
+            **settings,
+        }
+        for doc_id, row, count in zip(
+            docs.ids, docs.fingerprints, docs.n_features.tolist(), strict=True
+        )
+    ]
+
+
+def comparison_record(comparison: Comparison) -> Record:
+    """``simhash compare`` as one record."""
+    bits = comparison.settings.bits
+    return {
+        "a": comparison.a,
+        "b": comparison.b,
+        "fingerprint_a": to_hex(comparison.fingerprint_a, bits),
+        "fingerprint_b": to_hex(comparison.fingerprint_b, bits),
+        "hamming": comparison.hamming,
+        "estimated_cosine": json_number(comparison.estimated_cosine),
+        "cosine": None if comparison.cosine is None else json_number(comparison.cosine),
+        **settings_record(comparison.settings),
+    }
+
+
+def cluster_numbers(result: DedupeResult) -> NDArray[np.int64]:
+    """Each document's cluster number (-1 outside any cluster)."""
+    numbers = np.full(len(result.corpus), -1, dtype=np.int64)
+    for number, members in enumerate(result.clusters):
+        numbers[members] = number
+    return numbers
+
+
+PAIR_CHUNK = 20_000
+
+
+def iter_pair_records(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
+    """Flagged pairs, ``chunk`` records at a time: a, b, hamming, estimated_cosine, cosine
+    (null if not computed), cluster. Only a chunk of them is ever made into records."""
+    ids = result.corpus.ids
+    numbers = cluster_numbers(result)
+    for pairs in result.pairs.chunks(chunk or PAIR_CHUNK):
+        first = pairs.pairs[:, 0]
+        yield [
+            {
+                "a": ids[i],
+                "b": ids[j],
+                "hamming": hamming,
+                "estimated_cosine": json_number(estimate),
+                "cosine": json_number(cosine),
+                "cluster": cluster,
+            }
+            for i, j, hamming, estimate, cosine, cluster in zip(
+                first.tolist(),
+                pairs.pairs[:, 1].tolist(),
+                pairs.hamming.tolist(),
+                pairs.estimated_cosine.tolist(),
+                pairs.cosine.tolist(),
+                numbers[first].tolist(),
+                strict=True,
+            )
+        ]
+
+
+def pair_records(result: DedupeResult) -> list[Record]:
+    """Every record of :func:`iter_pair_records`, in one list."""
+    return [record for chunk in iter_pair_records(result) for record in chunk]
+
+
+def iter_cluster_records(
+    result: DedupeResult, *, chunk: int | None = None
+) -> Iterator[list[Record]]:
+    """Clusters, ``chunk`` at a time: cluster number, size and member ids (in input order)."""
+    ids = result.corpus.ids
+    chunk = chunk or PAIR_CHUNK
+    for start in range(0, len(result.clusters), chunk):
+        yield [
+            {"cluster": number, "size": int(members.size), "members": [ids[m] for m in members]}
+            for number, members in enumerate(result.clusters[start : start + chunk], start)
+        ]
+
+
+def cluster_records(result: DedupeResult) -> list[Record]:
+    """Every record of :func:`iter_cluster_records`, in one list."""
+    return [record for chunk in iter_cluster_records(result) for record in chunk]
+
+
+def skip_counts(skipped: Sequence[Skipped]) -> dict[str, int]:
+    return dict(Counter(skip.reason.split(" (")[0].split(":")[0] for skip in skipped))
+
+
+def summary_record(result: DedupeResult) -> Record:
+    """The numbers behind a dedupe run."""
+    docs, config = result.corpus, result.config
+    audit = result.audit
+    return {
+        "documents": len(docs),
+        "skipped": len(docs.skipped),
+        "skipped_by_reason": skip_counts(docs.skipped),
+        "candidates": result.candidates,
+        "gated_out": result.gated_out,
+        "pairs": len(result.pairs),
+        "empty_pairs": result.empty_pairs,
+        "clusters": len(result.clusters),
+        "documents_in_clusters": sum(int(members.size) for members in result.clusters),
+        **settings_record(docs.settings),
+        "scheme": result.scheme.label(docs.settings.bits),
+        "planned": result.plan is not None,
+        "blocks": result.scheme.blocks if result.scheme.max_distance is None else None,
+        "max_distance": result.scheme.max_distance,
+        "threshold": config.threshold,
+        "verify": config.verify.value,
+        "expected_recall": result.expected_recall,
+        "suggested_blocks": result.suggested_blocks,
+        "suggested_max_distance": result.suggested_max_distance,
+        "audit": None
+        if audit is None
+        else {
+            "similar_pairs": audit.similar_pairs,
+            "found": audit.found,
+            "recall": audit.recall,
+            "false_candidates": audit.false_candidates,
+            "missed": [
+                {
+                    "a": docs.ids[i],
+                    "b": docs.ids[j],
+                    "hamming": hamming,
+                    "cosine": json_number(cosine),
+                }
+                for (i, j), hamming, cosine in zip(
+                    audit.missed.pairs.tolist(),
+                    audit.missed.hamming.tolist(),
+                    audit.missed.cosine.tolist(),
+                    strict=True,
+                )
+            ],
+        },
+    }
+
+
+def write_dedupe_document(result: DedupeResult, out: IO[str]) -> None:
+    """:func:`dedupe_document` as ``json.dumps(..., indent=2)`` writes it, byte for byte, its
+    pairs and clusters a chunk at a time."""
+    ascii_only = not unicode_capable(out)
+    out.write("{\n")
+    _write_array_member(out, "pairs", iter_pair_records(result), ascii_only)
+    out.write(",\n")
+    _write_array_member(out, "clusters", iter_cluster_records(result), ascii_only)
+    # The summary as json.dumps writes that member, without the braces around it.
+    summary = to_json({"summary": summary_record(result)}, ascii_only=ascii_only, indent=2)
+    out.write(",\n" + summary[2:] + "\n")
+
+
+def _write_array_member(
+    out: IO[str], name: str, chunks: Iterable[list[Record]], ascii_only: bool
+) -> None:
+    """``  "name": [...]`` of an object at the top level, as ``json.dumps(indent=2)``."""
+    out.write(f'  "{name}": ')
+    count = 0
+    for chunk in chunks:
+        items = [
+            indented(to_json(record, ascii_only=ascii_only, indent=2), "    ") for record in chunk
+        ]
+        if items:
+            out.write(("[\n" if count == 0 else ",\n") + ",\n".join(items))
+            count += len(items)
+    out.write("[]" if count == 0 else "\n  ]")
+
+
+def dedupe_document(result: DedupeResult) -> Record:
+    """``dedupe -f json``: one object with pairs, clusters and summary."""
+    return {
+        "pairs": pair_records(result),
+        "clusters": cluster_records(result),
+        "summary": summary_record(result),
+    }
+
+
+def match_records(
+    matches: Matches, names: dict[int, str], queries: Sequence[str], bits: int
+) -> Iterator[Record]:
+    """``simhash index query``: per query, its stored matches nearest first."""
+    cosines = np.cos(np.pi * matches.hamming / bits)
+    for q, row, distance, cosine in zip(
+        matches.query.tolist(),
+        matches.doc.tolist(),
+        matches.hamming.tolist(),
+        cosines.tolist(),
+        strict=True,
+    ):
+        yield {
+            "query": queries[q],
+            "match": names[row],
+            "hamming": distance,
+            "estimated_cosine": json_number(cosine),
+        }
+
+
+def shown_assessments(plan: Plan, *, others: int = 5) -> list[Assessment]:
+    """The chosen scheme, the page's three, the cheapest others that reach the target, and
+    the best recall within the budget."""
+    shown: list[Assessment] = [] if plan.chosen is None else [plan.chosen]
+    for assessment in plan.assessments:
+        scheme = assessment.scheme
+        page = scheme.max_distance is None and scheme.blocks in PAGE_BLOCKS
+        if page and assessment not in shown:
+            shown.append(assessment)
+    reaching = [a for a in plan.assessments if a.recall >= plan.target and a not in shown]
+    shown += reaching[:others]
+    if plan.best_effort() not in shown:
+        shown.append(plan.best_effort())
+    return shown
+
+
+def plan_record(plan: Plan) -> Record:
+    """``simhash plan -f json``."""
+
+    def record(assessment: Assessment) -> Record:
+        scheme = assessment.scheme
+        curve = scheme.probability(np.array(CURVE_COSINES), plan.bits)
+        return {
+            "scheme": scheme.label(plan.bits),
+            "kind": scheme.kind,
+            "blocks": scheme.blocks,
+            "max_distance": scheme.max_distance,
+            "tables": scheme.tables,
+            "recall": assessment.recall,
+            "expected_candidates": assessment.expected_candidates,
+            "in_budget": plan.in_budget(assessment),
+            "curve": [[c, float(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)],
+        }
+
+    return {
+        "bits": plan.bits,
+        "threshold": plan.threshold,
+        "docs": plan.n_docs,
+        "target_recall": plan.target,
+        "max_candidates": plan.max_candidates,
+        "chosen": None if plan.chosen is None else record(plan.chosen),
+        "over_budget": None if (beyond := plan.over_budget()) is None else record(beyond),
+        "schemes": [record(a) for a in shown_assessments(plan)],
+    }
+
+
+def calibration_record(result: Calibration) -> Record:
+    """``simhash calibrate -f json``."""
+    return {
+        "documents": result.documents,
+        "pairs": result.pairs,
+        "similar_pairs": result.similar_pairs,
+        "threshold": result.threshold,
+        "seeds": result.seeds,
+        "bits": result.bits,
+        "error_by_bits": [
+            {"bits": b, "mean_absolute_error": e} for b, e in result.error_by_bits.items()
+        ],
+        "weighted_error": result.weighted_error,
+        "unweighted_error": result.unweighted_error,
+        "schemes": [
+            {
+                "blocks": s.blocks,
+                "recall": s.recall,
+                "expected_recall": s.expected_recall,
+                "false_candidate_rate": s.false_candidate_rate,
+            }
+            for s in result.schemes
+        ],
+    }
+
+
+CURVE_COSINES = tuple(round(0.5 + 0.05 * i, 2) for i in range(11))
+
+
+def budget_advice(plan: Plan) -> str:
+    """What a larger --max-candidates would buy, when it would buy the target recall."""
+    beyond = plan.over_budget()
+    if beyond is None:
+        return ""
+    # Two significant digits, rounded up, so that the budget named is enough.
+    needed = math.ceil(beyond.expected_candidates)
+    step = 10 ** max(len(str(needed)) - 2, 0)
+    budget = -(-needed // step) * step
+    return (
+        f": {beyond.scheme.label(plan.bits)} reaches {beyond.recall:.2f}, comparing about "
+        f"{beyond.expected_candidates:,.0f} pairs by chance (--max-candidates {budget})"
+    )

@@ -1,0 +1,447 @@
+"""Results -> the table a person reads at a terminal, or the records of the asked format.
+
+Each ``emit_*`` writes one command's output: Rich tables for ``table``, the records of
+:mod:`.records` for json, jsonl and csv.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import IO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ...core.calibrate import Calibration
+from ...core.corpus import Corpus, concatenate
+from ...core.schemes import Plan
+from ...core.search import Comparison, DedupeResult, Matches
+from .formats import Format, Record, RecordWriter, counted, json_text, write_records
+from .records import (
+    budget_advice,
+    calibration_record,
+    comparison_record,
+    fingerprint_records,
+    iter_pair_records,
+    match_records,
+    pair_records,
+    plan_record,
+    write_dedupe_document,
+)
+
+__all__ = [
+    "emit_apply",
+    "emit_calibration",
+    "emit_comparison",
+    "emit_dedupe",
+    "emit_fingerprints",
+    "emit_index_stats",
+    "emit_matches",
+    "emit_plan",
+    "emit_records",
+]
+
+
+def _console(out: IO[str]) -> Console:
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
+        console.width = 4096
+    return console
+
+
+def _cosine_text(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash fingerprint`` output, batch by batch as batches arrive (a table waits
+    for all of them)."""
+    batches = [docs] if isinstance(docs, Corpus) else docs
+    if fmt is not Format.TABLE:
+        writer = RecordWriter(fmt, out)
+        for batch in batches:
+            writer.write(fingerprint_records(batch))
+        writer.close()
+        return
+    docs = docs if isinstance(docs, Corpus) else concatenate(batches)
+    records = fingerprint_records(docs)
+    s = docs.settings
+    table = Table(
+        title=f"{counted(len(records), 'fingerprint')} ({s.describe()})", title_justify="left"
+    )
+    table.add_column("id", overflow="fold")
+    table.add_column("fingerprint", no_wrap=True)
+    table.add_column("features", justify="right")
+    for record in records:
+        table.add_row(Text(record["id"]), record["fingerprint"], str(record["features"]))
+    _console(out).print(table)
+
+
+_SLOTS_PER_ROW = 16
+
+
+def _bit_strings(value_a: int, value_b: int, start: int, stop: int) -> tuple[Text, Text]:
+    """Slots start..stop-1 of both fingerprints, slot 0 first, in groups of 4; agreeing bits
+    highlighted."""
+    text_a, text_b = Text(), Text()
+    for slot in range(start, stop):
+        if slot > start and slot % 4 == 0:
+            text_a.append(" ")
+            text_b.append(" ")
+        bit_a, bit_b = (value_a >> slot) & 1, (value_b >> slot) & 1
+        style = "bold black on green" if bit_a == bit_b else "bold red"
+        text_a.append(str(bit_a), style=style)
+        text_b.append(str(bit_b), style=style)
+    return text_a, text_b
+
+
+def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash compare`` output; in a table, both fingerprints bit by bit."""
+    record = comparison_record(comparison)
+    if fmt is Format.JSON:
+        out.write(json_text(record, out, indent=2) + "\n")
+        return
+    if fmt is not Format.TABLE:
+        write_records([record], fmt, out)
+        return
+    bits = comparison.settings.bits
+    value_a, value_b = comparison.fingerprint_a, comparison.fingerprint_b
+    bit_table = Table(
+        title="Fingerprint bits, slot 0 first; agreeing bits highlighted", title_justify="left"
+    )
+    bit_table.add_column("slots", justify="right", no_wrap=True)
+    bit_table.add_column("A", no_wrap=True)
+    bit_table.add_column("B", no_wrap=True)
+    bit_table.add_column("agree", justify="right", no_wrap=True)
+    for start in range(0, bits, _SLOTS_PER_ROW):
+        stop = min(start + _SLOTS_PER_ROW, bits)
+        width = stop - start
+        differ = ((value_a ^ value_b) >> start & ((1 << width) - 1)).bit_count()
+        text_a, text_b = _bit_strings(value_a, value_b, start, stop)
+        bit_table.add_row(f"{start}-{stop - 1}", text_a, text_b, f"{width - differ}/{width}")
+    numbers = Table(show_header=False, box=None)
+    numbers.add_column(style="bold", no_wrap=True)
+    numbers.add_column(overflow="fold")
+    numbers.add_row("A", Text(f"{comparison.a}  {record['fingerprint_a']}"))
+    numbers.add_row("B", Text(f"{comparison.b}  {record['fingerprint_b']}"))
+    numbers.add_row("hamming distance", f"{comparison.hamming} of {bits} bits")
+    numbers.add_row("estimated cosine", f"{comparison.estimated_cosine:.3f}  = cos(pi * h / b)")
+    numbers.add_row("true cosine", _cosine_text(comparison.cosine))
+    numbers.add_row("settings", comparison.settings.describe())
+    console = _console(out)
+    console.print(bit_table)
+    console.print(numbers)
+
+
+def _shared_directory(ids: Sequence[str]) -> str:
+    """The directory every id lies under (``sample_corpus/``), or "" when there is none."""
+    if not ids or any(not doc_id or doc_id == "-" for doc_id in ids):
+        return ""
+    # Character-wise on purpose: cut back to the last "/" it reaches, which is the directory.
+    prefix = os.path.commonprefix(list(ids))  # noqa: RUF071
+    cut = prefix.rfind("/")
+    return prefix[: cut + 1] if cut >= 0 else ""
+
+
+def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters). Every
+    form but the table is written a chunk of pairs at a time, never all pairs as records."""
+    if fmt is Format.JSON:
+        write_dedupe_document(result, out)
+        return
+    if fmt is not Format.TABLE:
+        writer = RecordWriter(fmt, out)
+        for chunk in iter_pair_records(result):
+            writer.write(chunk)
+        writer.close()
+        return
+    pairs = pair_records(result)
+    ids = result.corpus.ids
+    prefix = _shared_directory(ids)
+    under = f" (paths under {prefix})" if prefix else ""
+
+    def shown(doc_id: str) -> Text:
+        return Text(doc_id[len(prefix) :])
+
+    pair_table = Table(
+        title=counted(len(pairs), "near-duplicate pair") + under,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    pair_table.add_column("cluster", justify="right", no_wrap=True)
+    pair_table.add_column("a", overflow="fold", ratio=1)
+    pair_table.add_column("b", overflow="fold", ratio=1)
+    pair_table.add_column("hamming", justify="right", no_wrap=True)
+    pair_table.add_column("estimate", justify="right", no_wrap=True)
+    pair_table.add_column("cosine", justify="right", no_wrap=True)
+    for pair in pairs:
+        pair_table.add_row(
+            str(pair["cluster"]),
+            shown(pair["a"]),
+            shown(pair["b"]),
+            str(pair["hamming"]),
+            _cosine_text(pair["estimated_cosine"]),
+            _cosine_text(pair["cosine"]),
+        )
+    cluster_table = Table(
+        title=counted(len(result.clusters), "cluster") + under,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    cluster_table.add_column("cluster", justify="right", no_wrap=True)
+    cluster_table.add_column("size", justify="right", no_wrap=True)
+    cluster_table.add_column("members", overflow="fold")
+    for number, members in enumerate(result.clusters):
+        cluster_table.add_row(
+            str(number),
+            str(members.size),
+            Text("\n").join(shown(ids[m]) for m in members.tolist()),
+        )
+    console = _console(out)
+    console.print(pair_table)
+    console.print(cluster_table)
+
+
+def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]) -> Counter[str]:
+    """Write ``simhash apply``'s step records as they are taken (the table at the end); returns
+    how many steps ended in each status."""
+    statuses: Counter[str] = Counter()
+    if fmt is not Format.TABLE:
+        writer = RecordWriter(fmt, out)
+        for record in records:
+            statuses[record["status"]] += 1
+            writer.write([record])
+        writer.close()
+        return statuses
+    table = Table(box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("step", justify="right", no_wrap=True)
+    table.add_column("cluster", justify="right", no_wrap=True)
+    table.add_column("file", overflow="fold", ratio=1)
+    table.add_column("status", no_wrap=True)
+    table.add_column("detail", overflow="fold", ratio=1)
+    styles = {"done": "green", "would_do": "cyan", "refused": "yellow", "failed": "red"}
+    for record in records:
+        statuses[record["status"]] += 1
+        status = record["status"].replace("_", " ")
+        table.add_row(
+            str(record["step"]),
+            str(record["cluster"]),
+            Text(record["path"]),
+            Text(status, style=styles.get(record["status"], "")),
+            Text(record["detail"]),
+        )
+    table.title = f"{counted(sum(statuses.values()), 'step')} ({action})"
+    _console(out).print(table)
+    return statuses
+
+
+def emit_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
+    """Plain records in any format; as a table, one column per key."""
+    if fmt is not Format.TABLE:
+        write_records(records, fmt, out)
+        return
+    table = Table(title=counted(len(records), "row"), title_justify="left", box=box.SIMPLE_HEAD)
+    for key in records[0] if records else ():
+        table.add_column(key, overflow="fold")
+    for record in records:
+        table.add_row(*(Text(str(value)) for value in record.values()))
+    _console(out).print(table)
+
+
+def emit_matches(
+    matches: Matches, names: dict[int, str], queries: Sequence[str], bits: int, fmt: Format,
+    out: IO[str],
+) -> None:  # fmt: skip
+    """Write ``simhash index query`` output."""
+    records = match_records(matches, names, queries, bits)
+    if fmt is not Format.TABLE:
+        write_records(list(records), fmt, out)
+        return
+    table = Table(
+        title=counted(len(matches.query), "match", "matches"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("query", overflow="fold", ratio=1)
+    table.add_column("stored document", overflow="fold", ratio=1)
+    table.add_column("hamming", justify="right", no_wrap=True)
+    table.add_column("estimate", justify="right", no_wrap=True)
+    for record in records:
+        table.add_row(
+            Text(record["query"]),
+            Text(record["match"]),
+            str(record["hamming"]),
+            _cosine_text(record["estimated_cosine"]),
+        )
+    _console(out).print(table)
+
+
+def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash index stats``."""
+    if fmt is Format.JSON:
+        out.write(json_text(stats, out, indent=2) + "\n")
+        return
+    if fmt is not Format.TABLE:
+        flat = {k: v for k, v in stats.items() if k != "tables"}
+        flat["largest_bucket"] = max((t["largest_bucket"] for t in stats["tables"]), default=0)
+        write_records([flat], fmt, out)
+        return
+    numbers = Table(show_header=False, box=None)
+    numbers.add_column(style="bold", no_wrap=True)
+    numbers.add_column(overflow="fold")
+    per_document = stats["bytes_per_document"]
+    numbers.add_row("index", Text(stats["index"]))
+    numbers.add_row("documents", f"{stats['documents']:,} ({stats['files']:,} files)")
+    numbers.add_row(
+        "settings",
+        f"bits={stats['bits']} seed={stats['seed']} tokenizer={stats['tokenizer']} "
+        f"weighting={stats['weighting']}",
+    )
+    numbers.add_row(
+        "size on disk",
+        f"{stats['bytes']:,} bytes"
+        + ("" if per_document is None else f" ({per_document:.0f} per document)"),
+    )
+    tables = Table(title="Tables (one per block of the fingerprint)", box=box.SIMPLE_HEAD)
+    for column in ("table", "bits", "keys", "largest bucket", "mean bucket"):
+        tables.add_column(column, justify="right")
+    for row in stats["tables"]:
+        tables.add_row(
+            str(row["table"]),
+            row["bits"],
+            f"{row['keys']:,}",
+            f"{row['largest_bucket']:,}",
+            f"{row['mean_bucket']:.1f}",
+        )
+    console = _console(out)
+    console.print(numbers)
+    console.print(tables)
+
+
+# ---------------------------------------------------------------------------- stderr
+
+
+# ---------------------------------------------------------------------------- plan
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def emit_plan(plan: Plan, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash plan``: the schemes worth considering with their S-curves."""
+    document = plan_record(plan)
+    if fmt in (Format.JSON, Format.JSONL):
+        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        return
+    if fmt is Format.CSV:
+        rows = [{k: v for k, v in r.items() if k != "curve"} for r in document["schemes"]]
+        write_records(rows, fmt, out)
+        return
+    table = Table(
+        title=(
+            f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
+            f"{plan.n_docs:,} documents (target recall {plan.target:g})"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("")
+    table.add_column("scheme")
+    table.add_column(f"recall at {plan.threshold:g}", justify="right")
+    table.add_column("pairs compared by chance", justify="right")
+    table.add_column("P(candidate), cosine 0.5 .. 1.0", no_wrap=True)
+    chosen = document["chosen"]
+    for entry in document["schemes"]:
+        bars = "".join(_BARS[min(int(p * len(_BARS)), len(_BARS) - 1)] for _, p in entry["curve"])
+        table.add_row(
+            "*" if chosen is not None and entry["scheme"] == chosen["scheme"] else "",
+            entry["scheme"],
+            f"{entry['recall']:.2f}",
+            f"{entry['expected_candidates']:,.0f}"
+            + ("" if entry["in_budget"] else " (over budget)"),
+            bars,
+        )
+    console = _console(out)
+    console.print(table)
+    if chosen is None:
+        console.print(
+            f"No scheme at {plan.bits} bits reaches recall {plan.target:g} at cosine "
+            f"{plan.threshold:g} within the candidate budget{budget_advice(plan)}; or more "
+            f"--bits, or a higher --threshold. dedupe would use "
+            f"{plan.best_effort().scheme.label(plan.bits)}."
+        )
+    else:
+        console.print(f"* chosen: {chosen['scheme']} (the least expected work)")
+
+
+# ---------------------------------------------------------------------------- calibrate
+
+
+def emit_calibration(result: Calibration, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash calibrate``: three tables a person can read, or one JSON to keep."""
+    document = calibration_record(result)
+    if fmt in (Format.JSON, Format.JSONL):
+        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        return
+    if fmt is Format.CSV:
+        write_records(document["error_by_bits"], fmt, out)
+        return
+    console = _console(out)
+    sweep = Table(
+        title=(
+            f"Estimated against true cosine: {result.pairs:,} pairs of {result.documents:,} "
+            f"documents, {result.seeds} seeds"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    sweep.add_column("bits", justify="right")
+    sweep.add_column("mean absolute error", justify="right")
+    sweep.add_column("x previous (1/sqrt(2) = 0.71)", justify="right")
+    previous = None
+    for entry in document["error_by_bits"]:
+        error = entry["mean_absolute_error"]
+        ratio = "" if previous in (None, 0) else f"{error / previous:.2f}"
+        sweep.add_row(str(entry["bits"]), f"{error:.3f}", ratio)
+        previous = error
+    console.print(sweep)
+    if result.weighted_error is None or result.unweighted_error is None:
+        console.print(f"No pair reaches cosine {result.threshold:g}: nothing to compare below.")
+        return
+    weights = Table(
+        title=(
+            f"Weights matter: the {result.similar_pairs:,} pairs with true cosine >= "
+            f"{result.threshold:g}, {result.bits} bits"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    weights.add_column("fingerprint")
+    weights.add_column("mean absolute error", justify="right")
+    weights.add_row("weighted", f"{result.weighted_error:.3f}")
+    weights.add_row("unweighted (a set)", f"{result.unweighted_error:.3f}")
+    console.print(weights)
+    schemes = Table(
+        title=f"Blocking at {result.bits} bits against true cosine >= {result.threshold:g}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    for name in ("scheme", "measured recall", "expected recall", "false-candidate rate"):
+        schemes.add_column(name, justify="left" if name == "scheme" else "right")
+    for entry in document["schemes"]:
+        width = result.bits // entry["blocks"]
+        schemes.add_row(
+            counted(entry["blocks"], "block") + f" of {width} bits",
+            f"{entry['recall']:.3f}",
+            f"{entry['expected_recall']:.3f}",
+            f"{entry['false_candidate_rate']:.4f}",
+        )
+    console.print(schemes)

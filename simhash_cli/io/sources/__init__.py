@@ -1,0 +1,19 @@
+"""Where documents come from: files (:mod:`.files`), JSON Lines records (:mod:`.records`) and
+Parquet tables (:mod:`.parquet`); :func:`read_records` is the one dispatch between the last two.
+"""
+
+from __future__ import annotations
+
+from . import parquet
+from .records import OnBadLine, Record, RecordKind, read_texts, read_vectors
+
+__all__ = ["read_records"]
+
+
+def read_records(source: str, kind: RecordKind, on_bad_line: OnBadLine = None) -> list[Record]:
+    """The ``texts`` or ``vectors`` records of ``source``: JSON Lines (a path or ``-``), or
+    Parquet for a ``.parquet`` name."""
+    if parquet.is_parquet(source):
+        return parquet.read_records(source, kind, on_bad_line=on_bad_line)
+    reader = read_texts if kind == "texts" else read_vectors
+    return list(reader(source, on_bad_line))

@@ -1,0 +1,309 @@
+"""Documents from files: paths, directories (walked in sorted order) and standard input.
+
+The encoding and skip policy lives here, and only here:
+
+* Text is UTF-8 unless a byte-order mark says UTF-8, UTF-16 or UTF-32.  Bytes that do not
+  decode are replaced (U+FFFD) and reported once per file.
+* A file with a NUL byte in its first 8 KiB (and no BOM) is not text: skipped.
+* Unreadable files, and files inside directories that are not regular files (FIFOs, sockets,
+  devices, which could block forever), are skipped.  A FIFO named explicitly, like
+  ``<(curl ...)``, is read.
+* The same file reached twice (a path given twice, a root inside another, a hard link) is read
+  once, so it can never be reported as its own duplicate.
+
+Every skip and warning goes to the caller's ``on_event`` callback; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from ...core.events import NO_STAMP, OnEvent, Skipped, Stamp, Warned, stamp_of
+from ...errors import InputError, PathNotFoundError
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_POLICY",
+    "STDIN",
+    "Document",
+    "ReadPolicy",
+    "check_paths_exist",
+    "decode_text",
+    "list_files",
+    "os_reason",
+    "read_documents",
+]
+
+STDIN = "-"
+SNIFF_BYTES = 8192
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    # UTF-32 first: its little-endian BOM starts with UTF-16's.
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One text document: ``id`` is its path as the user would write it (``-`` for stdin), and
+    ``stamp`` the file as it was opened, before reading (:data:`NO_STAMP` for a stream)."""
+
+    id: str
+    text: str
+    stamp: Stamp = NO_STAMP
+
+
+def check_paths_exist(paths: Sequence[str]) -> None:
+    """Raise PathNotFoundError for the first path that does not exist, before any work."""
+    if sum(path == STDIN for path in paths) > 1:
+        raise PathNotFoundError("'-' (standard input) can be given only once")
+    for path in paths:
+        if path != STDIN and not os.path.lexists(path):
+            raise PathNotFoundError(f"no such file or directory: {path}")
+
+
+def list_files(
+    paths: Sequence[str],
+    on_event: OnEvent,
+    *,
+    distinct: bool = True,
+    follow_symlinks: bool = False,
+) -> list[str]:
+    """Expand directories recursively (sorted; symlinked directories followed only if asked).
+
+    Args:
+        paths: files, directories and ``-``, as the user gave them.
+        on_event: receives a Skipped for each file listed twice or not a regular file, and
+            for each directory reached again through a symbolic link (a loop, reported once).
+        distinct: list a file reached twice only once (False for ``compare a a``).
+        follow_symlinks: descend into symbolic links to directories, each directory once.
+
+    Returns:
+        The files to read, in a deterministic order, each named as the user would write it.
+    """
+    check_paths_exist(paths)
+    seen: dict[tuple[int, int], str] = {}
+    files: list[str] = []
+
+    def add(path: str, explicit: bool) -> None:
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            on_event(Skipped(path, f"unreadable: {os_reason(exc)}"))
+            return
+        if not explicit and not stat.S_ISREG(info.st_mode):
+            on_event(Skipped(path, "not a regular file"))
+            return
+        key = (info.st_dev, info.st_ino)
+        if distinct and stat.S_ISREG(info.st_mode) and key in seen:
+            on_event(Skipped(path, f"same file as {seen[key]}"))
+            return
+        seen[key] = path
+        files.append(path)
+
+    visited: dict[tuple[int, int], str] = {}
+    for path in paths:
+        if path != STDIN and os.path.isdir(path):
+            for file in _walk(path, on_event, visited if follow_symlinks else None):
+                add(file, explicit=False)
+        elif path == STDIN:
+            files.append(path)
+        else:
+            add(path, explicit=True)
+    return files
+
+
+def _walk(
+    root: str, on_event: OnEvent, visited: dict[tuple[int, int], str] | None
+) -> Iterator[str]:
+    """Files below ``root``, sorted. With ``visited`` (directories seen, by device and inode),
+    symbolic links to directories are followed, and a directory reached again is reported
+    once and not entered: a link loop ends there."""
+
+    def failed(exc: OSError) -> None:
+        on_event(Skipped(exc.filename or root, f"unreadable directory: {os_reason(exc)}"))
+
+    for directory, subdirs, names in os.walk(root, onerror=failed, followlinks=visited is not None):
+        if visited is not None:
+            info = os.stat(directory)
+            key = (info.st_dev, info.st_ino)
+            if key in visited:
+                on_event(Skipped(directory, f"symlink loop: the directory {visited[key]} again"))
+                subdirs[:] = []
+                continue
+            visited[key] = directory
+        subdirs.sort()
+        for name in sorted(names):
+            yield os.path.join(directory, name)
+
+
+def os_reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def decode_text(data: bytes) -> tuple[str, bool] | None:
+    """Bytes -> (text, replaced) by the encoding policy, or None when the bytes are not text.
+
+    ``replaced`` is True when some bytes did not decode and became U+FFFD.
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            body = data[len(bom) :]
+            return _decode(body, encoding)
+    if b"\x00" in data[:SNIFF_BYTES]:
+        return None
+    return _decode(data, "utf-8")
+
+
+def _binary_reason(data: bytes) -> str:
+    """Why bytes with NULs are not read as text, with a hint when they look like UTF-16."""
+    head = data[:SNIFF_BYTES]
+    even, odd = head[0::2], head[1::2]
+
+    def mostly_text(part: bytes) -> bool:
+        return sum(32 <= b < 127 or b in (9, 10, 13) for b in part) > 0.9 * len(part)
+
+    # Latin text in UTF-16 has a NUL in every other byte, and readable ASCII in the others.
+    zeros_odd, zeros_even = odd.count(0) > 0.9 * len(odd), even.count(0) > 0.9 * len(even)
+    if len(head) >= 4 and ((zeros_odd and mostly_text(even)) or (zeros_even and mostly_text(odd))):
+        return (
+            "binary (NUL bytes, no byte-order mark; it looks like UTF-16 without one: "
+            "add a BOM or convert it to UTF-8)"
+        )
+    return "binary (NUL bytes, no byte-order mark)"
+
+
+def _undecodable(data: bytes) -> str:
+    """Where ``data`` stops decoding under the encoding policy, in words."""
+    encoding, body = "utf-8", data
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            encoding, body = name, data[len(bom) :]
+            break
+    try:
+        body.decode(encoding)
+    except UnicodeDecodeError as exc:
+        shown = body[exc.start : exc.end].hex(" ")
+        return f"not valid {encoding} at byte {exc.start + len(data) - len(body)} ({shown})"
+    return f"not valid {encoding}"
+
+
+def _decode(data: bytes, encoding: str) -> tuple[str, bool]:
+    try:
+        return data.decode(encoding), False
+    except UnicodeDecodeError:
+        return data.decode(encoding, errors="replace"), True
+
+
+class _TooLarge(Exception):
+    """A file over the size limit (its size, or "more than N bytes" for a stream)."""
+
+
+def _read_bytes(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
+    """A file's bytes and its stamp, taken from the open file before reading: any write after
+    that changes the ctime, so a later comparison sees it."""
+    if path == STDIN:
+        return _read_limited(sys.stdin.buffer, max_bytes), NO_STAMP
+    info = os.stat(path)
+    if stat.S_ISFIFO(info.st_mode):
+        return _read_fifo(path, max_bytes), NO_STAMP
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise _TooLarge(f"{info.st_size:,} bytes")
+    with open(path, "rb") as handle:
+        stamp = stamp_of(os.fstat(handle.fileno()))
+        return _read_limited(handle, max_bytes), stamp
+
+
+def _read_limited(handle: IO[bytes], max_bytes: int | None) -> bytes:
+    """Everything, or _TooLarge as soon as there is more than ``max_bytes`` (a file that grew,
+    a stream): never more than that in memory."""
+    if max_bytes is None:
+        return handle.read()
+    data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _TooLarge(f"more than {max_bytes:,} bytes")
+    return data
+
+
+def _read_fifo(path: str, max_bytes: int | None) -> bytes:
+    """A pipe named explicitly (``<(curl ...)``, a FIFO): read what its writer sends.
+
+    Opened without blocking, then read blocking: opening a FIFO that nobody writes to would
+    wait forever, whereas reading it gives end-of-file at once (an empty document).
+    """
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(descriptor, True)
+    with open(descriptor, "rb") as handle:
+        return _read_limited(handle, max_bytes)
+
+
+# Larger files are skipped unless --max-bytes says otherwise: a document is read whole, and
+# its tokens take several times its size in memory.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ReadPolicy:
+    """How strictly files are read.
+
+    Attributes:
+        policy: strict decoding, and the largest file read.
+        max_bytes: larger files are skipped ("too large"); None for no limit.
+        follow_symlinks: descend into symbolic links to directories (see :func:`list_files`).
+    """
+
+    strict_encoding: bool = False
+    max_bytes: int | None = DEFAULT_MAX_BYTES
+    follow_symlinks: bool = False
+
+
+DEFAULT_POLICY = ReadPolicy()
+
+
+def read_documents(
+    files: Sequence[str],
+    on_event: OnEvent,
+    *,
+    on_read: Callable[[], None] | None = None,
+    policy: ReadPolicy = DEFAULT_POLICY,
+) -> Iterator[Document]:
+    """Read and decode each file of :func:`list_files`; skip what is not text.
+
+    Args:
+        files: paths (and ``-``) to read, in order.
+        on_event: receives Skipped (binary, unreadable) and Warned (bytes replaced) events.
+        on_read: called once per file, read or skipped (for progress).
+        policy: strict decoding, and the largest file read.
+
+    Yields:
+        One Document per readable text file, in the order of ``files``.
+    """
+    for path in files:
+        try:
+            data, stamp = _read_bytes(path, policy.max_bytes)
+        except OSError as exc:
+            on_event(Skipped(path, f"unreadable: {os_reason(exc)}"))
+        except _TooLarge as exc:
+            on_event(Skipped(path, f"too large ({exc}; --max-bytes {policy.max_bytes})"))
+        else:
+            decoded = decode_text(data)
+            if decoded is None:
+                on_event(Skipped(path, _binary_reason(data)))
+            else:
+                text, replaced = decoded
+                if replaced and policy.strict_encoding:
+                    raise InputError(f"{path}: {_undecodable(data)} (--strict-encoding)")
+                if replaced:
+                    on_event(Warned(path, "bytes that are not valid text were replaced"))
+                yield Document(path, text, stamp)
+        if on_read is not None:
+            on_read()

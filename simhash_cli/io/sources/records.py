@@ -1,0 +1,305 @@
+"""Records from JSON Lines: ``--texts`` ({id, text}), ``--vectors`` ({id, features}) and the
+fingerprint records of ``simhash fingerprint`` read back, checked line by line.
+
+A malformed line stops the run with ``FILE:LINE: what is wrong``, or, given an ``on_bad_line``
+callback, is handed to it and left out. Weights must be finite numbers; ids are strings or
+numbers (a missing id is the line's ``FILE:LINE``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import IO, Any, TypeVar
+
+from ...core.fingerprint import from_hex, validate_bits, validate_seed
+from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
+from .files import STDIN, os_reason
+
+__all__ = [
+    "FingerprintRecord",
+    "OnBadLine",
+    "Record",
+    "RecordKind",
+    "TextRecord",
+    "VectorRecord",
+    "block_lines",
+    "parse_lines",
+    "parse_value",
+    "read_fingerprints",
+    "read_texts",
+    "read_vectors",
+]
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    """One ``--vectors`` line: a document id and its weighted features, in the given order."""
+
+    id: str
+    features: dict[str, float]
+
+
+@dataclass(frozen=True)
+class FingerprintRecord:
+    """One record of ``simhash fingerprint`` output, read back for ``dedupe --fingerprints``."""
+
+    id: str
+    fingerprint: int
+    bits: int
+    seed: int
+    tokenizer: str
+    weighting: str
+    features: int
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """One ``--texts`` line: a document id and its text."""
+
+    id: str
+    text: str
+
+
+Record = VectorRecord | FingerprintRecord | TextRecord
+
+
+RecordKind = str
+"""``vectors``, ``fingerprints`` or ``texts``: which records a JSON Lines input holds."""
+
+
+@contextmanager
+def _open_text(source: str) -> Iterator[IO[str]]:
+    """A UTF-8 text stream (a leading BOM dropped) over a file or stdin; stdin stays open."""
+    if source == STDIN:
+        wrapper = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="strict")
+        try:
+            yield wrapper
+        finally:
+            wrapper.detach()
+        return
+    try:
+        # Opened outside the with-block so that only opening errors are reported as such.
+        handle = open(source, encoding="utf-8-sig", errors="strict")  # noqa: SIM115
+    except FileNotFoundError:
+        raise PathNotFoundError(f"no such file or directory: {source}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {source}: {os_reason(exc)}") from None
+    with handle:
+        yield handle
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number (weights must be finite)")
+
+
+# What to do with a malformed line of JSON input: None stops the run (the error names the file
+# and the line); a function is given the error and the run goes on without that line.
+OnBadLine = Callable[[MalformedLineError], None] | None
+
+
+def _json_lines(source: str, on_bad_line: OnBadLine = None) -> Iterator[tuple[str, int, Any]]:
+    """(where, line number, parsed value) for each non-blank line; errors name file:line."""
+    name = "<stdin>" if source == STDIN else source
+    with _open_text(source) as handle:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(handle, start=1):
+                value = _json_value(name, lineno, line, on_bad_line)
+                if value is not _NOTHING:
+                    yield name, lineno, value
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name}:{lineno + 1}: not UTF-8 ({exc.reason})") from None
+
+
+_NOTHING = object()
+
+
+def _json_value(name: str, lineno: int, line: str, on_bad_line: OnBadLine) -> Any:
+    """One line's JSON value; _NOTHING for a blank line, or a malformed one that is skipped."""
+    if not line.strip():
+        return _NOTHING
+    try:
+        return json.loads(line, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        error = MalformedLineError(f"{name}:{lineno}", f"invalid JSON: {exc}")
+        if on_bad_line is None:
+            raise error from None
+        on_bad_line(error)
+        return _NOTHING
+
+
+def parse_value(kind: RecordKind, name: str, lineno: int, value: Any) -> Record:
+    """One parsed JSON value (or a row of another format, as a dict) as a ``kind`` record.
+
+    Raises:
+        MalformedLineError: not such a record, naming ``name:lineno``.
+    """
+    return _PARSERS[kind](name, lineno, value)
+
+
+def block_lines(data: bytes, name: str, first_line: int, *, first_block: bool) -> list[str]:
+    """The lines of a block of a JSON Lines file (whole lines, as a reader of byte ranges cuts
+    them), split as :func:`open` splits a text file (universal newlines; a BOM dropped from the
+    file's first block).
+
+    Raises:
+        InputError: bytes that are not UTF-8, naming the line.
+    """
+    try:
+        text = data.decode("utf-8-sig" if first_block else "utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data[: exc.start].count(b"\n")
+        raise InputError(f"{name}:{line}: not UTF-8 ({exc.reason})") from None
+    return list(io.StringIO(text, newline=None))
+
+
+def parse_lines(
+    lines: Sequence[str],
+    name: str,
+    first_line: int,
+    kind: RecordKind,
+    on_bad_line: OnBadLine = None,
+) -> list[Record]:
+    """The records of ``lines`` (line ``first_line`` onwards of ``name``), as the file's reader
+    (:func:`read_vectors`, :func:`read_fingerprints`, :func:`read_texts`) would give them."""
+    records: list[Record] = []
+    for lineno, line in enumerate(lines, start=first_line):
+        value = _json_value(name, lineno, line, on_bad_line)
+        if value is _NOTHING:
+            continue
+        try:
+            records.append(parse_value(kind, name, lineno, value))
+        except MalformedLineError as error:
+            if on_bad_line is None:
+                raise
+            on_bad_line(error)
+    return records
+
+
+def _record_id(where: str, lineno: int, value: Any) -> str:
+    if "id" not in value:
+        return f"{where}:{lineno}"
+    raw = value["id"]
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise MalformedLineError(f"{where}:{lineno}", '"id" must be a string or an integer')
+    return str(raw)
+
+
+def _weight(where: str, lineno: int, key: str, raw: Any) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise MalformedLineError(
+            f"{where}:{lineno}", f"weight of {key!r} must be a number, not {raw!r}"
+        )
+    try:
+        weight = float(raw)
+    except OverflowError:
+        weight = float("inf")
+    if weight != weight or weight in (float("inf"), float("-inf")):
+        shown = raw if isinstance(raw, float) else f"{str(raw)[:20]}..."
+        raise MalformedLineError(f"{where}:{lineno}", f"weight of {key!r} is not finite: {shown}")
+    return weight
+
+
+def read_vectors(source: str, on_bad_line: OnBadLine = None) -> Iterator[VectorRecord]:
+    """Read ``--vectors`` JSON Lines: ``{"id": ..., "features": {feature: weight}}`` per line.
+
+    A UTF-8 BOM, CRLF line ends and blank lines are accepted.  A missing ``id`` becomes
+    ``FILE:LINE``.  NaN, Infinity and numbers too large for float64 are refused by name (NaN
+    would silently make every slot 0).
+
+    Args:
+        source: a path, or ``-`` for standard input.
+        on_bad_line: None to stop at a malformed line; else called with its error, and the
+            line is left out.
+
+    Raises:
+        InputError: a malformed line, naming file and line; nothing is yielded past it.
+    """
+    return _records(source, _vector_record, on_bad_line)
+
+
+def _records(
+    source: str, parse: Callable[[str, int, Any], R], on_bad_line: OnBadLine
+) -> Iterator[R]:
+    """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
+    for where, lineno, value in _json_lines(source, on_bad_line):
+        try:
+            yield parse(where, lineno, value)
+        except MalformedLineError as error:
+            if on_bad_line is None:
+                raise
+            on_bad_line(error)
+
+
+def _vector_record(where: str, lineno: int, value: Any) -> VectorRecord:
+    if not isinstance(value, dict) or not isinstance(value.get("features"), dict):
+        raise MalformedLineError(
+            f"{where}:{lineno}", 'expected {"id": ..., "features": {feature: weight}}'
+        )
+    features = {key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()}
+    return VectorRecord(_record_id(where, lineno, value), features)
+
+
+def read_texts(source: str, on_bad_line: OnBadLine = None) -> Iterator[TextRecord]:
+    """Read ``--texts`` JSON Lines: ``{"id": ..., "text": "..."}`` per line (a missing ``id``
+    becomes ``FILE:LINE``). ``on_bad_line``: as for :func:`read_vectors`."""
+    return _records(source, _text_record, on_bad_line)
+
+
+def _text_record(where: str, lineno: int, value: Any) -> TextRecord:
+    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        raise MalformedLineError(f"{where}:{lineno}", 'expected {"id": ..., "text": "..."}')
+    return TextRecord(_record_id(where, lineno, value), value["text"])
+
+
+_FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
+
+
+def read_fingerprints(source: str, on_bad_line: OnBadLine = None) -> Iterator[FingerprintRecord]:
+    """Read the JSON Lines that ``simhash fingerprint`` writes (``-f jsonl``).
+
+    ``on_bad_line``: as for :func:`read_vectors`.
+
+    Raises:
+        InputError: a malformed record, naming file and line.
+    """
+    return _records(source, _fingerprint_record, on_bad_line)
+
+
+def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecord:
+    if not isinstance(value, dict) or any(key not in value for key in _FINGERPRINT_KEYS):
+        raise MalformedLineError(
+            f"{where}:{lineno}",
+            "not a fingerprint record (expected the keys id, "
+            + ", ".join(_FINGERPRINT_KEYS)
+            + " as written by 'simhash fingerprint -f jsonl')",
+        )
+    try:
+        bits = validate_bits(value["bits"])
+        seed = validate_seed(value["seed"])
+        fingerprint = from_hex(str(value["fingerprint"]), bits)
+    except SimhashError as exc:
+        raise MalformedLineError(f"{where}:{lineno}", str(exc)) from None
+    return FingerprintRecord(
+        id=_record_id(where, lineno, value),
+        fingerprint=fingerprint,
+        bits=bits,
+        seed=seed,
+        tokenizer=str(value["tokenizer"]),
+        weighting=str(value["weighting"]),
+        features=int(value.get("features", 0)),
+    )
+
+
+_PARSERS: dict[str, Callable[[str, int, Any], Record]] = {
+    "vectors": _vector_record,
+    "fingerprints": _fingerprint_record,
+    "texts": _text_record,
+}
