@@ -30,7 +30,8 @@ from simhash_cli.core.tokenizer import TokenizerConfig
 from simhash_cli.core.vectorize import Weighting
 from simhash_cli.core.verifier import sorted_pairs
 from simhash_cli.core.verify import Verify
-from simhash_cli.engines.dask import engine as dask_engine
+from simhash_cli.engines.dask import cluster as dask_cluster
+from simhash_cli.engines.dask import search as dask_engine
 from simhash_cli.engines.local import corpus_from_paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,7 +75,7 @@ def main() -> None:
     rows: list[tuple[str, float, float, bool, str]] = []
 
     started = time.perf_counter()
-    with dask_engine.connect(workers=WORKERS) as cluster:
+    with dask_cluster.connect(workers=WORKERS) as cluster:
         start_up = time.perf_counter() - started
         docs = planted(args.docs)
         config = DedupeConfig(blocks=4, verify=Verify.ESTIMATE)

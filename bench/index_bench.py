@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simhash_cli import TokenizerConfig, Weighting
 from simhash_cli.core.corpus import Settings
 from simhash_cli.index.store import Store
 
@@ -66,7 +67,7 @@ def plain(path: str, ids: list[bytes], values: np.ndarray) -> float:
 
 def ours(path: str, ids: list[str], values: np.ndarray) -> float:
     started = time.perf_counter()
-    with Store.open(path, create=Settings(64, 12345, "word", "tf")) as store:
+    with Store.open(path, create=Settings(64, 12345, TokenizerConfig(), Weighting.TF)) as store:
         features = np.full(len(ids), 100, np.int64)
         for start in range(0, len(ids), BATCH):
             stop = start + BATCH

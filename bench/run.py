@@ -167,12 +167,12 @@ def planner_choices(texts: list[str], budgets: list[int]) -> dict[int, tuple[str
     """The scheme `dedupe` takes for these texts (tfidf, threshold 0.9) under each budget,
     with its expected recall at the threshold."""
     from simhash_cli import Weighting, corpus_from_texts
-    from simhash_cli.core.search import plan_for
+    from simhash_cli.core.search import survey_for
 
     docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
     choices = {}
     for budget in budgets:
-        taken = plan_for(docs, threshold=0.9, max_candidates=budget).best_effort()
+        taken = survey_for(docs, threshold=0.9, max_candidates=budget).best_effort()
         choices[budget] = (taken.scheme.label(64), taken.recall)
     return choices
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, candidate_probability, candidates, hamming
 from simhash_cli.core.blocking import (
-    CandidateBudgetError,
     candidate_chunks,
     count_candidates,
     validate_blocks,
@@ -28,6 +27,7 @@ from simhash_cli.core.tables import (
     table_key,
     within_probability,
 )
+from simhash_cli.errors import CandidateBudgetError
 
 
 def brute_force(fps: list[int], bits: int, blocks: int) -> list[tuple[int, int]]:

@@ -179,7 +179,7 @@ def test_fingerprint_records(tmp_path: Path) -> None:
         '"features": 3, "tokenizer": "word", "weighting": "tf"}\n'
     )
     records = list(read_fingerprints(write(tmp_path / "f.jsonl", good)))
-    assert records[0].fingerprint == 255 and records[0].bits == 64
+    assert records[0].fingerprint == 255 and records[0].settings.bits == 64
     with pytest.raises(InputError, match=r"f\.jsonl:1: not a fingerprint record"):
         list(read_fingerprints(write(tmp_path / "f.jsonl", '{"id": "a"}\n')))
     with pytest.raises(InputError, match=r"f\.jsonl:1: fingerprint '00ff' is not 16 hex digits"):

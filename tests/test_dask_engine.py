@@ -28,34 +28,40 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from simhash_cli.app.engine import refuse
 from simhash_cli.app.records import (
     corpus_from_fingerprints,
     corpus_from_text_records,
     corpus_from_vectors,
 )
+from simhash_cli.app.requests import DedupeRequest
+from simhash_cli.app.settings import Input, Source
 from simhash_cli.core.cluster import clusters_of_labels
 from simhash_cli.core.corpus import (
-    VECTORS_TOKENIZER,
-    VECTORS_WEIGHTING,
     Corpus,
     Settings,
     corpus_from_texts,
 )
 from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
-from simhash_cli.core.tokenizer import TokenizerConfig
 from simhash_cli.core.vectorize import Weighting
-from simhash_cli.core.verifier import PairBudgetError, sorted_pairs
+from simhash_cli.core.verifier import sorted_pairs
 from simhash_cli.core.verify import Verify
-from simhash_cli.engines.dask import engine as dask_engine
-from simhash_cli.engines.dask.engine import Cluster, WorkerLostError
+from simhash_cli.engines.dask import cluster as dask_cluster
+from simhash_cli.engines.dask import reading as dask_reading
+from simhash_cli.engines.dask import search as dask_engine
+from simhash_cli.engines.dask.cluster import Cluster
+from simhash_cli.engines.dask.engine import DaskEngine
 from simhash_cli.engines.local import corpus_from_paths
 from simhash_cli.errors import (
     ExitCode,
     InputError,
     MalformedLineError,
+    PairBudgetError,
     ParameterError,
     PathNotFoundError,
     SettingsMismatchError,
+    UsageError,
+    WorkerLostError,
 )
 from simhash_cli.io.sinks import records as sink_records
 from simhash_cli.io.sinks.formats import Format
@@ -70,7 +76,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    with dask_engine.connect(workers=2) as connected:
+    with dask_cluster.connect(workers=2) as connected:
         yield connected
 
 
@@ -191,8 +197,6 @@ def test_files_read_by_the_workers_give_the_local_result(
         paths,
         config,
         settings=settings,
-        tokenizer=TokenizerConfig(),
-        weighting=Weighting.TF,
         partition_files=100,
     )
     assert_same(local, found, exact=verify is Verify.EXACT)
@@ -223,8 +227,10 @@ def test_budgets_hold_on_the_cluster(cluster: Cluster) -> None:
 
 def test_what_the_engine_does_not_take_is_refused(cluster: Cluster) -> None:
     docs = planted(100)
-    with pytest.raises(ParameterError, match="--audit"):
-        dask_engine.dedupe_corpus(cluster, docs, DedupeConfig(audit=True, verify=Verify.ESTIMATE))
+    # What the engine does not do is declared once, by the engine, and refused before it starts.
+    audit = DedupeRequest(Source(Input.PATHS, (str(SAMPLE),)), audit=True, verify=Verify.ESTIMATE)
+    with pytest.raises(UsageError, match="dask does not take audit"):
+        refuse("dask", DaskEngine.refused, audit.needs())
     with pytest.raises(ParameterError, match="vectors"):
         dask_engine.dedupe_corpus(cluster, docs, DedupeConfig(verify=Verify.EXACT))
     with pytest.raises(ParameterError, match="tfidf"):
@@ -232,9 +238,7 @@ def test_what_the_engine_does_not_take_is_refused(cluster: Cluster) -> None:
             cluster,
             (str(SAMPLE),),
             DedupeConfig(),
-            settings=Settings(weighting="tfidf"),
-            tokenizer=TokenizerConfig(),
-            weighting=Weighting.TFIDF,
+            settings=Settings(weighting=Weighting.TFIDF),
         )
 
 
@@ -247,10 +251,10 @@ def test_a_killed_worker_is_an_error_not_a_hang(
 ) -> None:
     """Every worker that takes the task is SIGKILLed: after the scheduler's allowed retry, the
     run stops with WorkerLostError."""
-    monkeypatch.setattr(dask_engine, "_fingerprint_part", _die)
+    monkeypatch.setattr(dask_reading, "_fingerprint_part", _die)
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 1}),
-        dask_engine.connect(workers=2) as own,
+        dask_cluster.connect(workers=2) as own,
         pytest.raises(WorkerLostError, match="worker died"),
     ):
         dask_engine.dedupe_paths(
@@ -258,8 +262,6 @@ def test_a_killed_worker_is_an_error_not_a_hang(
             (str(SAMPLE),),
             DedupeConfig(),
             settings=Settings(),
-            tokenizer=TokenizerConfig(),
-            weighting=Weighting.TF,
             policy=ReadPolicy(),
         )
 
@@ -391,8 +393,6 @@ def test_fewer_than_two_documents_give_the_local_result(
         (str(tmp_path),),
         config,
         settings=Settings(),
-        tokenizer=TokenizerConfig(),
-        weighting=Weighting.TF,
     )
     assert found.config == local.config and found.scheme == local.scheme
     assert len(found.pairs) == 0 and found.clusters == []
@@ -465,7 +465,7 @@ def test_vector_and_fingerprint_records_read_in_blocks_give_the_local_result(
             }
             out.write(json.dumps({"id": doc_id, "features": features}) + "\n")
     config = DedupeConfig(blocks=4, threshold=0.8)
-    vector_settings = Settings(tokenizer=VECTORS_TOKENIZER, weighting=VECTORS_WEIGHTING)
+    vector_settings = Settings.of_vectors()
     local = dedupe(corpus_from_vectors(str(vectors)), config)
     found = records_on_dask(cluster, str(vectors), "vectors", config, settings=vector_settings)
     assert_same(local, found, exact=True)
@@ -586,7 +586,7 @@ def test_without_the_extra_the_engine_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
     with (
         pytest.raises(ParameterError, match=r"pip install 'simhash-cli\[distributed\]'"),
-        dask_engine.connect(workers=1),
+        dask_cluster.connect(workers=1),
     ):
         pass
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)

@@ -3,6 +3,7 @@ and files that are not indexes, busy writers, concurrent writers and killed adds
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -20,15 +21,17 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simhash_cli import TokenizerConfig, Weighting
 from simhash_cli.cli import main
 from simhash_cli.core.corpus import Settings
 from simhash_cli.errors import ExitCode, InputError
 from simhash_cli.index import store as index_module
-from simhash_cli.index.store import Store, decode_id, encode_id
+from simhash_cli.index.schema import decode_id, encode_id
+from simhash_cli.index.store import Store
 
 from conftest import ROOT, SAMPLE
 
-WORDS = Settings(64, 12345, "word", "tf")
+WORDS = Settings(64, 12345, TokenizerConfig(), Weighting.TF)
 
 
 def run(*args: str, input: str | None = None) -> Result:
@@ -68,10 +71,11 @@ def test_search_finds_exactly_the_stored_fingerprints_within_k(
     k = min(k, bits - 1)
     path = f"/tmp/simhash-index-{os.getpid()}-{bits}-{seed}.db"
     try:
-        with Store.open(path, create=Settings(bits, 1, "word", "tf")) as store:
+        with Store.open(path, create=Settings(bits, 1, TokenizerConfig(), Weighting.TF)) as store:
             store.add([f"d{i}" for i in range(n)], stored, np.ones(n, np.int64))
             found = store.search(queries, k)
-            methods = [store._scan] + ([store._look_up] if store.probes(k) <= 5000 else [])
+            look_up = functools.partial(store.lists.look_up, store.connection)
+            methods = [store._scan] + ([look_up] if store.lists.probes(k) <= 5000 else [])
             for method in methods:
                 q, d, h = method(queries, k)
                 assert set(zip(q.tolist(), d.tolist(), h.tolist(), strict=True)) == set(
@@ -117,7 +121,7 @@ def test_the_tables_follow_adds_updates_and_removals(seed: int, bits: int) -> No
     words = -(-bits // 64)
     path = f"/tmp/simhash-index-ops-{os.getpid()}-{seed}-{bits}.db"
     try:
-        with Store.open(path, create=Settings(bits, 1, "word", "tf")) as store:
+        with Store.open(path, create=Settings(bits, 1, TokenizerConfig(), Weighting.TF)) as store:
             for _ in range(6):
                 ids = [
                     f"d{i}" for i in rng.choice(60, size=int(rng.integers(1, 25)), replace=False)
@@ -132,10 +136,10 @@ def test_the_tables_follow_adds_updates_and_removals(seed: int, bits: int) -> No
                 queries = rng.integers(0, 2**64 - 1, (10, words), dtype=np.uint64)
                 queries &= np.uint64(0x0003000300030003)
                 for k in (0, 3):
-                    looked = store._look_up(queries, k)
+                    looked = store.lists.look_up(store.connection, queries, k)
                     scanned = store._scan(queries, k)
                     assert [a.tolist() for a in looked] == [b.tolist() for b in scanned]
-                entries = store._entry().itemsize
+                entries = store.lists.entry.itemsize
                 for j in range(len(store.blocks)):
                     total = store.connection.execute(
                         f"SELECT coalesce(sum(length(entries)), 0) FROM keys{j}"
@@ -171,7 +175,8 @@ def test_a_bulk_add_keeps_the_last_of_a_path_given_twice(tmp_path: Path, empty: 
         gone = store.search(first[:100], 0)  # the first fingerprints of those ids are gone
         assert len(gone.query) == 0
         for k in (0, 3):
-            looked, scanned = store._look_up(second, k), store._scan(second, k)
+            looked = store.lists.look_up(store.connection, second, k)
+            scanned = store._scan(second, k)
             assert [a.tolist() for a in looked] == [b.tolist() for b in scanned]
 
 

@@ -24,10 +24,10 @@ from simhash_cli import (
 )
 from simhash_cli.app.batches import iter_fingerprints
 from simhash_cli.core import verify as verify_module
-from simhash_cli.core.blocking import CandidateBudgetError
 from simhash_cli.core.corpus import concatenate
 from simhash_cli.core.events import Event, Skipped
 from simhash_cli.core.verify import sketch
+from simhash_cli.errors import CandidateBudgetError
 
 
 def test_corpus_from_paths_reports_and_drops_empty_documents(messy_dir: Path) -> None:
@@ -77,7 +77,7 @@ def test_exact_verification_needs_vectors(tmp_path: Path) -> None:
     assert result.pairs.pairs.tolist() == [[0, 1]]
     assert result.pairs.cosine.tolist() == pytest.approx([1.0])
     docs.weights = None
-    with pytest.raises(ParameterError, match="exact verification and --audit need"):
+    with pytest.raises(ParameterError, match="exact verification and audit need"):
         dedupe(docs)
     assert len(dedupe(docs, DedupeConfig(verify=Verify.ESTIMATE, threshold=0.99)).pairs) == 1
 

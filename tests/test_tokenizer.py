@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, TokenizerConfig, tokenize
 from simhash_cli.core.tokenizer import (
-    KeyCollision,
     WordTokens,
     _ascii_word_characters,
     _is_word,
     word_tokens,
 )
 from simhash_cli.core.vectorize import _WordTable
+from simhash_cli.errors import KeyCollision
 
 
 def test_default_is_lowercase_word_runs_with_single_characters() -> None:

@@ -20,8 +20,8 @@ from simhash_cli import (
     vectorize,
 )
 from simhash_cli.core.fingerprint import to_int
-from simhash_cli.core.tokenizer import KeyCollision
 from simhash_cli.core.vectorize import count_matrix, from_mappings, row_mapping
+from simhash_cli.errors import KeyCollision
 
 
 def test_counts_are_term_frequencies() -> None:

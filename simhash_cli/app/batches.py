@@ -14,7 +14,15 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights, stamp_array
+from ..core.corpus import (
+    EMPTY_TEXT,
+    Corpus,
+    Settings,
+    collecting,
+    from_weights,
+    stamp_array,
+    text_settings,
+)
 from ..core.events import Event, OnEvent, Skipped, Stamp
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, n_words, validate_bits, validate_seed
 from ..core.tokenizer import TokenizerConfig
@@ -27,11 +35,14 @@ __all__ = [
     "MIN_BATCH_FILES",
     "Mapper",
     "batch_size",
+    "batchable",
     "batches_of",
     "count_files",
     "fingerprint_batch",
+    "fingerprint_files",
     "in_process",
     "iter_fingerprints",
+    "listing",
     "report_batches",
 ]
 
@@ -42,18 +53,32 @@ Mapper = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]], int], Iterable
 """``mapper(function, arguments, jobs)``: ``function(*args)`` for each argument tuple, in order."""
 
 
+def batchable(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
+    """The tokenizer and weighting of text fingerprinted a batch at a time.
+
+    Raises:
+        ParameterError: tfidf, whose weights come from the whole corpus, not a batch.
+    """
+    tokenizer, weighting = text_settings(settings)
+    if weighting is Weighting.TFIDF:
+        raise ParameterError("tfidf weights need the whole corpus; use corpus_from_paths")
+    return tokenizer, weighting
+
+
 def fingerprint_batch(
     files: list[str],
-    tokenizer: TokenizerConfig,
-    weighting: Weighting,
     settings: Settings,
     policy: ReadPolicy,
     include_empty: bool = False,
     keep_vectors: bool = False,
 ) -> tuple[list[Event], Corpus]:
-    """One batch read, counted, weighted and fingerprinted (in a worker or here), with the
-    events of its reading; the vectors come back too with ``keep_vectors``. Weights that need
-    the whole corpus (tfidf) are the caller's to refuse."""
+    """One batch read, counted, weighted and fingerprinted as ``settings`` say (in a worker or
+    here), with the events of its reading; the vectors come back too with ``keep_vectors``.
+
+    Raises:
+        ParameterError: tfidf, whose weights come from the whole corpus, not a batch.
+    """
+    tokenizer, weighting = batchable(settings)
     ids, stamps, events, counts, features = count_files(files, tokenizer, policy)
     weights = apply_weighting(counts, weighting)
     batch = from_weights(
@@ -97,27 +122,76 @@ def iter_fingerprints(
         ParameterError: tfidf weighting.
         PathNotFoundError: a path does not exist (before anything is read).
     """
-    if weighting is Weighting.TFIDF:
-        raise ParameterError("tfidf weights need the whole corpus; use corpus_from_paths")
-    tokenizer = tokenizer or TokenizerConfig()
-    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
-    listing: list[Skipped] = []
-    files = list_files(paths, collecting(on_event, listing), follow_symlinks=policy.follow_symlinks)
+    settings = Settings(
+        validate_bits(bits), validate_seed(seed), tokenizer or TokenizerConfig(), weighting
+    )
+    batchable(settings)  # before anything is listed
+    skipped: list[Skipped] = []
+    files = listing(paths, on_event, skipped, policy=policy, on_listed=on_listed)
+    yield from fingerprint_files(
+        files,
+        settings,
+        on_event=on_event,
+        on_read=on_read,
+        jobs=jobs,
+        batch_files=batch_files,
+        policy=policy,
+        include_empty=include_empty,
+        mapper=mapper,
+        listing_skipped=skipped,
+    )
+
+
+def listing(
+    paths: Sequence[str],
+    on_event: OnEvent,
+    skipped: list[Skipped],
+    *,
+    policy: ReadPolicy = DEFAULT_POLICY,
+    distinct: bool = True,
+    on_listed: Callable[[int], None] | None = None,
+) -> list[str]:
+    """The files below ``paths``, in order, as every engine and the index list them: what
+    listing skipped goes to ``on_event`` and into ``skipped``; ``on_listed`` is told how many.
+
+    Raises:
+        PathNotFoundError: a path does not exist (before anything is read).
+    """
+    handle = collecting(on_event, skipped)
+    files = list_files(paths, handle, distinct=distinct, follow_symlinks=policy.follow_symlinks)
     if on_listed is not None:
         on_listed(len(files))
+    return files
+
+
+def fingerprint_files(
+    files: list[str],
+    settings: Settings,
+    *,
+    on_event: OnEvent = lambda event: None,
+    on_read: Callable[[], None] | None = None,
+    jobs: int = 1,
+    batch_files: int | None = None,
+    policy: ReadPolicy = DEFAULT_POLICY,
+    include_empty: bool = False,
+    mapper: Mapper | None = None,
+    listing_skipped: Sequence[Skipped] = (),
+) -> Iterator[Corpus]:
+    """Listed files fingerprinted batch by batch, in order (see :func:`iter_fingerprints`);
+    the first batch carries ``listing_skipped``, the files listing left out."""
+    batchable(settings)
     per_batch = batch_files or batch_size(len(files), jobs)
     batches = batches_of(files, per_batch)
     if not batches:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         none = stamp_array([])
-        yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=listing, stamps=none)
-    else:
-        jobs = jobs if STDIN not in files else 1  # standard input is this process's
-        arguments = [
-            (batch, tokenizer, weighting, settings, policy, include_empty) for batch in batches
-        ]
-        results = (mapper or in_process)(fingerprint_batch, arguments, jobs)
-        yield from report_batches(batches, results, on_event, on_read, listing)
+        skipped = list(listing_skipped)
+        yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=skipped, stamps=none)
+        return
+    jobs = jobs if STDIN not in files else 1  # standard input is this process's
+    arguments = [(batch, settings, policy, include_empty) for batch in batches]
+    results = (mapper or in_process)(fingerprint_batch, arguments, jobs)
+    yield from report_batches(batches, results, on_event, on_read, list(listing_skipped))
 
 
 def report_batches(

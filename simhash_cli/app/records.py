@@ -14,8 +14,6 @@ import numpy as np
 from ..core.corpus import (
     EMPTY_TEXT,
     EMPTY_VECTOR,
-    VECTORS_TOKENIZER,
-    VECTORS_WEIGHTING,
     Corpus,
     Settings,
     from_weights,
@@ -31,7 +29,7 @@ from ..core.fingerprint import (
 )
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings
-from ..errors import InputError, MalformedLineError, SettingsMismatchError
+from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources import read_records
 from ..io.sources.records import FingerprintRecord, TextRecord, VectorRecord, read_fingerprints
 
@@ -60,12 +58,7 @@ def corpus_from_vectors(
     ``skip_bad_lines``: a malformed line is left out and reported (a Skipped event) instead
     of stopping the run.
     """
-    settings = Settings(
-        validate_bits(bits),
-        validate_seed(seed),
-        VECTORS_TOKENIZER,
-        VECTORS_WEIGHTING,
-    )
+    settings = Settings.of_vectors(validate_bits(bits), validate_seed(seed))
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     records: list[Any] = read_records(source, "vectors", on_bad_line)
@@ -86,13 +79,11 @@ def corpus_from_text_records(
     """Read ``--texts`` JSON Lines (``{"id": ..., "text": ...}``) and treat each text as a file
     holding it would be. ``skip_bad_lines``: as for :func:`corpus_from_vectors`."""
     tokenizer = tokenizer or TokenizerConfig()
-    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer, weighting)
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     records: list[Any] = read_records(source, "texts", on_bad_line)
-    return from_text_records(
-        records, settings, tokenizer, weighting, on_event, skipped, include_empty
-    )
+    return from_text_records(records, settings, on_event, skipped, include_empty)
 
 
 def skipping(on_event: OnEvent, skipped: list[Skipped]) -> Callable[[MalformedLineError], None]:
@@ -155,15 +146,16 @@ def from_vector_records(
 def from_text_records(
     records: Sequence[TextRecord],
     settings: Settings,
-    tokenizer: TokenizerConfig,
-    weighting: Weighting,
     on_event: OnEvent,
     skipped: list[Skipped],
     include_empty: bool = False,
 ) -> Corpus:
-    """Texts tokenized, weighted and fingerprinted; those without a token skipped (reported)."""
-    counts, features = count_matrix((record.text for record in records), tokenizer)
-    weights = apply_weighting(counts, weighting)
+    """Texts tokenized and weighted as ``settings`` say, and fingerprinted; those without a
+    token skipped (reported)."""
+    if settings.tokenizer is None or settings.weighting is None:
+        raise ParameterError("texts need a tokenizer and a weighting")
+    counts, features = count_matrix((record.text for record in records), settings.tokenizer)
+    weights = apply_weighting(counts, settings.weighting)
     ids = [record.id for record in records]
     return from_weights(
         ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, include_empty=include_empty
@@ -182,9 +174,9 @@ def from_fingerprint_records(
         SettingsMismatchError: records made with different settings, naming both.
     """
     first = records[0]
-    settings = Settings(first.bits, first.seed, first.tokenizer, first.weighting)
+    settings = first.settings
     for record in records:
-        other = Settings(record.bits, record.seed, record.tokenizer, record.weighting)
+        other = record.settings
         if other != settings:
             raise SettingsMismatchError(
                 f"fingerprints made with different settings cannot be compared: "

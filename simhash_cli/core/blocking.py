@@ -25,12 +25,11 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ParameterError, SimhashError
+from ..errors import CandidateBudgetError, ParameterError
 from .fingerprint import as_fingerprint_array, validate_bits
 
 __all__ = [
     "DEFAULT_MAX_CANDIDATES",
-    "CandidateBudgetError",
     "Copies",
     "bit_slice",
     "block_bounds",
@@ -55,10 +54,6 @@ Key = tuple[tuple[int, int], ...]
 DIGIT_BITS = 16
 
 
-class CandidateBudgetError(SimhashError):
-    """The blocking scheme would produce more candidate pairs than the budget allows."""
-
-
 def budget_error(
     bits: int, blocks: int, max_distance: int | None, expected: int, n: int, limit: int
 ) -> CandidateBudgetError:
@@ -69,17 +64,19 @@ def budget_error(
             f"{blocks} block{'' if blocks == 1 else 's'} of {bits // blocks} bits would give up to "
             f"{expected:,} candidate pairs "
             f"among {n:,} fingerprints (budget {limit:,}). Fewer, longer "
-            "blocks (a smaller --blocks) give fewer candidates; when most documents look alike "
-            "to the fingerprint (common words dominate term counts), --weighting tfidf helps; "
-            "--max-candidates raises the budget"
+            "blocks (a smaller {blocks}) give fewer candidates; when most documents look alike "
+            "to the fingerprint (common words dominate term counts), {weighting} tfidf helps; "
+            "{max_candidates} raises the budget",
+            parameters=("blocks", "weighting", "max_candidates"),
         )
     tables = math.comb(blocks, max_distance)
     return CandidateBudgetError(
         f"{tables} tables for pairs within {max_distance} bits "
         f"would compare more than {limit:,} pairs of fingerprints among "
         f"{n:,} distinct ones: they are too alike for this scheme. Fewer "
-        "bits of distance, more --bits or --weighting tfidf (when common words make "
-        "every document alike) help; --max-candidates raises the budget"
+        "bits of distance, more {bits} or {weighting} tfidf (when common words make "
+        "every document alike) help; {max_candidates} raises the budget",
+        parameters=("bits", "weighting", "max_candidates"),
     )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from .events import Event, OnEvent, Skipped, Stamp
 from .fingerprint import (
     DEFAULT_BITS,
@@ -30,6 +30,8 @@ __all__ = [
     "EMPTY_TEXT",
     "EMPTY_VECTOR",
     "STAMP_DTYPE",
+    "VECTORS_TOKENIZER",
+    "VECTORS_WEIGHTING",
     "Corpus",
     "Settings",
     "collecting",
@@ -37,30 +39,84 @@ __all__ = [
     "corpus_from_texts",
     "from_weights",
     "stamp_array",
+    "text_settings",
 ]
 
 
 EMPTY_TEXT = "empty (no tokens)"
 EMPTY_VECTOR = "empty (no non-zero weight)"
 VECTORS_TOKENIZER = "vectors"
+"""The tokenizer name recorded for vectors fingerprinted exactly as given."""
 VECTORS_WEIGHTING = "given"
+"""The weighting name recorded for vectors fingerprinted exactly as given."""
 
 
 @dataclass(frozen=True)
 class Settings:
-    """What a fingerprint was made with; fingerprints compare only under equal settings."""
+    """What a fingerprint was made with; fingerprints compare only under equal settings.
+
+    Attributes:
+        bits: fingerprint width.
+        seed: global hash seed.
+        tokenizer: how text became features; None for vectors given as they are.
+        weighting: how counts became weights; None (with ``tokenizer``) for given vectors.
+    """
 
     bits: int = DEFAULT_BITS
     seed: int = DEFAULT_SEED
-    tokenizer: str = "word"
-    weighting: str = Weighting.TF.value
+    tokenizer: TokenizerConfig | None = TokenizerConfig()  # noqa: RUF009 (frozen, shared)
+    weighting: Weighting | None = Weighting.TF
+
+    def __post_init__(self) -> None:
+        if (self.tokenizer is None) != (self.weighting is None):
+            raise ParameterError(
+                "a tokenizer and a weighting go together: both for text, neither for vectors"
+            )
+
+    @classmethod
+    def of_vectors(cls, bits: int = DEFAULT_BITS, seed: int = DEFAULT_SEED) -> Settings:
+        """The settings of vectors fingerprinted exactly as given."""
+        return cls(bits, seed, None, None)
+
+    @classmethod
+    def from_names(cls, bits: int, seed: int, tokenizer: str, weighting: str) -> Settings:
+        """The inverse of :meth:`names`, as records and the index store them.
+
+        Raises:
+            ParameterError: a name that no settings give.
+        """
+        if (tokenizer, weighting) == (VECTORS_TOKENIZER, VECTORS_WEIGHTING):
+            return cls.of_vectors(validate_bits(bits), validate_seed(seed))
+        try:
+            chosen = Weighting(weighting)
+        except ValueError:
+            raise ParameterError(f"not a weighting name: {weighting!r}") from None
+        tokens = TokenizerConfig.from_name(tokenizer)
+        return cls(validate_bits(bits), validate_seed(seed), tokens, chosen)
+
+    @property
+    def of_given_vectors(self) -> bool:
+        """Whether these fingerprints are of vectors used exactly as given."""
+        return self.tokenizer is None
+
+    def names(self) -> dict[str, int | str]:
+        """``bits``, ``seed``, ``tokenizer`` and ``weighting`` as records and files hold them."""
+        return {
+            "bits": self.bits,
+            "seed": self.seed,
+            "tokenizer": VECTORS_TOKENIZER if self.tokenizer is None else self.tokenizer.name,
+            "weighting": VECTORS_WEIGHTING if self.weighting is None else self.weighting.value,
+        }
+
+    @property
+    def common_words_dominate(self) -> bool:
+        """Whether common words can make every document look alike: weights of term counts
+        (tf, binary, log) that no corpus statistic damps, as tfidf's do."""
+        return self.weighting is not None and self.weighting is not Weighting.TFIDF
 
     def describe(self) -> str:
         """Human-readable, for error messages: ``bits=64 seed=12345 tokenizer=word ...``."""
-        return (
-            f"bits={self.bits} seed={self.seed} "
-            f"tokenizer={self.tokenizer} weighting={self.weighting}"
-        )
+        return " ".join(f"{key}={value}" for key, value in self.names().items())
 
 
 STAMP_DTYPE = np.dtype(
@@ -119,6 +175,17 @@ class Corpus:
             self.skipped,
             None if self.stamps is None else self.stamps[rows],
         )
+
+
+def text_settings(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
+    """The tokenizer and weighting of settings made for text.
+
+    Raises:
+        ParameterError: the settings are those of given vectors.
+    """
+    if settings.tokenizer is None or settings.weighting is None:
+        raise ParameterError("these settings are those of given vectors, not of text")
+    return settings.tokenizer, settings.weighting
 
 
 def collecting(on_event: OnEvent, skipped: list[Skipped]) -> OnEvent:
@@ -200,7 +267,7 @@ def corpus_from_texts(
     """Documents already in memory (ids default to "0", "1", ...), as :func:`corpus_from_paths`
     would make them from files holding these texts."""
     tokenizer = tokenizer or TokenizerConfig()
-    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer.name, weighting.value)
+    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer, weighting)
     names = [str(i) for i in range(len(texts))] if ids is None else list(ids)
     if len(names) != len(texts):
         raise InputError(f"{len(names)} ids for {len(texts)} texts")

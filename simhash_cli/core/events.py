@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["NO_STAMP", "Event", "OnEvent", "Skipped", "Stamp", "Warned", "stamp_of"]
+__all__ = ["NO_STAMP", "Event", "OnEvent", "Progress", "Skipped", "Stamp", "Warned", "stamp_of"]
 
 
 Stamp = tuple[int, int, int, int, int]
@@ -47,3 +47,12 @@ Event = Skipped | Warned
 
 
 OnEvent = Callable[[Event], None]
+
+
+@dataclass
+class Progress:
+    """Callbacks a reader calls as it lists and reads files, or takes steps (None: nothing is
+    shown, so nothing need be counted)."""
+
+    on_listed: Callable[[int], None] | None = None
+    on_read: Callable[[], None] | None = None

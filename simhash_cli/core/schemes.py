@@ -1,4 +1,4 @@
-"""The planner: which candidate scheme finds the pairs at a threshold for the least work.
+"""The scheme planner: which candidate scheme finds the pairs at a threshold for the least work.
 
 A scheme is either ``blocks`` (m equal blocks, a shared block makes a candidate) or ``tables``
 (Manku's tables: exactly the pairs within k bits). For a pair at cosine c every fingerprint bit
@@ -29,12 +29,12 @@ from .tables import choose_tables, table_key_bits, within_probability
 __all__ = [
     "Assessment",
     "Background",
-    "Plan",
     "Scheme",
+    "Survey",
     "assess",
-    "plan",
     "sample_background",
     "schemes_for",
+    "survey",
 ]
 
 TARGET_RECALL = 0.95
@@ -184,9 +184,9 @@ def assess(
 
 
 @dataclass(frozen=True)
-class Plan:
-    """The chosen scheme (None when none reaches the target within the budget) and every
-    scheme judged, cheapest first."""
+class Survey:
+    """A survey of the schemes for a threshold and corpus: the chosen one (None when none
+    reaches the target within the budget) and every scheme judged, cheapest first."""
 
     bits: int
     threshold: float
@@ -216,7 +216,7 @@ class Plan:
         return max(pool, key=lambda a: (a.recall, -a.cost))
 
 
-def plan(
+def survey(
     *,
     bits: int,
     threshold: float,
@@ -224,7 +224,7 @@ def plan(
     background: Background | None = None,
     target: float = TARGET_RECALL,
     max_candidates: float | None = None,
-) -> Plan:
+) -> Survey:
     """Judge every scheme and choose the cheapest whose recall at ``threshold`` >= ``target``.
 
     Args:
@@ -253,7 +253,7 @@ def plan(
         a for a in judged if max_candidates is None or a.expected_candidates <= max_candidates
     ]
     reaching = [a for a in in_budget if a.recall >= target]
-    return Plan(
+    return Survey(
         bits=bits,
         threshold=threshold,
         n_docs=n_docs,

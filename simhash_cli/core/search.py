@@ -21,7 +21,7 @@ from ..errors import InputError, ParameterError
 from . import blocking, cluster, tables, verify
 from .corpus import Corpus, Settings
 from .fingerprint import hamming_rows, to_int
-from .schemes import Plan, Scheme, plan, sample_background
+from .schemes import Scheme, Survey, sample_background, survey
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
 from .verify import ScoredPairs, Verify
 
@@ -37,9 +37,9 @@ __all__ = [
     "compare",
     "dedupe",
     "dedupe_result",
-    "plan_for",
     "suggest_blocks",
     "suggest_max_distance",
+    "survey_for",
 ]
 
 
@@ -145,7 +145,7 @@ class DedupeResult:
     corpus: Corpus
     config: DedupeConfig
     scheme: Scheme
-    plan: Plan | None
+    survey: Survey | None
     candidates: int
     gated_out: int
     """Candidates not checked exactly: beyond the Hamming gate of the threshold."""
@@ -181,7 +181,7 @@ def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -
 
 def _scheme(
     docs: Corpus, config: DedupeConfig, copies: blocking.Copies
-) -> tuple[Scheme, Plan | None]:
+) -> tuple[Scheme, Survey | None]:
     """The scheme the config names, or the planner's choice for this corpus."""
     bits = docs.settings.bits
     n_distinct = copies.fingerprints.shape[0]
@@ -192,25 +192,25 @@ def _scheme(
         return Scheme("tables", tables.choose_tables(n_distinct, bits, k), k), None
     if config.blocks != AUTO:
         return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
-    chosen = plan_for(
+    chosen = survey_for(
         docs, threshold=config.threshold, max_candidates=config.max_candidates, copies=copies
     )
     return chosen.best_effort().scheme, chosen
 
 
-def plan_for(
+def survey_for(
     docs: Corpus,
     *,
     threshold: float,
     max_candidates: int | None,
     copies: blocking.Copies | None = None,
-) -> Plan:
+) -> Survey:
     """The planner's view of this corpus: how many distinct fingerprints it has (copies of
     one are compared once), and how often those of unrelated documents agree by chance
     (measured on a sample of their pairs)."""
     bits = docs.settings.bits
     distinct = (copies or blocking.collapse(docs.fingerprints, bits)).fingerprints
-    return plan(
+    return survey(
         bits=bits,
         threshold=threshold,
         n_docs=distinct.shape[0],
@@ -251,19 +251,21 @@ def check_config(docs: Corpus, config: DedupeConfig, *, has_vectors: bool) -> No
     needs_vectors = config.verify is Verify.EXACT or config.audit
     if needs_vectors and not has_vectors:
         raise ParameterError(
-            "exact verification and --audit need the documents' vectors; "
-            "fingerprints alone support --verify estimate"
+            "exact verification and {audit} need the documents' vectors; "
+            "fingerprints alone support {verify} estimate",
+            parameters=("audit", "verify"),
         )
     if config.audit and config.threshold <= 0:
-        raise ParameterError("--audit needs a threshold above 0")
+        raise ParameterError("{audit} needs a threshold above 0", parameters=("audit",))
     if config.audit and len(docs) > AUDIT_MAX_DOCS:
         raise ParameterError(
-            f"--audit compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
-            f"(this corpus has {len(docs):,})"
+            f"{{audit}} compares all pairs and is limited to {AUDIT_MAX_DOCS:,} documents "
+            f"(this corpus has {len(docs):,})",
+            parameters=("audit",),
         )
 
 
-def choose_scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Plan | None]:
+def choose_scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Survey | None]:
     """The scheme :func:`dedupe` would run on these documents, and the planner's view when
     it chose (``blocks="auto"``)."""
     return _scheme(docs, config, blocking.collapse(docs.fingerprints, docs.settings.bits))
@@ -273,7 +275,7 @@ def dedupe_result(
     docs: Corpus,
     config: DedupeConfig,
     scheme: Scheme,
-    planned: Plan | None,
+    planned: Survey | None,
     n_candidates: int,
     n_checked: int,
     kept: ScoredPairs,
@@ -293,7 +295,7 @@ def dedupe_result(
         corpus=docs,
         config=config,
         scheme=scheme,
-        plan=planned,
+        survey=planned,
         candidates=n_candidates,
         gated_out=n_candidates - n_checked if exact else 0,
         pairs=kept,

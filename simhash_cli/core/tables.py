@@ -16,10 +16,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ParameterError
+from ..errors import CandidateBudgetError, ParameterError
 from .blocking import (
     DIGIT_BITS,
-    CandidateBudgetError,
     Copies,
     Key,
     bit_slice,
@@ -159,7 +158,8 @@ def pairs_within(
             raise CandidateBudgetError(
                 f"{total:,} pairs of documents are within {max_distance} bits of each other "
                 f"(budget {max_pairs:,}), mostly copies of the same fingerprint; "
-                "--max-candidates raises the budget"
+                "{max_candidates} raises the budget",
+                parameters=("max_candidates",),
             )
     return expand_copies(rep_pairs, distinct)
 

@@ -23,7 +23,6 @@ from ..errors import ParameterError
 
 __all__ = [
     "TOKEN_PATTERN",
-    "KeyCollision",
     "TokenizerConfig",
     "WordTokens",
     "tokenize",
@@ -135,10 +134,6 @@ class WordTokens:
     stop: NDArray[np.int64]
     key: NDArray[np.uint64]
     check: NDArray[np.uint64]
-
-
-class KeyCollision(Exception):
-    """Two different tokens hashed to one 64-bit key (about 1 in 10**8 for a million words)."""
 
 
 @functools.cache

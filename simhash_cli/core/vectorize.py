@@ -17,8 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..errors import KeyCollision
 from .fingerprint import reference_order
-from .tokenizer import KeyCollision, TokenizerConfig, WordTokens, word_tokens
+from .tokenizer import TokenizerConfig, WordTokens, word_tokens
 
 __all__ = [
     "Weighting",

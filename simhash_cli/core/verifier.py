@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..errors import SimhashError
+from ..errors import CandidateBudgetError, PairBudgetError
 from . import blocking, verify
 from .corpus import Corpus
 from .fingerprint import hamming_rows
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = [
     "COPIES_PAIRED",
     "CandidateCount",
-    "PairBudgetError",
     "Verifier",
     "pair_budget_error",
     "sorted_pairs",
@@ -51,10 +50,11 @@ class CandidateCount:
         """
         self.total += more
         if self.limit is not None and self.total > self.limit:
-            raise blocking.CandidateBudgetError(
+            raise CandidateBudgetError(
                 f"copies of the same fingerprints make more than {self.limit:,} "
                 f"pairs of documents to verify among {self.n_docs:,} documents (budget "
-                f"{self.limit:,}); --max-candidates raises the budget"
+                f"{self.limit:,}); {{max_candidates}} raises the budget",
+                parameters=("max_candidates",),
             )
 
 
@@ -89,10 +89,6 @@ def verify_candidates(
         for same in (blocking.pairs_among_copies(shown), blocking.pairs_with_first(copies, large)):
             budget.add(same.shape[0])
             verifier.add(same, np.zeros(same.shape[0], dtype=np.int64))
-
-
-class PairBudgetError(SimhashError):
-    """More pairs reach the threshold than the budget (``--max-pairs``) allows."""
 
 
 class Verifier:
@@ -185,14 +181,15 @@ class Verifier:
 def pair_budget_error(config: DedupeConfig, docs: Corpus) -> PairBudgetError:
     """More than ``config.max_pairs`` pairs of ``docs`` reach the threshold: what to do."""
     tfidf = (
-        "with term counts, common words make documents alike: try --weighting tfidf; or "
-        if docs.settings.weighting in ("tf", "binary", "log")
+        "with term counts, common words make documents alike: try {weighting} tfidf; or "
+        if docs.settings.common_words_dominate
         else ""
     )
     return PairBudgetError(
         f"more than {config.max_pairs:,} pairs reach {config.verify.value} cosine >= "
         f"{config.threshold:g} among {len(docs):,} documents, which are alike as "
-        f"a whole: {tfidf}raise --threshold; --max-pairs raises the limit"
+        f"a whole: {tfidf}raise {{threshold}}; {{max_pairs}} raises the limit",
+        parameters=("weighting", "threshold", "max_pairs"),
     )
 
 

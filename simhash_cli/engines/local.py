@@ -12,21 +12,27 @@ import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..app.batches import batch_size, batches_of, count_files
+from ..app.batches import Mapper, batch_size, batches_of, count_files, listing
+from ..app.engine import Need
+from ..app.hooks import Hooks
+from ..app.requests import DedupeRequest
+from ..app.run import load, search_loaded
+from ..app.settings import Reading
 from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights
-from ..core.events import OnEvent, Skipped
+from ..core.events import OnEvent, Progress, Skipped
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, validate_bits, validate_seed
+from ..core.search import DedupeResult
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, merge_counts
-from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, list_files
+from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 
-__all__ = ["corpus_from_paths", "ordered_map"]
+__all__ = ["LocalEngine", "corpus_from_paths", "ordered_map"]
 
 
 Result = TypeVar("Result")
@@ -78,14 +84,12 @@ def corpus_from_paths(
     settings = Settings(
         validate_bits(bits),
         validate_seed(seed),
-        tokenizer.name,
-        weighting.value,
+        tokenizer,
+        weighting,
     )
     skipped: list[Skipped] = []
     handle = collecting(on_event, skipped)
-    files = list_files(paths, handle, distinct=distinct, follow_symlinks=policy.follow_symlinks)
-    if on_listed is not None:
-        on_listed(len(files))
+    files = listing(paths, on_event, skipped, policy=policy, distinct=distinct, on_listed=on_listed)
     per_batch = batch_files or batch_size(len(files), jobs)
     if jobs > 1 and STDIN not in files and len(files) > per_batch:
         ids: list[str] = []
@@ -207,3 +211,47 @@ def _count_in_processes(
             for _ in batch:
                 on_read()
     return merge_counts(parts)
+
+
+class LocalEngine:
+    """This machine's processes: a batch per process (``jobs``), this process taking its
+    share; the search in this process. It does everything a request may need."""
+
+    refused: ClassVar[frozenset[Need]] = frozenset()
+
+    @property
+    def mapper(self) -> Mapper:
+        """Batches spread over ``jobs`` processes, in order (:func:`ordered_map`)."""
+        return ordered_map
+
+    def read_files(
+        self,
+        paths: Sequence[str],
+        reading: Reading,
+        hooks: Hooks,
+        progress: Progress,
+        *,
+        distinct: bool = True,
+    ) -> Corpus:
+        """Every document of ``paths`` with its vectors (:func:`corpus_from_paths`)."""
+        return corpus_from_paths(
+            paths,
+            bits=reading.bits,
+            seed=reading.seed,
+            tokenizer=reading.tokenizer,
+            weighting=reading.weighting,
+            on_event=hooks.event,
+            on_listed=progress.on_listed,
+            on_read=progress.on_read,
+            distinct=distinct,
+            jobs=reading.jobs,
+            policy=reading.policy,
+            include_empty=reading.include_empty,
+        )
+
+    def dedupe(self, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
+        """Read here (streamed when no vectors are needed), then search here."""
+        docs = load(
+            request.source, request.reading, self, hooks, vectors_needed=request.vectors_needed
+        )
+        return search_loaded(docs, request, hooks)

@@ -10,33 +10,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..app.batches import Mapper, iter_fingerprints
-from ..core.corpus import VECTORS_TOKENIZER, Corpus, Settings
+from ..app.batches import Mapper, fingerprint_files, listing
+from ..core.corpus import Corpus, Settings
 from ..core.events import Event, OnEvent, Skipped
 from ..core.search import Matches
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import InputError, ParameterError
-from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, list_files
+from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
+from .requests import NO_STANDARD_INPUT
 from .store import Store
 
 __all__ = [
-    "NO_STANDARD_INPUT",
     "RECORD_BATCH",
     "AddReport",
     "add_files",
     "add_records",
     "open_for_adding",
-    "read_again",
     "search",
     "stored_corpus",
     "stored_files",
 ]
 
-NO_STANDARD_INPUT = (
-    "index add stores files by their path; standard input has none "
-    "(give --vectors - or --fingerprints - for records)"
-)
 RECORD_BATCH = 50_000
 """Records (--vectors, --fingerprints) stored per transaction."""
 
@@ -64,7 +59,7 @@ def open_for_adding(path: str, requested: Settings | None, default: Settings) ->
         ParameterError: tfidf weights, which depend on the other documents of a run.
     """
     wanted = requested or default
-    if wanted.weighting == Weighting.TFIDF.value:
+    if wanted.weighting is Weighting.TFIDF:
         raise ParameterError(
             "an index keeps fingerprints that depend on their document alone; tfidf weights "
             "depend on the documents of one run: use tf, binary or log"
@@ -81,13 +76,19 @@ def open_for_adding(path: str, requested: Settings | None, default: Settings) ->
     return Store.open(path, create=wanted)
 
 
-def _reading(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
-    if settings.tokenizer == VECTORS_TOKENIZER:
+def text_reading(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
+    """How an index's files are read (its settings' tokenizer and weighting).
+
+    Raises:
+        InputError: the index holds fingerprints of given vectors, not of text.
+    """
+    if settings.tokenizer is None or settings.weighting is None:
         raise InputError(
-            "this index holds fingerprints of given vectors: add and query with --vectors or "
-            "--fingerprints"
+            "this index holds fingerprints of given vectors: add and query with {vectors} or "
+            "{fingerprints}",
+            parameters=("vectors", "fingerprints"),
         )
-    return TokenizerConfig.from_name(settings.tokenizer), Weighting(settings.weighting)
+    return settings.tokenizer, settings.weighting
 
 
 def add_files(
@@ -104,8 +105,8 @@ def add_files(
     """Fingerprint the files below ``paths`` that the index does not hold as they are now
     (same absolute path, size and mtime) and store them, a batch per transaction: a killed
     add keeps its finished batches, and running it again reads only the rest. ``mapper``
-    computes the batches elsewhere (a Dask cluster; see :func:`iter_fingerprints`)."""
-    tokenizer, weighting = _reading(store.settings)
+    computes the batches elsewhere (a Dask cluster; see :func:`fingerprint_files`)."""
+    text_reading(store.settings)
     report = AddReport()
 
     def collect(event: Event) -> None:
@@ -113,9 +114,9 @@ def add_files(
             report.skipped.append(event)
         on_event(event)
 
-    files = list_files(paths, collect, follow_symlinks=policy.follow_symlinks)
+    files = listing(paths, collect, [], policy=policy)
     if STDIN in files:
-        raise InputError(NO_STANDARD_INPUT)
+        raise InputError(NO_STANDARD_INPUT, parameters=("vectors", "fingerprints"))
     absolute = [os.path.abspath(path) for path in files]
     report.files = absolute
     stored = {
@@ -140,12 +141,9 @@ def add_files(
         on_listed(len(absolute))
     stored_before = set(stored)
     seen: set[str] = set()
-    for batch in iter_fingerprints(
+    for batch in fingerprint_files(
         changed,
-        bits=store.settings.bits,
-        seed=store.settings.seed,
-        tokenizer=tokenizer,
-        weighting=weighting,
+        store.settings,
         on_event=collect,
         on_read=on_read,
         jobs=jobs,
@@ -182,38 +180,6 @@ def add_records(store: Store, docs: Corpus) -> AddReport:
     store.finish()
     updated = len(known)
     return AddReport(new=len(set(docs.ids)) - updated, updated=updated, skipped=docs.skipped)
-
-
-def read_again(
-    docs: Corpus,
-    on_event: OnEvent,
-    *,
-    read: Callable[..., Corpus],
-    on_read: Callable[[], None] | None = None,
-    jobs: int = 1,
-) -> Corpus:
-    """The stored files read again by ``read`` (an engine's ``corpus_from_paths``), for their
-    vectors (``index dedupe --verify exact``).
-
-    Raises:
-        InputError: the index holds records that are not files, or a stored file is gone.
-    """
-    tokenizer, weighting = _reading(docs.settings)
-    for path in docs.ids:
-        if not os.path.lexists(path):
-            raise InputError(
-                f"a stored file is gone: {path} (simhash index prune forgets such files)"
-            )
-    return read(
-        docs.ids,
-        bits=docs.settings.bits,
-        seed=docs.settings.seed,
-        tokenizer=tokenizer,
-        weighting=weighting,
-        on_event=on_event,
-        on_read=on_read,
-        jobs=jobs,
-    )
 
 
 def stored_files(store: Store, report: AddReport) -> Corpus:

@@ -21,14 +21,10 @@ refused and never written to.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import itertools
 import json
-import math
 import os
 import sqlite3
-import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,28 +33,32 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.blocking import bit_slice, block_bounds
+from ..core.blocking import block_bounds
 from ..core.corpus import Settings
 from ..core.fingerprint import n_words
 from ..core.search import Matches
-from ..errors import InputError, PathNotFoundError, SettingsMismatchError
+from ..errors import (
+    IndexBusyError,
+    InputError,
+    PathNotFoundError,
+    SettingsMismatchError,
+)
+from .lists import IN_CHUNK, Lists, no_rows, rows_and_prints, unique_matches
+from .schema import (
+    KEY_BITS,
+    SCHEMA_VERSION,
+    create_file,
+    decode_id,
+    encode_id,
+    encode_ids,
+    read_settings,
+    signed,
+    translated,
+    unsigned,
+)
 
-__all__ = [
-    "APPLICATION_ID",
-    "KEY_BITS",
-    "MAX_INDEX_BITS",
-    "SCHEMA_VERSION",
-    "IndexBusyError",
-    "Store",
-    "decode_id",
-    "encode_id",
-]
+__all__ = ["Store"]
 
-SCHEMA_VERSION = 1
-APPLICATION_ID = 0x53484958  # "SHIX": what makes an SQLite file a simhash index
-KEY_BITS = 16
-"""Bits per table key: 1,000,000 random fingerprints share a 16-bit block with ~15 others."""
-MAX_INDEX_BITS = 128
 BUSY_TIMEOUT = 10.0
 # Costs in microseconds, measured on the 2-core machine of docs/benchmarks.md: a table
 # look-up and each stored row it returns, against reading a stored row for a scan and comparing
@@ -70,45 +70,7 @@ SCAN_COMPARE_COST = 0.002
 BULK_ROWS = 50_000
 """An add of at least this many rows, more than the index holds, builds the tables after
 loading (one sort each) instead of updating their lists batch by batch."""
-_IN_CHUNK = 20_000
 _PARAMETERS = 5_000  # bound parameters in one statement (SQLite allows 32,766)
-
-
-class IndexBusyError(InputError):
-    """Another process held the index's write lock for longer than the busy timeout."""
-
-
-def encode_id(doc_id: str) -> bytes:
-    """A document id as the bytes stored: a file name that is not UTF-8 stays its bytes."""
-    try:
-        return doc_id.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON id
-        return doc_id.encode("utf-8", "surrogatepass")
-
-
-def encode_ids(ids: Sequence[str]) -> list[bytes]:
-    """:func:`encode_id` of each id, in one encoding of them all when none holds a NUL."""
-    try:
-        parts = "\0".join(ids).encode("utf-8", "surrogateescape").split(b"\0")
-    except UnicodeEncodeError:
-        return [encode_id(doc_id) for doc_id in ids]
-    return parts if len(parts) == len(ids) and ids else [encode_id(doc_id) for doc_id in ids]
-
-
-def decode_id(data: bytes) -> str:
-    try:
-        return data.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "surrogateescape")
-
-
-def _signed(words: NDArray[np.uint64]) -> NDArray[np.int64]:
-    """SQLite integers are signed 64-bit: each word is stored as its bit pattern."""
-    return np.ascontiguousarray(words, dtype=np.uint64).view(np.int64)
-
-
-def _unsigned(words: NDArray[np.int64]) -> NDArray[np.uint64]:
-    return np.ascontiguousarray(words, dtype=np.int64).view(np.uint64)
 
 
 class Store:
@@ -120,6 +82,7 @@ class Store:
         self.settings = settings
         self.blocks = block_bounds(settings.bits, max(1, settings.bits // KEY_BITS))
         self.words = n_words(settings.bits)
+        self.lists = Lists(path, self.blocks, self.words)
         # A bulk add into an empty index keeps what it stored (CRC-32s of the paths, rows,
         # fingerprints), so that its end need not read it all back.
         self._pending: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.uint64]]]
@@ -144,7 +107,7 @@ class Store:
                 this schema (never written to).
         """
         if not os.path.exists(path) and create is not None:
-            _create_file(path, create)
+            create_file(path, create)
         if not os.path.exists(path):
             raise PathNotFoundError(f"no index at {path} (simhash index add {path} ... makes one)")
         if os.path.isdir(path):
@@ -161,7 +124,7 @@ class Store:
         except sqlite3.Error as exc:
             raise InputError(f"cannot open the index {path}: {exc}") from None
         try:
-            settings = _read_settings(path, connection)
+            settings = read_settings(path, connection)
             connection.execute("PRAGMA cache_size = -65536")
             # In WAL mode NORMAL never corrupts the file; a power cut (not a kill) may lose the
             # last batches, which the next add reads again.
@@ -198,7 +161,7 @@ class Store:
         try:
             self.connection.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise _translated(self.path, exc) from None
+            raise translated(self.path, exc) from None
         try:
             yield self.connection
             self.connection.execute("COMMIT")
@@ -206,15 +169,11 @@ class Store:
             if self.connection.in_transaction:
                 self.connection.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise _translated(self.path, exc) from None
+                raise translated(self.path, exc) from None
             raise
 
     def _word_columns(self) -> list[str]:
         return [f"w{j}" for j in range(self.words)]
-
-    def _entry(self) -> np.dtype[np.void]:
-        """One document in a table's list: its row and its fingerprint (12 bytes at 64 bits)."""
-        return np.dtype([("row", "<u4"), ("words", "<u8", (self.words,))])
 
     def _stale(self) -> bool:
         found = self.connection.execute("SELECT value FROM meta WHERE key = 'stale'").fetchone()
@@ -286,76 +245,8 @@ class Store:
         )
         for j in range(len(self.blocks)):
             connection.execute(f"DELETE FROM keys{j}")
-        self._write_lists(connection, rows, fingerprints, {}, replace=False)
+        self.lists.write(connection, rows, fingerprints, {}, replace=False)
         connection.execute("UPDATE meta SET value = '0' WHERE key = 'stale'")
-
-    def _write_lists(
-        self,
-        connection: sqlite3.Connection,
-        rows: NDArray[np.int64],
-        fingerprints: NDArray[np.uint64],
-        current: dict[int, tuple[NDArray[np.int64], NDArray[np.void]]],
-        *,
-        replace: bool = True,
-    ) -> None:
-        """Each table's lists for the keys of ``rows``: the ``current`` entries of those keys
-        (per table: keys and entries), plus the new rows; without ``replace``, into tables
-        known to hold none of these keys."""
-        if rows.size and int(rows.max()) >= 2**32:
-            raise InputError(f"the index {self.path} has run out of row numbers")
-        entry = self._entry()
-        added = np.zeros(rows.size, dtype=entry)
-        added["row"] = rows
-        added["words"] = fingerprints.reshape(rows.size, self.words)
-        keys = self._keys(fingerprints.reshape(rows.size, self.words))
-        for j in range(len(self.blocks)):
-            old_keys, old_entries = current.get(
-                j, (np.zeros(0, np.int64), np.zeros(0, dtype=entry))
-            )
-            all_keys = np.concatenate((old_keys, keys[:, j]))
-            entries = np.concatenate((old_entries, added))
-            # Keys of up to 16 bits sort as uint16: numpy's radix sort, several times faster.
-            narrow = self.blocks[j][1] <= 16
-            order = np.argsort(all_keys.astype(np.uint16) if narrow else all_keys, kind="stable")
-            all_keys, entries = all_keys[order], entries[order]
-            bounds = np.flatnonzero(np.diff(all_keys)) + 1
-            starts = np.concatenate(([0], bounds)) if all_keys.size else bounds
-            stops = np.concatenate((bounds, [all_keys.size])) if all_keys.size else bounds
-            payload = entries.tobytes()
-            size = entry.itemsize
-            verb = "INSERT OR REPLACE" if replace else "INSERT"
-            connection.executemany(
-                f"{verb} INTO keys{j} (key, entries) VALUES (?, ?)",
-                (
-                    (int(all_keys[a]), payload[a * size : b * size])
-                    for a, b in zip(starts.tolist(), stops.tolist(), strict=True)
-                ),
-            )
-
-    def _read_lists(
-        self, j: int, keys: NDArray[np.int64]
-    ) -> tuple[NDArray[np.int64], NDArray[np.void]]:
-        """Table ``j``'s entries under ``keys``: (the key of each entry, the entries)."""
-        entry = self._entry()
-        wanted = np.unique(keys).tolist()
-        blobs = [
-            # The lists, joined without a Python step per row; their keys are read back
-            # from the entries' own fingerprints below.
-            b"".join(
-                itertools.chain.from_iterable(
-                    self.connection.execute(
-                        f"SELECT entries FROM keys{j} "
-                        "WHERE key IN (SELECT value FROM json_each(?))",
-                        (json.dumps(wanted[start : start + _IN_CHUNK]),),
-                    ).fetchall()
-                )
-            )
-            for start in range(0, len(wanted), _IN_CHUNK)
-        ]
-        entries = np.frombuffer(b"".join(blobs), dtype=entry)
-        start, width = self.blocks[j]
-        found_keys = bit_slice(entries["words"].reshape(-1, self.words), start, width)[:, 0]
-        return found_keys.astype(np.int64), entries
 
     def _change_lists(
         self,
@@ -363,28 +254,10 @@ class Store:
         gone: tuple[NDArray[np.int64], NDArray[np.uint64]],
         added: tuple[NDArray[np.int64], NDArray[np.uint64]],
     ) -> None:
-        """Take the ``gone`` rows (rows, their old fingerprints) out of the tables and put the
-        ``added`` ones in: only the lists of their keys are read and written."""
-        if self._stale():
-            return  # a bulk add builds every table at its end
-        gone_rows, gone_prints = gone
-        rows, prints = added
-        if not gone_rows.size and not rows.size:
-            return
-        prints = prints.reshape(-1, self.words)
-        affected = self._keys(np.concatenate((gone_prints.reshape(-1, self.words), prints)))
-        new_keys = self._keys(prints)
-        touched = np.concatenate((gone_rows, rows))
-        current = {}
-        for j in range(len(self.blocks)):
-            old_keys, old_entries = self._read_lists(j, affected[:, j])
-            keep = ~np.isin(old_entries["row"], touched)
-            current[j] = (old_keys[keep], old_entries[keep])
-            emptied = np.setdiff1d(affected[:, j], np.concatenate((old_keys[keep], new_keys[:, j])))
-            connection.executemany(
-                f"DELETE FROM keys{j} WHERE key = ?", ((k,) for k in emptied.tolist())
-            )
-        self._write_lists(connection, rows, prints, current)
+        """The tables' lists of the keys ``gone`` and ``added`` rows touch, rewritten; left
+        alone while a bulk add is under way (it builds every table at its end)."""
+        if not self._stale():
+            self.lists.change(connection, gone, added)
 
     def _stored(
         self, where: str, parameters: Sequence[Any]
@@ -394,7 +267,7 @@ class Store:
         found = self.connection.execute(f"SELECT id, {columns} FROM docs WHERE {where}", parameters)
         flat = np.fromiter(itertools.chain.from_iterable(found), dtype=np.int64)
         numbers = flat.reshape(-1, 1 + self.words)
-        return numbers[:, 0].copy(), _unsigned(numbers[:, 1:])
+        return numbers[:, 0].copy(), unsigned(numbers[:, 1:])
 
     def count(self) -> int:
         return int(self.connection.execute("SELECT count(*) FROM docs").fetchone()[0])
@@ -423,7 +296,7 @@ class Store:
         take = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))  # last wins
         paths = list(latest)
         fingerprints = fingerprints.reshape(len(ids), self.words)[take]
-        words = _signed(fingerprints).T.tolist()
+        words = signed(fingerprints).T.tolist()
         counts = features[take].tolist()
         chosen = [files[i] if files else None for i in take.tolist()]
         sizes = [None if f is None else f[0] for f in chosen]
@@ -480,7 +353,7 @@ class Store:
             )
             hashes = sorted((zlib.crc32(paths[i]), rows[i]) for i in new)
             connection.executemany("INSERT INTO names (hash, row) VALUES (?, ?)", hashes)
-            before = _rows_and_prints([located[paths[i]] for i in old], self.words)
+            before = rows_and_prints([located[paths[i]] for i in old], self.words)
             after = (np.array(rows, dtype=np.int64), fingerprints)
             self._change_lists(connection, before, after)
 
@@ -491,12 +364,12 @@ class Store:
         found: dict[bytes, tuple[Any, ...]] = {}
         hashes = sorted({zlib.crc32(path) for path in paths})
         columns = ", ".join(f"d.{c}" for c in self._word_columns())
-        for start in range(0, len(hashes), _IN_CHUNK):
+        for start in range(0, len(hashes), IN_CHUNK):
             for path, *rest in self.connection.execute(
                 f"SELECT d.path, n.row, d.size, d.mtime_ns, d.features, {columns} "
                 "FROM names AS n JOIN docs AS d ON d.id = n.row "
                 "WHERE n.hash IN (SELECT value FROM json_each(?))",
-                (json.dumps(hashes[start : start + _IN_CHUNK]),),
+                (json.dumps(hashes[start : start + IN_CHUNK]),),
             ):
                 if path in wanted:
                     found[path] = tuple(rest)
@@ -505,15 +378,6 @@ class Store:
     def finish(self) -> None:
         """After an add: the tables a bulk add left alone, built (one sort each)."""
         self._repair_tables()
-
-    def _keys(self, fingerprints: NDArray[np.uint64]) -> NDArray[np.int64]:
-        """(n, m) each fingerprint's block values: the tables' keys."""
-        if fingerprints.shape[0] == 0:
-            return np.zeros((0, len(self.blocks)), np.int64)
-        return np.stack(
-            [bit_slice(fingerprints, start, width)[:, 0] for start, width in self.blocks],
-            axis=1,
-        ).astype(np.int64)
 
     def find(self, ids: Sequence[str]) -> dict[str, tuple[int, int | None, int | None]]:
         """Those of ``ids`` the index holds: (row, size, mtime_ns), size and mtime None for a
@@ -524,11 +388,11 @@ class Store:
     def remove(self, ids: Sequence[str]) -> None:
         """Forget these documents, and take them out of the tables (a transaction per chunk)."""
         paths = [encode_id(doc_id) for doc_id in ids]
-        for start in range(0, len(paths), _IN_CHUNK):
-            chunk = paths[start : start + _IN_CHUNK]
+        for start in range(0, len(paths), IN_CHUNK):
+            chunk = paths[start : start + IN_CHUNK]
             with self.transaction() as connection:
                 located = self._locate(chunk)
-                gone = _rows_and_prints(list(located.values()), self.words)
+                gone = rows_and_prints(list(located.values()), self.words)
                 connection.execute(
                     "DELETE FROM docs WHERE id IN (SELECT value FROM json_each(?))",
                     (json.dumps(gone[0].tolist()),),
@@ -537,7 +401,7 @@ class Store:
                     "DELETE FROM names WHERE hash = ? AND row = ?",
                     ((zlib.crc32(path), row[0]) for path, row in located.items()),
                 )
-                self._change_lists(connection, gone, _nothing(self.words))
+                self._change_lists(connection, gone, no_rows(self.words))
 
     def prune(self, keep: Callable[[str, int, int], bool]) -> list[str]:
         """Remove the files for which ``keep(path, size, mtime_ns)`` is False (gone, changed);
@@ -567,7 +431,7 @@ class Store:
             return np.zeros(0, np.int64), [], empty, np.zeros(0, np.int64)
         ids = [decode_id(row[1]) for row in rows]
         numbers = np.array([(row[0], row[2], *row[3:]) for row in rows], dtype=np.int64)
-        return numbers[:, 0], ids, _unsigned(numbers[:, 2:]), numbers[:, 1]
+        return numbers[:, 0], ids, unsigned(numbers[:, 2:]), numbers[:, 1]
 
     def documents_of(
         self, ids: Sequence[str]
@@ -577,7 +441,7 @@ class Store:
         located = self._locate(encoded)
         present = [i for i, path in enumerate(encoded) if path in located]
         values = [located[encoded[i]] for i in present]
-        _, fingerprints = _rows_and_prints(values, self.words)
+        _, fingerprints = rows_and_prints(values, self.words)
         features = np.array([value[3] for value in values], dtype=np.int64)
         return [ids[i] for i in present], fingerprints, features
 
@@ -585,28 +449,22 @@ class Store:
         """Stored ids by row."""
         found: dict[int, str] = {}
         unique = np.unique(rows).tolist()
-        for start in range(0, len(unique), _IN_CHUNK):
+        for start in range(0, len(unique), IN_CHUNK):
             for row, path in self.connection.execute(
                 "SELECT id, path FROM docs WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(unique[start : start + _IN_CHUNK]),),
+                (json.dumps(unique[start : start + IN_CHUNK]),),
             ):
                 found[row] = decode_id(path)
         return found
-
-    def probes(self, max_distance: int) -> int:
-        """Look-ups per query at this distance: per table, every key within k // m bits."""
-        radius = max_distance // len(self.blocks)
-        return sum(
-            sum(math.comb(width, d) for d in range(min(radius, width) + 1))
-            for _, width in self.blocks
-        )
 
     def scans(self, n_queries: int, max_distance: int) -> bool:
         """Whether reading every stored fingerprint costs less than the look-ups: each look-up
         reads one list, of about count / 2^width entries."""
         stored = self.count()
         per_probe = sum(stored / 2.0**width for _, width in self.blocks) / len(self.blocks)
-        looking = n_queries * self.probes(max_distance) * (LOOKUP_COST + ENTRY_COST * per_probe)
+        looking = (
+            n_queries * self.lists.probes(max_distance) * (LOOKUP_COST + ENTRY_COST * per_probe)
+        )
         scanning = stored * (SCAN_READ_COST + SCAN_COMPARE_COST * n_queries)
         return scanning < looking
 
@@ -623,43 +481,14 @@ class Store:
             if self._stale() or self.scans(queries.shape[0], max_distance):
                 query, doc, hamming = self._scan(queries, max_distance)
             else:
-                query, doc, hamming = self._look_up(queries, max_distance)
+                query, doc, hamming = self.lists.look_up(self.connection, queries, max_distance)
         except sqlite3.Error as exc:
-            raise _translated(self.path, exc) from None
+            raise translated(self.path, exc) from None
         finally:
             if self.connection.in_transaction:
                 self.connection.execute("COMMIT")
         order = np.lexsort((doc, hamming, query))
         return Matches(query[order], doc[order], hamming[order])
-
-    def _look_up(
-        self, queries: NDArray[np.uint64], max_distance: int
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-        radius = max_distance // len(self.blocks)
-        values = self._keys(queries)
-        parts: list[NDArray[np.int64]] = []
-        for j, (_, width) in enumerate(self.blocks):
-            masks = _masks(width, radius)
-            # (query, probe key) for every query and every key within the radius of its block.
-            probe_query = np.repeat(np.arange(queries.shape[0]), masks.size)
-            probe_key = (values[:, j, None] ^ masks[None, :]).ravel()
-            keys, entries = self._read_lists(j, probe_key)
-            order = np.argsort(keys.astype(np.uint16) if width <= 16 else keys, kind="stable")
-            keys = keys[order]
-            # Each probe meets the entries of its key: a range of the sorted entries.
-            low = np.searchsorted(keys, probe_key, side="left")
-            count = np.searchsorted(keys, probe_key, side="right") - low
-            which = np.repeat(probe_query, count)
-            picked = np.repeat(low - np.cumsum(count) + count, count) + np.arange(which.size)
-            # Gathered from plain arrays (the packed entries gather slowly), rows only of the
-            # few entries that are close.
-            met = order[picked]
-            words = np.ascontiguousarray(entries["words"]).reshape(-1, self.words)
-            distance = np.bitwise_count(words[met] ^ queries[which]).sum(axis=1, dtype=np.int64)
-            close = distance <= max_distance
-            rows = entries["row"][met[close]].astype(np.int64)
-            parts.append(np.stack((which[close], rows, distance[close]), 1))
-        return _unique_matches(parts)
 
     def _scan(
         self, queries: NDArray[np.uint64], max_distance: int
@@ -670,7 +499,7 @@ class Store:
             distance = np.bitwise_count(stored ^ queries[q]).sum(axis=1, dtype=np.int64)
             close = np.flatnonzero(distance <= max_distance)
             parts.append(np.stack((np.full(close.size, q), rows[close], distance[close]), 1))
-        return _unique_matches(parts)
+        return unique_matches(parts)
 
     # ------------------------------------------------------------------ stats
 
@@ -679,7 +508,7 @@ class Store:
         documents = self.count()
         query = "SELECT count(*) FROM docs WHERE size IS NOT NULL"
         files = int(self.connection.execute(query).fetchone()[0])
-        size_of_entry = self._entry().itemsize
+        size_of_entry = self.lists.entry.itemsize
         tables = []
         for j, (start, width) in enumerate(self.blocks):
             longest, keys = self.connection.execute(
@@ -705,10 +534,7 @@ class Store:
             "documents": documents,
             "files": files,
             "records": documents - files,
-            "bits": self.settings.bits,
-            "seed": self.settings.seed,
-            "tokenizer": self.settings.tokenizer,
-            "weighting": self.settings.weighting,
+            **self.settings.names(),
             "tables": tables,
             "tables_built": not self._stale(),
             "bytes": size,
@@ -716,175 +542,4 @@ class Store:
         }
 
 
-def _nothing(words: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
-    return np.zeros(0, np.int64), np.zeros((0, words), np.uint64)
-
-
-def _rows_and_prints(
-    located: Sequence[tuple[Any, ...]], words: int
-) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
-    """(rows, fingerprints) from :meth:`Store._locate`'s (row, size, mtime, features, words)."""
-    if not located:
-        return _nothing(words)
-    numbers = np.array([(row[0], *row[4:]) for row in located], dtype=np.int64)
-    return numbers[:, 0].copy(), _unsigned(numbers[:, 1:])
-
-
-@functools.lru_cache(maxsize=64)
-def _masks(width: int, radius: int) -> NDArray[np.int64]:
-    """Every value of ``width`` bits with at most ``radius`` bits set (read-only: shared)."""
-    if width <= 20:
-        values = np.arange(1 << width, dtype=np.int64)
-        masks = values[np.bitwise_count(values) <= radius]
-        masks.flags.writeable = False
-        return masks
-    masks = np.zeros(1, np.int64)
-    frontier = masks
-    for _ in range(min(radius, width)):
-        grown = (frontier[:, None] | (np.int64(1) << np.arange(width, dtype=np.int64))).ravel()
-        frontier = np.unique(grown[np.bitwise_count(grown) > np.bitwise_count(frontier).max()])
-        masks = np.concatenate((masks, frontier))
-    masks.flags.writeable = False
-    return masks
-
-
-def _unique_matches(
-    parts: list[NDArray[np.int64]],
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """(query, row, distance) found through several tables, each pair once."""
-    if not parts:
-        empty = np.zeros(0, np.int64)
-        return empty, empty, empty
-    found = np.concatenate(parts)
-    # One code per (query, row): np.unique on rows of a 2-d array is several times slower.
-    code = found[:, 0] * (int(found[:, 1].max(initial=0)) + 1) + found[:, 1]
-    _, first = np.unique(code, return_index=True)
-    found = found[first]
-    return found[:, 0], found[:, 1], found[:, 2]
-
-
 # ---------------------------------------------------------------------------- the file
-
-
-def _translated(path: str, exc: sqlite3.Error) -> InputError:
-    """An SQLite error as what it means for the user."""
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return IndexBusyError(
-            f"the index {path} is busy: another simhash is writing to it; try again when it is done"
-        )
-    if "full" in text:
-        return InputError(
-            f"the disk holding {path} is full: the index keeps every batch written before this "
-            "one; free some space and run the same command again to go on"
-        )
-    if "malformed" in text or "not a database" in text or "corrupt" in text:
-        return InputError(f"the index {path} is damaged ({text}); restore it from a copy")
-    return InputError(f"the index {path}: {text}")
-
-
-def _read_settings(path: str, connection: sqlite3.Connection) -> Settings:
-    try:
-        application = connection.execute("PRAGMA application_id").fetchone()[0]
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        with open(path, "rb") as handle:
-            sqlite_file = handle.read(16) == b"SQLite format 3\x00"
-        if sqlite_file:
-            raise InputError(
-                f"the index {path} is damaged or truncated ({exc}); restore it from a copy"
-            ) from None
-        raise InputError(f"{path} is not a simhash index (not an SQLite database)") from None
-    if application != APPLICATION_ID:
-        raise InputError(f"{path} is not a simhash index (an SQLite database of another kind)")
-    if version > SCHEMA_VERSION:
-        raise InputError(
-            f"{path} was made by a newer simhash (index schema {version}; this one reads "
-            f"{SCHEMA_VERSION}): upgrade simhash-cli"
-        )
-    try:
-        meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-        return Settings(
-            int(meta["bits"]), int(meta["seed"]), str(meta["tokenizer"]), str(meta["weighting"])
-        )
-    except (sqlite3.DatabaseError, KeyError, ValueError) as exc:
-        raise InputError(f"the index {path} is damaged ({exc}); restore it from a copy") from None
-
-
-def _create_file(path: str, settings: Settings) -> None:
-    """A new index at ``path``, made whole under a temporary name and then linked into place,
-    so that nobody ever opens it half made; if another process made one first, that stays."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        descriptor, temp = tempfile.mkstemp(
-            prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory
-        )
-    except OSError as exc:
-        raise InputError(f"cannot make the index {path}: {exc.strerror}") from None
-    os.close(descriptor)
-    os.unlink(temp)  # SQLite makes the file itself
-    try:
-        connection = sqlite3.connect(temp, isolation_level=None)
-        try:
-            _create(path, connection, settings)
-        finally:
-            connection.close()
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise InputError(f"cannot make the index {path}: {exc.strerror}") from None
-    finally:
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp + suffix)
-
-
-def _create(path: str, connection: sqlite3.Connection, settings: Settings) -> None:
-    """Make the schema in a new file."""
-    if settings.bits > MAX_INDEX_BITS:
-        raise InputError(
-            f"an index holds fingerprints of up to {MAX_INDEX_BITS} bits, not {settings.bits}"
-        )
-    words = ", ".join(f"w{j} INTEGER NOT NULL" for j in range(n_words(settings.bits)))
-    try:
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("BEGIN IMMEDIATE")
-        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        connection.executemany(
-            "INSERT INTO meta VALUES (?, ?)",
-            [
-                ("bits", str(settings.bits)),
-                ("seed", str(settings.seed)),
-                ("tokenizer", settings.tokenizer),
-                ("weighting", settings.weighting),
-                ("stale", "0"),
-            ],
-        )
-        # path: the document's id as bytes (a file's absolute path); size and mtime_ns as the
-        # file was read, NULL for records that are not files (--vectors, --fingerprints).
-        connection.execute(
-            "CREATE TABLE docs (id INTEGER PRIMARY KEY, path BLOB NOT NULL, size INTEGER, "
-            f"mtime_ns INTEGER, features INTEGER NOT NULL, {words})"
-        )
-        # A path is found through its CRC-32 (several paths may share one): 14 bytes a
-        # document, where an index on the paths themselves would store each path again.
-        connection.execute(
-            "CREATE TABLE names (hash INTEGER NOT NULL, row INTEGER NOT NULL, "
-            "PRIMARY KEY (hash, row)) WITHOUT ROWID"
-        )
-        # One table per block of the fingerprint: its value, and the list of the documents
-        # having it (packed rows and fingerprints, see Store._entry).
-        blocks = block_bounds(settings.bits, max(1, settings.bits // KEY_BITS))
-        for j in range(len(blocks)):
-            connection.execute(
-                f"CREATE TABLE keys{j} (key INTEGER PRIMARY KEY, entries BLOB NOT NULL)"
-            )
-        connection.execute("COMMIT")
-    except sqlite3.Error as exc:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise _translated(path, exc) from None

@@ -42,7 +42,8 @@ class Journal:
             if {k: first.get(k) for k in self.header} != self.header:
                 raise InputError(
                     f"the journal {self.path} records another plan, action or destination: "
-                    "give another --journal FILE, or move that one away"
+                    "give another {journal} FILE, or move that one away",
+                    parameters=("journal",),
                 )
             # A step started and not recorded as done is not skipped: the run checks whether
             # it was finished (_finished) and, if not, takes it again.

@@ -25,10 +25,10 @@ from numpy.typing import NDArray
 
 from ...core.events import Stamp, stamp_of
 from ...core.fingerprint import to_hex, to_int
-from ...errors import InputError
+from ...errors import FileChanged, InputError
 from ...io.sources.files import STDIN
 
-__all__ = ["PLAN_VERSION", "Changed", "FileState", "Keep", "inspect", "make_plan", "sha256_of"]
+__all__ = ["PLAN_VERSION", "FileState", "Keep", "inspect", "make_plan", "sha256_of"]
 
 PLAN_VERSION = 2
 
@@ -60,24 +60,20 @@ class FileState:
     sha256: str
 
 
-class Changed(Exception):
-    """A file that is not what the scan read (its reason, in words)."""
-
-
 def _unchanged(path: str, stamp: Stamp) -> os.stat_result:
-    """The file at ``path`` if it is still the regular file the scan read, else Changed."""
+    """The file at ``path`` if it is still the regular file the scan read, else FileChanged."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise Changed("gone since the scan") from None
+        raise FileChanged("gone since the scan") from None
     except OSError as exc:
-        raise Changed(f"cannot be checked: {exc.strerror}") from None
+        raise FileChanged(f"cannot be checked: {exc.strerror}") from None
     if stat.S_ISLNK(info.st_mode):
-        raise Changed("a symbolic link: the file it leads to is not acted on through it")
+        raise FileChanged("a symbolic link: the file it leads to is not acted on through it")
     if not stat.S_ISREG(info.st_mode):
-        raise Changed("not a regular file")
+        raise FileChanged("not a regular file")
     if stamp_of(info) != stamp:
-        raise Changed("changed since the scan")
+        raise FileChanged("changed since the scan")
     return info
 
 
@@ -100,13 +96,13 @@ def inspect(path: str, stamp: Stamp) -> FileState:
     both times equal: any write changes the ctime), with the SHA-256 of its bytes.
 
     Raises:
-        Changed: gone, replaced, written to, or not a regular file.
+        FileChanged: gone, replaced, written to, or not a regular file.
     """
     info = _unchanged(path, stamp)
     try:
         digest = sha256_of(path, info)
     except OSError as exc:
-        raise Changed(f"cannot be read again: {exc.strerror}") from None
+        raise FileChanged(f"cannot be read again: {exc.strerror}") from None
     return FileState(path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest)
 
 
@@ -156,7 +152,7 @@ def make_plan(
         keep: which member is kept.
         protect: roots whose files are never touched.
         settings: what the fingerprints were made with, recorded in the plan.
-        check: a file's state now, or Changed (a parameter for tests).
+        check: a file's state now, or FileChanged (a parameter for tests).
 
     Raises:
         InputError: a member that is not a file on disk (standard input, a pipe).
@@ -171,11 +167,12 @@ def make_plan(
             path = os.path.abspath(ids[member])  # the plan may be applied from elsewhere
             if ids[member] == STDIN or stamps[member][1] == 0:
                 raise InputError(
-                    f"--plan needs files: {ids[member]} (a stream) cannot be kept or removed"
+                    f"{{plan}} needs files: {ids[member]} (a stream) cannot be kept or removed",
+                    parameters=("plan",),
                 )
             try:
                 states.append((position, check(path, tuple(stamps[member])), member))
-            except Changed as exc:
+            except FileChanged as exc:
                 skipped.append({"path": path, "action": "skip", "why": str(exc)})
         ranked = sorted(states, key=lambda item: _order(keep)((item[0], item[1])))
         kept = ranked[0][1] if ranked else None

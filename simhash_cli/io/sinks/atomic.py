@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from typing import IO, cast
 
 from ...errors import OutputError
 
-__all__ = ["AtomicFile", "atomic_output"]
+__all__ = ["AtomicFile", "atomic_output", "opened"]
 
 
 def _new_file_mode(path: str) -> int:
@@ -105,3 +106,14 @@ def atomic_output(path: str) -> Iterator[IO[str]]:
         target.discard()
         raise
     target.commit()
+
+
+@contextmanager
+def opened(path: str | None) -> Iterator[IO[str]]:
+    """Where a command's data goes: standard output (``path`` None or ``-``), or ``path``
+    written whole (:func:`atomic_output`)."""
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    with atomic_output(path) as out:
+        yield out

@@ -13,12 +13,14 @@ import json
 import math
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import IO, Any
 
 __all__ = [
     "COSINE_DECIMALS",
     "Format",
+    "Output",
     "Record",
     "RecordWriter",
     "counted",
@@ -42,6 +44,29 @@ class Format(str, Enum):
     JSON = "json"
     JSONL = "jsonl"
     CSV = "csv"
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a command's data goes and in which format (``-f`` and ``-o`` as one value).
+
+    Attributes:
+        format: as asked, or None for the default (:meth:`resolve`).
+        path: a file written whole, or None (or ``-``) for standard output.
+    """
+
+    format: Format | None = None
+    path: str | None = None
+
+    @property
+    def to_file(self) -> bool:
+        """Whether the data goes to a file rather than standard output."""
+        return self.path not in (None, "-")
+
+    def resolve(self, stream: IO[str]) -> Format:
+        """The format asked for, or the default for where the data goes (``stream``: standard
+        output, whose being a terminal decides)."""
+        return self.format or default_format(stream, self.path)
 
 
 def default_format(stream: IO[str], path: str | None = None) -> Format:

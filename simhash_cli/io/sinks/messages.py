@@ -6,29 +6,28 @@ Paths are always passed as Rich Text, so a file named ``[bold]`` stays a file na
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import IO
 
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.progress import Progress as RichProgress
 from rich.text import Text
 
 from ...core.corpus import Corpus
-from ...core.events import Event, Skipped
+from ...core.events import Event, Progress, Skipped
 from ...core.search import DedupeResult
 from .formats import counted
 from .records import budget_advice, skip_counts
 
-__all__ = ["Messages", "ProgressHooks"]
+__all__ = ["Messages"]
 
 
 class Messages:
@@ -57,13 +56,13 @@ class Messages:
             self.console.print(text)
 
     @contextmanager
-    def progress(self, description: str, *, shown: bool = True) -> Iterator[ProgressHooks]:
+    def progress(self, description: str, *, shown: bool = True) -> Iterator[Progress]:
         """Progress bar over files, shown only when stderr is a terminal (and ``shown``)."""
-        hooks = ProgressHooks()
+        hooks = Progress()
         if self.quiet or not shown or not self.console.is_terminal:
             yield hooks
             return
-        with Progress(
+        with RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -82,7 +81,7 @@ class Messages:
         if self.quiet or not self.console.is_terminal:
             yield
             return
-        with Progress(
+        with RichProgress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
             TimeElapsedColumn(),
@@ -125,7 +124,7 @@ class Messages:
         config, bits = result.config, result.corpus.settings.bits
         self.corpus_summary(result.corpus, verb)
         scheme = result.scheme.label(bits)
-        how = "chosen by the planner" if result.plan is not None else "as asked"
+        how = "chosen by the planner" if result.survey is not None else "as asked"
         gate = (
             f" ({result.gated_out:,} too far in Hamming distance to check)"
             if result.gated_out
@@ -162,17 +161,17 @@ class Messages:
                     style="yellow",
                 )
             )
-        elif result.plan is not None and result.plan.chosen is None:
+        elif result.survey is not None and result.survey.chosen is None:
             tfidf = (
                 " or --weighting tfidf (common words make these documents look alike)"
-                if result.corpus.settings.weighting in ("tf", "binary", "log")
+                if result.corpus.settings.common_words_dominate
                 else ""
             )
             self.info(
                 Text(
-                    f"hint: no scheme at {bits} bits reaches {result.plan.target:g} expected "
+                    f"hint: no scheme at {bits} bits reaches {result.survey.target:g} expected "
                     f"recall at cosine {config.threshold:g} within the candidate budget"
-                    f"{budget_advice(result.plan)}; or try more --bits{tfidf}",
+                    f"{budget_advice(result.survey)}; or try more --bits{tfidf}",
                     style="yellow",
                 )
             )
@@ -186,11 +185,3 @@ class Messages:
                 f"{audit.recall:.2f}) and proposed "
                 f"{counted(audit.false_candidates, 'false candidate')}"
             )
-
-
-@dataclass
-class ProgressHooks:
-    """Callbacks a reader calls as it lists and reads files (None when nothing is shown)."""
-
-    on_listed: Callable[[int], None] | None = None
-    on_read: Callable[[], None] | None = None

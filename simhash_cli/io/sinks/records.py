@@ -14,7 +14,7 @@ from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, Settings
 from ...core.events import Skipped
 from ...core.fingerprint import to_hex, to_int
-from ...core.schemes import PAGE_BLOCKS, Assessment, Plan
+from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
 from ...core.search import Comparison, DedupeResult, Matches
 from .formats import Record, indented, json_number, to_json, unicode_capable
 
@@ -29,18 +29,13 @@ __all__ = [
     "iter_pair_records",
     "match_records",
     "pair_records",
-    "plan_record",
     "summary_record",
+    "survey_record",
 ]
 
 
 def settings_record(settings: Settings) -> Record:
-    return {
-        "bits": settings.bits,
-        "seed": settings.seed,
-        "tokenizer": settings.tokenizer,
-        "weighting": settings.weighting,
-    }
+    return dict(settings.names())
 
 
 def fingerprint_records(docs: Corpus) -> list[Record]:
@@ -157,7 +152,7 @@ def summary_record(result: DedupeResult) -> Record:
         "documents_in_clusters": sum(int(members.size) for members in result.clusters),
         **settings_record(docs.settings),
         "scheme": result.scheme.label(docs.settings.bits),
-        "planned": result.plan is not None,
+        "planned": result.survey is not None,
         "blocks": result.scheme.blocks if result.scheme.max_distance is None else None,
         "max_distance": result.scheme.max_distance,
         "threshold": config.threshold,
@@ -248,7 +243,7 @@ def match_records(
         }
 
 
-def shown_assessments(plan: Plan, *, others: int = 5) -> list[Assessment]:
+def shown_assessments(plan: Survey, *, others: int = 5) -> list[Assessment]:
     """The chosen scheme, the page's three, the cheapest others that reach the target, and
     the best recall within the budget."""
     shown: list[Assessment] = [] if plan.chosen is None else [plan.chosen]
@@ -264,7 +259,7 @@ def shown_assessments(plan: Plan, *, others: int = 5) -> list[Assessment]:
     return shown
 
 
-def plan_record(plan: Plan) -> Record:
+def survey_record(plan: Survey) -> Record:
     """``simhash plan -f json``."""
 
     def record(assessment: Assessment) -> Record:
@@ -323,7 +318,7 @@ def calibration_record(result: Calibration) -> Record:
 CURVE_COSINES = tuple(round(0.5 + 0.05 * i, 2) for i in range(11))
 
 
-def budget_advice(plan: Plan) -> str:
+def budget_advice(plan: Survey) -> str:
     """What a larger --max-candidates would buy, when it would buy the target recall."""
     beyond = plan.over_budget()
     if beyond is None:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, concatenate
-from ...core.schemes import Plan
+from ...core.schemes import Survey
 from ...core.search import Comparison, DedupeResult, Matches
 from .formats import Format, Record, RecordWriter, counted, json_text, write_records
 from .records import (
@@ -30,7 +30,7 @@ from .records import (
     iter_pair_records,
     match_records,
     pair_records,
-    plan_record,
+    survey_record,
     write_dedupe_document,
 )
 
@@ -42,8 +42,8 @@ __all__ = [
     "emit_fingerprints",
     "emit_index_stats",
     "emit_matches",
-    "emit_plan",
     "emit_records",
+    "emit_survey",
 ]
 
 
@@ -332,9 +332,9 @@ def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
 _BARS = "▁▂▃▄▅▆▇█"
 
 
-def emit_plan(plan: Plan, fmt: Format, out: IO[str]) -> None:
+def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash plan``: the schemes worth considering with their S-curves."""
-    document = plan_record(plan)
+    document = survey_record(plan)
     if fmt in (Format.JSON, Format.JSONL):
         out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
         return

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from ...core.events import NO_STAMP, OnEvent, Skipped, Stamp, Warned, stamp_of
-from ...errors import InputError, PathNotFoundError
+from ...errors import InputError, PathNotFoundError, TooLarge
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -204,10 +204,6 @@ def _decode(data: bytes, encoding: str) -> tuple[str, bool]:
         return data.decode(encoding, errors="replace"), True
 
 
-class _TooLarge(Exception):
-    """A file over the size limit (its size, or "more than N bytes" for a stream)."""
-
-
 def _read_bytes(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
     """A file's bytes and its stamp, taken from the open file before reading: any write after
     that changes the ctime, so a later comparison sees it."""
@@ -217,20 +213,20 @@ def _read_bytes(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
     if stat.S_ISFIFO(info.st_mode):
         return _read_fifo(path, max_bytes), NO_STAMP
     if max_bytes is not None and info.st_size > max_bytes:
-        raise _TooLarge(f"{info.st_size:,} bytes")
+        raise TooLarge(f"{info.st_size:,} bytes")
     with open(path, "rb") as handle:
         stamp = stamp_of(os.fstat(handle.fileno()))
         return _read_limited(handle, max_bytes), stamp
 
 
 def _read_limited(handle: IO[bytes], max_bytes: int | None) -> bytes:
-    """Everything, or _TooLarge as soon as there is more than ``max_bytes`` (a file that grew,
+    """Everything, or TooLarge as soon as there is more than ``max_bytes`` (a file that grew,
     a stream): never more than that in memory."""
     if max_bytes is None:
         return handle.read()
     data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise _TooLarge(f"more than {max_bytes:,} bytes")
+        raise TooLarge(f"more than {max_bytes:,} bytes")
     return data
 
 
@@ -292,7 +288,7 @@ def read_documents(
             data, stamp = _read_bytes(path, policy.max_bytes)
         except OSError as exc:
             on_event(Skipped(path, f"unreadable: {os_reason(exc)}"))
-        except _TooLarge as exc:
+        except TooLarge as exc:
             on_event(Skipped(path, f"too large ({exc}; --max-bytes {policy.max_bytes})"))
         else:
             decoded = decode_text(data)
@@ -301,7 +297,10 @@ def read_documents(
             else:
                 text, replaced = decoded
                 if replaced and policy.strict_encoding:
-                    raise InputError(f"{path}: {_undecodable(data)} (--strict-encoding)")
+                    raise InputError(
+                        f"{path}: {_undecodable(data)} ({{strict_encoding}})",
+                        parameters=("strict_encoding",),
+                    )
                 if replaced:
                     on_event(Warned(path, "bytes that are not valid text were replaced"))
                 yield Document(path, text, stamp)

@@ -83,7 +83,9 @@ def read_records(
     """
     column = _COLUMN.get(kind)
     if column is None:
-        raise ParameterError(f"Parquet holds --texts or --vectors, not {kind}")
+        raise ParameterError(
+            f"Parquet holds {{texts}} or {{vectors}}, not {kind}", parameters=("texts", "vectors")
+        )
     where = name or source
     with _opened(source) as file:
         present = file.schema_arrow.names

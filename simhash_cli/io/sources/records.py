@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
-from ...core.fingerprint import from_hex, validate_bits, validate_seed
+from ...core.corpus import Settings
+from ...core.fingerprint import from_hex
 from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
 from .files import STDIN, os_reason
 
@@ -52,10 +53,7 @@ class FingerprintRecord:
 
     id: str
     fingerprint: int
-    bits: int
-    seed: int
-    tokenizer: str
-    weighting: str
+    settings: Settings
     features: int
 
 
@@ -282,18 +280,16 @@ def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecor
             + " as written by 'simhash fingerprint -f jsonl')",
         )
     try:
-        bits = validate_bits(value["bits"])
-        seed = validate_seed(value["seed"])
-        fingerprint = from_hex(str(value["fingerprint"]), bits)
+        settings = Settings.from_names(
+            value["bits"], value["seed"], str(value["tokenizer"]), str(value["weighting"])
+        )
+        fingerprint = from_hex(str(value["fingerprint"]), settings.bits)
     except SimhashError as exc:
         raise MalformedLineError(f"{where}:{lineno}", str(exc)) from None
     return FingerprintRecord(
         id=_record_id(where, lineno, value),
         fingerprint=fingerprint,
-        bits=bits,
-        seed=seed,
-        tokenizer=str(value["tokenizer"]),
-        weighting=str(value["weighting"]),
+        settings=settings,
         features=int(value.get("features", 0)),
     )
 

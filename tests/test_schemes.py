@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, candidate_probability, within_probability
-from simhash_cli.core.schemes import Background, Scheme, plan, sample_background, schemes_for
+from simhash_cli.core.schemes import Background, Scheme, sample_background, schemes_for, survey
 
 
 @given(
@@ -22,7 +22,7 @@ from simhash_cli.core.schemes import Background, Scheme, plan, sample_background
 def test_the_choice_reaches_the_target_and_nothing_cheaper_does(
     bits: int, threshold: float, n_docs: int, background: float
 ) -> None:
-    chosen = plan(
+    chosen = survey(
         bits=bits,
         threshold=threshold,
         n_docs=n_docs,
@@ -39,7 +39,7 @@ def test_the_choice_reaches_the_target_and_nothing_cheaper_does(
 
 
 def test_recall_is_the_schemes_s_curve_at_the_threshold() -> None:
-    judged = {a.scheme: a for a in plan(bits=64, threshold=0.9, n_docs=1000).assessments}
+    judged = {a.scheme: a for a in survey(bits=64, threshold=0.9, n_docs=1000).assessments}
     assert judged[Scheme("blocks", 4)].recall == pytest.approx(
         float(candidate_probability(0.9, bits=64, blocks=4))
     )
@@ -52,7 +52,7 @@ def test_model_work_for_random_fingerprints() -> None:
     pairs = 1000 * 999 / 2
     assessment = next(
         a
-        for a in plan(bits=64, threshold=0.9, n_docs=1000).assessments
+        for a in survey(bits=64, threshold=0.9, n_docs=1000).assessments
         if a.scheme == Scheme("blocks", 4)
     )
     assert assessment.expected_candidates == pytest.approx(pairs * 4 * 2.0**-16)
@@ -74,8 +74,8 @@ def test_sampled_work_matches_the_model_on_random_fingerprints() -> None:
 
 
 def test_alike_documents_make_schemes_expensive() -> None:
-    calm = plan(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.0))
-    alike = plan(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.8))
+    calm = survey(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.0))
+    alike = survey(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.8))
     four = Scheme("blocks", 4)
     calm_cost, alike_cost = (
         next(a for a in p.assessments if a.scheme == four).expected_candidates
@@ -93,6 +93,6 @@ def test_schemes_include_the_page_and_bounded_tables() -> None:
 
 def test_bad_arguments() -> None:
     with pytest.raises(ParameterError, match="threshold must be a cosine"):
-        plan(bits=64, threshold=1.5, n_docs=10)
+        survey(bits=64, threshold=1.5, n_docs=10)
     with pytest.raises(ParameterError, match="cannot be negative"):
-        plan(bits=64, threshold=0.9, n_docs=-1)
+        survey(bits=64, threshold=0.9, n_docs=-1)

@@ -1,0 +1,73 @@
+"""What the application needs of an engine: where batches are computed, how a whole corpus of
+files is read, and a whole dedupe. :mod:`simhash_cli.engines` holds the two there are; the
+command line opens the one a request names and hands it to the run functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from ..core.corpus import Corpus
+from ..core.events import Progress
+from ..core.search import DedupeResult
+from ..errors import UsageError
+from .batches import Mapper
+from .hooks import Hooks
+from .settings import Reading, placeholders
+
+if TYPE_CHECKING:
+    from .requests import DedupeRequest
+
+__all__ = ["Engine", "Need", "refuse"]
+
+
+class Need(Enum):
+    """What a request may need of an engine; the value names it in a refusal."""
+
+    INDEX = "{index}"
+    AUDIT = "{audit}"
+    EMPTY_DOCUMENTS = "{include_empty}"
+    STDIN_PATH = "standard input (-)"
+    TFIDF = "{weighting} tfidf (its weights need the whole corpus)"
+    WHOLE_CORPUS = (
+        "{vectors}, {texts}, tfidf or standard input (it fingerprints files batch by batch)"
+    )
+    STORED_RECORDS = "{vectors} or {fingerprints}"
+
+
+def refuse(engine: str, refused: frozenset[Need], needs: Iterable[Need]) -> None:
+    """Refuse, before the engine starts, a request that needs what it does not do.
+
+    Raises:
+        UsageError: ``engine dask does not take audit``, for the first such need.
+    """
+    for need in needs:
+        if need in refused:
+            names = ("engine", *placeholders(need.value))
+            raise UsageError(f"{{engine}} {engine} does not take {need.value}", parameters=names)
+
+
+class Engine(Protocol):
+    """An engine: this machine's processes, or a cluster. ``refused``: what it does not do."""
+
+    refused: ClassVar[frozenset[Need]]
+
+    @property
+    def mapper(self) -> Mapper:
+        """Computes batches of files (:func:`~simhash_cli.app.batches.fingerprint_batch`), in
+        order: what streaming and index adds run on."""
+
+    def read_files(
+        self,
+        paths: Sequence[str],
+        reading: Reading,
+        hooks: Hooks,
+        progress: Progress,
+        *,
+        distinct: bool = True,
+    ) -> Corpus:
+        """Every document of ``paths`` with its vectors, weighted over the whole corpus."""
+
+    def dedupe(self, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
+        """The whole of ``simhash dedupe``: read what the request names, search, verify."""

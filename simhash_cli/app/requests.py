@@ -1,0 +1,411 @@
+"""One typed, frozen request per command; ``check()`` states every rule between its options, once,
+and runs before any work (a long read must never end in a usage error).
+
+The command line builds a request from its options and hands it to a run function of
+:mod:`.run` (or of :mod:`simhash_cli.index.run`); a library caller can build one directly.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..core.blocking import DEFAULT_MAX_CANDIDATES
+from ..core.calibrate import DEFAULT_MAX_DOCS
+from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
+from ..core.vectorize import Weighting
+from ..core.verify import Verify
+from ..errors import BadValueError, UsageError
+from ..io.sinks.formats import Output
+from .actions.apply import under_root
+from .actions.plans import Keep
+from .actions.steps import Action
+from .engine import Need
+from .settings import EngineChoice, Input, Reading, Source
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "ApplyRequest",
+    "CalibrateRequest",
+    "CompareRequest",
+    "DedupeRequest",
+    "FingerprintRequest",
+    "PlanRequest",
+    "SurveyRequest",
+    "refuse_output_over_input",
+]
+
+DEFAULT_THRESHOLD = 0.9
+"""The cosine that makes a pair a near-duplicate unless asked otherwise."""
+
+VECTORS_AS_GIVEN = (
+    "{vectors} are fingerprinted exactly as given; {ngram}, {char_ngrams} and {weighting} "
+    "apply to text"
+)
+FINGERPRINTS_AS_MADE = (
+    "{ngram}, {char_ngrams} and {weighting} do not apply to {fingerprints} "
+    "(the records say how they were made)"
+)
+
+
+def refuse_output_over_input(source: Source, outputs: dict[str, str | None]) -> None:
+    """An output (``-o FILE``, ``--plan FILE``) naming a file that is also an input would
+    replace the very file being read: almost always a slip, so it is refused before any work.
+
+    Args:
+        source: what the command reads.
+        outputs: each output's parameter -> its path (None or ``-`` when not a file).
+
+    Raises:
+        UsageError: ``output FILE is also an input: it would be replaced``.
+    """
+    inputs = [path for path in source.input_paths() if os.path.isfile(path)]
+    for name, target in outputs.items():
+        if target in (None, "-") or not os.path.exists(target):
+            continue
+        for path in inputs:
+            if os.path.exists(path) and os.path.samefile(path, target):
+                raise UsageError(
+                    f"{{{name}}} {target} is also an input: it would be replaced",
+                    parameters=(name,),
+                )
+
+
+def _check_records(source: Source, reading: Reading) -> None:
+    """Records say some of their settings themselves: refuse options that would not apply."""
+    if source.kind is Input.VECTORS:
+        reading.refuse_text_options(VECTORS_AS_GIVEN)
+    elif source.kind is Input.FINGERPRINTS:
+        reading.refuse_text_options(FINGERPRINTS_AS_MADE)
+
+
+@dataclass(frozen=True)
+class FingerprintRequest:
+    """``simhash fingerprint``: one fingerprint record per document."""
+
+    source: Source
+    reading: Reading = field(default_factory=Reading)
+    engine: EngineChoice = field(default_factory=EngineChoice)
+    output: Output = field(default_factory=Output)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether fingerprints come batch by batch (files, not tfidf): only a batch is ever in
+        memory. tfidf needs the whole corpus, and records are read whole."""
+        return self.source.streamable and self.reading.weighting is not Weighting.TFIDF
+
+    def check(self) -> None:
+        """Raises: UsageError: options that do not go together."""
+        self.source.require((Input.VECTORS,))
+        _check_records(self.source, self.reading)
+        refuse_output_over_input(self.source, {"output": self.output.path})
+
+    def needs(self) -> list[Need]:
+        """What this request needs of an engine."""
+        return [Need.WHOLE_CORPUS] if not self.streamed or self.source.reads_stdin_path else []
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """``simhash compare A B``: two documents side by side."""
+
+    a: str
+    b: str
+    reading: Reading = field(default_factory=Reading)
+    output: Output = field(default_factory=Output)
+
+    @property
+    def source(self) -> Source:
+        """The two files, read as given (the same file twice is compared with itself)."""
+        return Source(Input.PATHS, (self.a, self.b))
+
+    def check(self) -> None:
+        """Raises: UsageError: a directory."""
+        for path in (self.a, self.b):
+            if os.path.isdir(path):
+                raise UsageError(f"compare takes two files; {path} is a directory")
+        refuse_output_over_input(self.source, {"output": self.output.path})
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """``dedupe --plan FILE``: what would be done with each cluster, written to ``path``."""
+
+    path: str
+    keep: Keep = Keep.OLDEST
+    protect: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DedupeRequest:
+    """``simhash dedupe``: near-duplicate pairs and their clusters.
+
+    Attributes:
+        blocks: equal blocks per fingerprint, ``auto``, or None when not asked (auto).
+        max_distance: instead of blocks, Manku's tables for pairs within this many bits.
+        verify: how candidates are verified, or None for the input's default (exact for text
+            and vectors; estimate for fingerprints and the index, which hold no vectors).
+        check: exit with DUPLICATES_FOUND when any pair is flagged.
+        plan: also write an action plan (files only).
+        keep: with ``plan``: the rule for the kept file, when asked.
+        index: keep the fingerprints in this index and read only new and changed files.
+    """
+
+    source: Source
+    reading: Reading = field(default_factory=Reading)
+    engine: EngineChoice = field(default_factory=EngineChoice)
+    output: Output = field(default_factory=Output)
+    blocks: int | Literal["auto"] | None = None
+    max_distance: int | None = None
+    threshold: float = DEFAULT_THRESHOLD
+    verify: Verify | None = None
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+    max_pairs: int = DEFAULT_MAX_PAIRS
+    audit: bool = False
+    check_pairs: bool = False
+    plan: str | None = None
+    keep: Keep | None = None
+    protect: tuple[str, ...] = ()
+    index: str | None = None
+
+    @property
+    def verification(self) -> Verify:
+        """The verification asked for, or the input's default."""
+        if self.verify is not None:
+            return self.verify
+        stored = self.source.kind is Input.FINGERPRINTS or self.index is not None
+        return Verify.ESTIMATE if stored else Verify.EXACT
+
+    @property
+    def config(self) -> DedupeConfig:
+        """The tuning of the search."""
+        return DedupeConfig(
+            blocks=AUTO if self.blocks is None else self.blocks,
+            max_distance=self.max_distance,
+            threshold=self.threshold,
+            verify=self.verification,
+            max_candidates=self.max_candidates,
+            max_pairs=self.max_pairs,
+            audit=self.audit,
+        )
+
+    @property
+    def plan_request(self) -> PlanRequest | None:
+        """The action plan asked for, if any."""
+        if self.plan is None:
+            return None
+        return PlanRequest(self.plan, self.keep or Keep.OLDEST, self.protect)
+
+    @property
+    def vectors_needed(self) -> bool:
+        """Whether the documents' vectors must be kept (exact verification, an audit)."""
+        return self.verification is Verify.EXACT or self.audit
+
+    def check(self) -> None:
+        """Raises: UsageError, BadValueError: options that do not go together."""
+        self._check_scheme()
+        refuse_output_over_input(self.source, {"output": self.output.path, "plan": self.plan})
+        self._check_plan()
+        _check_records(self.source, self.reading)
+        self._check_index()
+        if self.index is None:
+            self.source.require((Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS))
+
+    def needs(self) -> list[Need]:
+        """What this request needs of an engine, in the order a refusal names them."""
+        asked = {
+            Need.INDEX: self.index is not None,
+            Need.AUDIT: self.audit,
+            Need.EMPTY_DOCUMENTS: self.reading.include_empty,
+            Need.STDIN_PATH: self.source.reads_stdin_path,
+            Need.TFIDF: self.reading.weighting is Weighting.TFIDF,
+        }
+        return [need for need, wanted in asked.items() if wanted]
+
+    def _check_scheme(self) -> None:
+        if self.max_distance is not None and self.blocks is not None:
+            raise UsageError(
+                "{blocks} and {max_distance} are two schemes: choose one",
+                parameters=("blocks", "max_distance"),
+            )
+        # The width is known before reading unless the records say it themselves.
+        if self.source.kind is Input.FINGERPRINTS:
+            return
+        width = self.reading.bits
+        if self.max_distance is not None and self.max_distance >= width:
+            raise BadValueError(
+                f"must be below the fingerprint width ({width})", parameter="max_distance"
+            )
+        if isinstance(self.blocks, int) and width % self.blocks:
+            raise BadValueError(
+                f"must divide the fingerprint width ({width}) evenly, not {self.blocks}",
+                parameter="blocks",
+            )
+
+    def _check_plan(self) -> None:
+        if self.plan is None and (self.protect or self.keep is not None):
+            raise UsageError(
+                "{keep} and {protect} go with {plan} FILE", parameters=("keep", "protect", "plan")
+            )
+        if self.plan is not None and (self.source.is_records or self.index is not None):
+            raise UsageError(
+                "{plan} acts on files read in this run, so that each can be checked to be the "
+                "file that was compared: give PATHs, without {vectors}, {fingerprints}, {texts} "
+                "or {index}",
+                parameters=("plan", "vectors", "fingerprints", "texts", "index"),
+            )
+
+    def _check_index(self) -> None:
+        if self.index is None:
+            return
+        if self.verification is Verify.EXACT or self.audit or self.source.is_records:
+            raise UsageError(
+                "{index} keeps fingerprints, not vectors: it goes with files and {verify} "
+                "estimate (its default), without {audit}",
+                parameters=("index", "verify", "audit"),
+            )
+        if self.source.empty:
+            raise UsageError("{index} needs PATHs", parameters=("index",))
+
+
+@dataclass(frozen=True)
+class SurveyRequest:
+    """``simhash plan``: the candidate schemes for a threshold, width and corpus.
+
+    Attributes:
+        source: the corpus, or an empty source to describe one by ``docs`` and ``background``.
+        docs: without a corpus, its number of documents.
+        background: without a corpus, the cosine of a typical unrelated pair (default 0).
+    """
+
+    source: Source
+    reading: Reading = field(default_factory=Reading)
+    output: Output = field(default_factory=Output)
+    threshold: float = DEFAULT_THRESHOLD
+    docs: int | None = None
+    background: float | None = None
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+
+    def check(self) -> None:
+        """Raises: UsageError: a corpus both given and described, or neither."""
+        if not self.source.empty:
+            if self.docs is not None or self.background is not None:
+                raise UsageError(
+                    "{docs} and {background} describe a corpus you do not give; "
+                    "with PATHs or {vectors} they are measured",
+                    parameters=("docs", "background", "vectors"),
+                )
+            _check_records(self.source, self.reading)
+        elif self.docs is None:
+            raise UsageError(
+                "give {docs} N (the corpus size), or the corpus: PATH...", parameters=("docs",)
+            )
+        refuse_output_over_input(self.source, {"output": self.output.path})
+
+
+@dataclass(frozen=True)
+class CalibrateRequest:
+    """``simhash calibrate``: the reference page's experiments on the user's documents."""
+
+    source: Source
+    reading: Reading = field(default_factory=Reading)
+    output: Output = field(default_factory=Output)
+    threshold: float = DEFAULT_THRESHOLD
+    seeds: int = 20
+    max_docs: int = DEFAULT_MAX_DOCS
+
+    def check(self) -> None:
+        """Raises: UsageError: no input, or options that do not apply to it."""
+        self.source.require((Input.VECTORS,))
+        _check_records(self.source, self.reading)
+        refuse_output_over_input(self.source, {"output": self.output.path})
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    """``simhash apply PLAN``: act on an action plan.
+
+    Attributes:
+        plan: the plan's path.
+        action: what is done to each file marked ``remove``.
+        directory: for ``move-to``, where the files go (made if missing).
+        execute: act (``--yes``); otherwise a dry run.
+        delete_near_duplicates: the consent ``delete`` needs to act or to write a script.
+        journal: where steps are recorded (default: beside the plan).
+        script: instead of acting, write a shell script of the steps here (``-`` for stdout).
+        protect: roots whose files are never touched, besides the plan's own.
+    """
+
+    plan: str
+    action: Action
+    directory: str | None = None
+    execute: bool = False
+    delete_near_duplicates: bool = False
+    journal: str | None = None
+    script: str | None = None
+    protect: tuple[str, ...] = ()
+    output: Output = field(default_factory=Output)
+
+    @property
+    def destination(self) -> str | None:
+        """For ``move-to``, the directory the files go to, as an absolute path."""
+        return None if self.directory is None else os.path.abspath(self.directory)
+
+    @property
+    def journal_path(self) -> str:
+        """Where the steps are recorded."""
+        return self.journal or self.plan + ".journal"
+
+    def check(self) -> None:
+        """Raises: UsageError, BadValueError: options that do not go together."""
+        self._check_directory()
+        if self.execute and self.script is not None:
+            raise UsageError(
+                "{script} writes what {execute} would do: choose one",
+                parameters=("script", "execute"),
+            )
+        acts = self.execute or self.script is not None
+        if self.action is Action.DELETE and acts and not self.delete_near_duplicates:
+            raise UsageError(
+                "{action} delete deletes files that are near, not exact, duplicates of the kept "
+                "ones: add {delete_near_duplicates} to say so",
+                parameters=("action", "delete_near_duplicates"),
+            )
+        if self.journal is not None and not self.execute:
+            raise UsageError(
+                "{journal} goes with {execute} (a dry run records nothing)",
+                parameters=("journal", "execute"),
+            )
+        for name, target in (("script", self.script), ("output", self.output.path)):
+            if _same_path(target, self.plan):
+                raise UsageError(
+                    f"{{{name}}} {target} is the plan: it would be replaced", parameters=(name,)
+                )
+        if self.execute and _same_path(self.journal_path, self.plan):
+            raise UsageError("{journal} must not be the plan itself", parameters=("journal",))
+
+    def _check_directory(self) -> None:
+        if self.action is not Action.MOVE_TO:
+            if self.directory is not None:
+                raise UsageError(
+                    f"{{action}} {self.action.value} takes no DIR (only move-to does)",
+                    parameters=("action",),
+                )
+            return
+        if self.directory is None:
+            raise UsageError(
+                "{action} move-to needs a DIR: simhash apply PLAN {action} move-to DIR",
+                parameters=("action",),
+            )
+        if os.path.exists(self.directory) and not os.path.isdir(self.directory):
+            raise BadValueError(f"{self.directory} is not a directory", parameter="directory")
+        root = under_root(self.directory, self.protect)
+        if root is not None:
+            raise BadValueError(
+                f"{self.directory} is under the protected root {root}", parameter="directory"
+            )
+
+
+def _same_path(path: str | None, other: str) -> bool:
+    return path not in (None, "-") and os.path.abspath(path) == os.path.abspath(other)

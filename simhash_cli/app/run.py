@@ -1,0 +1,283 @@
+"""The run function of each command: a checked request in, a result out.
+
+Each chains the stages for its command on the engine it is given and tells the person what
+happens through ``hooks``; it never prints. The face writes the result (:mod:`simhash_cli.io`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.calibrate import Calibration, calibrate
+from ..core.corpus import Corpus, concatenate
+from ..core.events import Progress, Skipped
+from ..core.schemes import Background, Survey, survey
+from ..core.search import Comparison, DedupeResult, compare, dedupe, survey_for
+from ..core.vectorize import Weighting
+from ..errors import InputError
+from ..io.sinks.atomic import atomic_output
+from .actions.apply import apply, apply_records
+from .actions.journal import JOURNAL_VERSION, Journal
+from .actions.plans import make_plan
+from .actions.script import write_script
+from .actions.steps import LoadedPlan
+from .batches import iter_fingerprints
+from .engine import Engine
+from .hooks import Hooks
+from .records import corpus_from_fingerprints, corpus_from_text_records, corpus_from_vectors
+from .requests import (
+    ApplyRequest,
+    CalibrateRequest,
+    CompareRequest,
+    DedupeRequest,
+    FingerprintRequest,
+    PlanRequest,
+    SurveyRequest,
+)
+from .settings import Input, Reading, Source
+
+__all__ = [
+    "Tally",
+    "calibrate_corpus",
+    "compare_documents",
+    "dedupe_documents",
+    "fingerprint_batches",
+    "fingerprint_corpus",
+    "journal_header",
+    "load",
+    "load_records",
+    "script_of",
+    "search_loaded",
+    "stream",
+    "survey_schemes",
+    "taking_steps",
+    "write_plan",
+]
+
+
+def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
+    """The records ``source`` names (texts, vectors or fingerprints) as a corpus, read here."""
+    location = source.location or "-"
+    if source.kind is Input.TEXTS:
+        return corpus_from_text_records(
+            location,
+            bits=reading.bits,
+            seed=reading.seed,
+            tokenizer=reading.tokenizer,
+            weighting=reading.weighting,
+            on_event=hooks.event,
+            skip_bad_lines=source.skip_bad_lines,
+            include_empty=reading.include_empty,
+        )
+    if source.kind is Input.VECTORS:
+        return corpus_from_vectors(
+            location,
+            bits=reading.bits,
+            seed=reading.seed,
+            on_event=hooks.event,
+            skip_bad_lines=source.skip_bad_lines,
+            include_empty=reading.include_empty,
+        )
+    docs = corpus_from_fingerprints(
+        location,
+        on_event=hooks.event,
+        skip_bad_lines=source.skip_bad_lines,
+        include_empty=reading.include_empty,
+    )
+    reading.check_recorded(docs.settings)
+    return docs
+
+
+def load(
+    source: Source,
+    reading: Reading,
+    engine: Engine,
+    hooks: Hooks,
+    *,
+    distinct: bool = True,
+    vectors_needed: bool = True,
+) -> Corpus:
+    """Everything ``source`` names, as one corpus. Without ``vectors_needed`` the fingerprints
+    of files are streamed and no vectors kept (tfidf aside: its weights need them all)."""
+    if source.is_records:
+        return load_records(source, reading, hooks)
+    with hooks.progress("reading") as progress:
+        if not vectors_needed and reading.weighting is not Weighting.TFIDF:
+            return concatenate(stream(source, reading, engine, hooks, progress))
+        return engine.read_files(source.paths, reading, hooks, progress, distinct=distinct)
+
+
+def stream(
+    source: Source, reading: Reading, engine: Engine, hooks: Hooks, progress: Progress
+) -> Iterator[Corpus]:
+    """The fingerprints of the files ``source`` names, batch by batch, computed by the
+    engine's mapper: memory follows the batch, not the corpus."""
+    return iter_fingerprints(
+        source.paths,
+        bits=reading.bits,
+        seed=reading.seed,
+        tokenizer=reading.tokenizer,
+        weighting=reading.weighting,
+        on_event=hooks.event,
+        on_listed=progress.on_listed,
+        on_read=progress.on_read,
+        jobs=reading.jobs,
+        policy=reading.policy,
+        include_empty=reading.include_empty,
+        mapper=engine.mapper,
+    )
+
+
+@dataclass
+class Tally:
+    """What went by in a stream of batches: documents, and those skipped."""
+
+    documents: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def counted(self, batches: Iterator[Corpus]) -> Iterator[Corpus]:
+        """The same batches, counted as they pass."""
+        for batch in batches:
+            self.documents += len(batch)
+            self.skipped.extend(batch.skipped)
+            yield batch
+
+
+def fingerprint_corpus(request: FingerprintRequest, engine: Engine, hooks: Hooks) -> Corpus:
+    """``simhash fingerprint`` when the whole corpus is needed (records, tfidf)."""
+    return load(request.source, request.reading, engine, hooks)
+
+
+def fingerprint_batches(
+    request: FingerprintRequest, engine: Engine, hooks: Hooks, progress: Progress, tally: Tally
+) -> Iterator[Corpus]:
+    """``simhash fingerprint`` of files, batch by batch (``request.streamed``), counted in
+    ``tally``."""
+    return tally.counted(stream(request.source, request.reading, engine, hooks, progress))
+
+
+def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> Comparison:
+    """``simhash compare A B``."""
+    docs = load(request.source, request.reading, engine, hooks, distinct=False)
+    return compare(docs)
+
+
+def dedupe_documents(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
+    """``simhash dedupe`` on the engine (for ``--index``, see :mod:`simhash_cli.index.run`)."""
+    return engine.dedupe(request, hooks)
+
+
+def search_loaded(docs: Corpus, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
+    """The search of ``simhash dedupe`` on documents already read, here."""
+    with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+        return dedupe(docs, request.config)
+
+
+def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> None:
+    """``dedupe --plan FILE``: what would be done with each cluster, written whole or not at
+    all; nothing is changed."""
+    docs = result.corpus
+    if docs.stamps is None:  # refused before reading (DedupeRequest.check)
+        raise InputError("{plan} needs the files read in this run", parameters=("plan",))
+    document = make_plan(
+        docs.ids,
+        docs.fingerprints,
+        docs.stamps.tolist(),
+        docs.settings.bits,
+        result.clusters,
+        keep=plan.keep,
+        protect=plan.protect,
+        settings=docs.settings.names(),
+    )
+    with atomic_output(plan.path) as out:
+        # ASCII escapes: a file name that is not UTF-8 survives as \udcXX, as JSON allows.
+        out.write(json.dumps(document, ensure_ascii=True, indent=2) + "\n")
+    actions = [f["action"] for c in document["clusters"] for f in c["files"]]
+    hooks.info(
+        f"plan written to {plan.path}: {len(document['clusters']):,} clusters, "
+        f"{actions.count('remove'):,} files to remove, {actions.count('protected'):,} protected "
+        "(nothing was changed)"
+    )
+
+
+def survey_schemes(request: SurveyRequest, engine: Engine, hooks: Hooks) -> Survey:
+    """``simhash plan``: the schemes for a corpus that is read, or one that is described."""
+    if not request.source.empty:
+        corpus = load(request.source, request.reading, engine, hooks, vectors_needed=False)
+        return survey_for(
+            corpus, threshold=request.threshold, max_candidates=request.max_candidates
+        )
+    assert request.docs is not None  # SurveyRequest.check
+    return survey(
+        bits=request.reading.bits,
+        threshold=request.threshold,
+        n_docs=request.docs,
+        background=Background(cosine=request.background or 0.0),
+        max_candidates=request.max_candidates,
+    )
+
+
+def calibrate_corpus(request: CalibrateRequest, engine: Engine, hooks: Hooks) -> Calibration:
+    """``simhash calibrate``: the reference page's experiments on these documents."""
+    docs = load(request.source, request.reading, engine, hooks)
+    assert docs.weights is not None
+    with hooks.status(f"calibrating on {min(len(docs), request.max_docs):,} documents"):
+        return calibrate(
+            docs.weights,
+            docs.features,
+            threshold=request.threshold,
+            bits=docs.settings.bits,
+            seeds=request.seeds,
+            max_docs=request.max_docs,
+        )
+
+
+def script_of(request: ApplyRequest, plan: LoadedPlan) -> bytes:
+    """``apply --script``: the steps as a POSIX shell script, for review."""
+    return write_script(
+        plan, request.action, destination=request.destination, protect=request.protect
+    )
+
+
+def journal_header(request: ApplyRequest, plan: LoadedPlan) -> dict[str, Any]:
+    """The first line of a journal: the plan (by its SHA-256), action and destination it is
+    the journal of."""
+    return {
+        "journal": JOURNAL_VERSION,
+        "plan": plan.path,
+        "plan_sha256": plan.sha256,
+        "action": request.action.value,
+        "destination": request.destination,
+    }
+
+
+@contextmanager
+def taking_steps(
+    request: ApplyRequest, plan: LoadedPlan, progress: Progress
+) -> Iterator[Iterator[dict[str, Any]]]:
+    """``simhash apply``: the record of each step as it is taken (or, in a dry run, checked),
+    with the journal open for the run when it acts."""
+    journal = None
+    if request.execute:
+        journal = Journal(request.journal_path, journal_header(request, plan))
+        journal.open()
+    try:
+        if progress.on_listed is not None:
+            progress.on_listed(len(plan.steps))
+        outcomes = apply(
+            plan,
+            request.action,
+            destination=request.destination,
+            execute=request.execute,
+            journal=journal,
+            protect=request.protect,
+            on_step=progress.on_read,
+        )
+        yield apply_records(outcomes, request.action)
+    finally:
+        if journal is not None:
+            journal.close()

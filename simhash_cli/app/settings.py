@@ -1,0 +1,280 @@
+"""The values every command shares, each one typed object: how documents are read and
+fingerprinted (:class:`Reading`), what is read (:class:`Source`), where the work runs
+(:class:`EngineChoice`). Each states the rules about its own parts once; the requests of
+:mod:`.requests` state the rules between them.
+
+Messages name parameters as ``{name}`` (see :mod:`simhash_cli.errors`); the command line spells
+them as its flags.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ..core.corpus import Settings
+from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED
+from ..core.tokenizer import TokenizerConfig
+from ..core.vectorize import Weighting
+from ..errors import UsageError
+from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
+
+__all__ = [
+    "FINGERPRINT_SETTINGS",
+    "EngineChoice",
+    "EngineName",
+    "Input",
+    "Reading",
+    "Source",
+    "default_jobs",
+    "placeholders",
+]
+
+FINGERPRINT_SETTINGS = ("bits", "seed", "ngram", "char_ngrams", "weighting")
+"""The parameters that decide a fingerprint (an index, or fingerprint records, have their own)."""
+
+
+def default_jobs() -> int:
+    """Processes that read and tokenize files unless asked: one per core."""
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How documents are read and become fingerprints.
+
+    Attributes:
+        bits: fingerprint width.
+        seed: global hash seed.
+        tokenizer: how text becomes features.
+        weighting: how counts become weights.
+        policy: how files are read (encoding, size limit, symbolic links).
+        include_empty: keep documents without a token, as empty documents.
+        jobs: processes that read and tokenize files.
+        given: the parameters of :data:`FINGERPRINT_SETTINGS` the user named (an index or
+            fingerprint records have settings of their own, which named ones must match).
+    """
+
+    bits: int = DEFAULT_BITS
+    seed: int = DEFAULT_SEED
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    weighting: Weighting = Weighting.TF
+    policy: ReadPolicy = DEFAULT_POLICY
+    include_empty: bool = False
+    jobs: int = field(default_factory=default_jobs)
+    given: frozenset[str] = frozenset()
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of text read this way."""
+        return Settings(self.bits, self.seed, self.tokenizer, self.weighting)
+
+    @property
+    def vector_settings(self) -> Settings:
+        """The settings of vectors fingerprinted exactly as given."""
+        return Settings.of_vectors(self.bits, self.seed)
+
+    @property
+    def settings_given(self) -> bool:
+        """Whether any setting that decides a fingerprint was named."""
+        return bool(self.given)
+
+    @property
+    def reads_text_differently(self) -> bool:
+        """Whether the tokenizer or the weighting is not the default (they apply to text)."""
+        return self.tokenizer != TokenizerConfig() or self.weighting is not Weighting.TF
+
+    def refuse_text_options(self, message: str) -> None:
+        """Refuse a tokenizer or weighting for input they do not apply to.
+
+        Raises:
+            UsageError: ``message`` (one of ours, naming its parameters as ``{name}``), when
+                they were not the defaults.
+        """
+        if self.reads_text_differently:
+            raise UsageError(message, parameters=placeholders(message))
+
+    def check_recorded(self, settings: Settings) -> None:
+        """Refuse a named bits or seed that is not what fingerprint records were made with.
+
+        Raises:
+            UsageError: ``bits 32 does not match the fingerprints' 64``.
+        """
+        for name, asked, stored in (
+            ("bits", self.bits, settings.bits),
+            ("seed", self.seed, settings.seed),
+        ):
+            if name in self.given and asked != stored:
+                raise UsageError(
+                    f"{{{name}}} {asked} does not match the fingerprints' {stored}",
+                    parameters=(name,),
+                )
+
+
+class Input(str, Enum):
+    """What a command reads."""
+
+    PATHS = "paths"
+    """Files, directories (read recursively) and ``-`` for standard input."""
+    TEXTS = "texts"
+    """JSON Lines (or Parquet) of ``{"id": ..., "text": ...}``."""
+    VECTORS = "vectors"
+    """JSON Lines (or Parquet) of ``{"id": ..., "features": {feature: weight}}``."""
+    FINGERPRINTS = "fingerprints"
+    """The JSON Lines of ``simhash fingerprint``."""
+
+
+_RECORDS = (Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS)
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a command reads: paths, or one source of records.
+
+    Attributes:
+        kind: which input.
+        paths: with :attr:`Input.PATHS`, the paths as given.
+        location: with records, their file (``-`` for standard input; a glob or a URL for the
+            dask engine).
+        skip_bad_lines: a malformed record is skipped with a warning instead of stopping the run.
+    """
+
+    kind: Input = Input.PATHS
+    paths: tuple[str, ...] = ()
+    location: str | None = None
+    skip_bad_lines: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        paths: Sequence[str],
+        records: dict[Input, str | None],
+        *,
+        skip_bad_lines: bool = False,
+    ) -> Source:
+        """The one input given: ``paths``, or one of ``records`` (by kind, None when not
+        given; the kinds a command takes).
+
+        Raises:
+            UsageError: more than one input.
+        """
+        given = [(kind, where) for kind, where in records.items() if where is not None]
+        if len(given) + bool(paths) > 1:
+            message, names = _alternatives("give {}, one of them", list(records))
+            raise UsageError(message, parameters=names)
+        if given:
+            kind, where = given[0]
+            return cls(kind, (), where, skip_bad_lines)
+        return cls(Input.PATHS, tuple(paths), None, skip_bad_lines)
+
+    @property
+    def is_records(self) -> bool:
+        """Whether the input is records, not paths."""
+        return self.kind is not Input.PATHS
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing was given to read."""
+        return self.kind is Input.PATHS and not self.paths
+
+    @property
+    def reads_stdin_path(self) -> bool:
+        """Whether ``-`` is among the paths (a document read from standard input)."""
+        return STDIN in self.paths
+
+    @property
+    def streamable(self) -> bool:
+        """Whether files are read (not records), so fingerprints can come batch by batch."""
+        return self.kind is Input.PATHS and bool(self.paths)
+
+    def require(self, accepted: Sequence[Input], *, stdin: bool = True) -> None:
+        """Refuse an empty source (``stdin``: whether ``-`` may be a path).
+
+        Raises:
+            UsageError: ``no input: give PATH... (- for standard input) or {vectors} FILE...``.
+        """
+        if self.empty:
+            paths = "PATH... (- for standard input)" if stdin else "PATH..."
+            message, names = _alternatives(f"no input: give {paths} or {{}}", accepted, files=True)
+            raise UsageError(message, parameters=names)
+
+    def files_only(self, message: str, *parameters: str) -> None:
+        """Refuse records where only paths will do.
+
+        Raises:
+            UsageError: ``message``, naming ``parameters``.
+        """
+        if self.is_records:
+            raise UsageError(message, parameters=parameters)
+
+    def input_paths(self) -> list[str]:
+        """Every file read that could be written to by mistake (standard input excluded)."""
+        named = list(self.paths) if self.kind is Input.PATHS else [self.location or STDIN]
+        return [path for path in named if path != STDIN]
+
+
+def _alternatives(
+    template: str, kinds: Sequence[Input], *, files: bool = False
+) -> tuple[str, tuple[str, ...]]:
+    """``template`` with its ``{}`` filled by the inputs a command takes ("PATHs, {vectors}
+    or {texts}"), and the parameters named."""
+    names = tuple(kind.value for kind in kinds if kind in _RECORDS)
+    if files:
+        words = [f"{{{name}}} FILE" for name in names]
+        return template.format(" / ".join(words)), names
+    words = ["PATHs", *(f"{{{name}}}" for name in names)]
+    return template.format(", ".join(words[:-1]) + " or " + words[-1]), names
+
+
+class EngineName(str, Enum):
+    """Where the work runs."""
+
+    LOCAL = "local"
+    """This machine's processes (``jobs``)."""
+    DASK = "dask"
+    """A Dask cluster: local workers on 127.0.0.1, or an existing scheduler's."""
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """Where the work runs.
+
+    Attributes:
+        name: the engine.
+        scheduler: with dask, the address of an existing cluster's scheduler.
+        workers: with dask and no scheduler, the worker processes of the local cluster.
+    """
+
+    name: EngineName = EngineName.LOCAL
+    scheduler: str | None = None
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is EngineName.LOCAL:
+            for name in ("scheduler", "workers"):
+                if getattr(self, name) is not None:
+                    raise UsageError(
+                        f"{{{name}}} goes with {{engine}} dask", parameters=(name, "engine")
+                    )
+        elif self.scheduler is not None and self.workers is not None:
+            raise UsageError(
+                "{workers} starts a local cluster; it goes without {scheduler}",
+                parameters=("workers", "scheduler"),
+            )
+
+    @property
+    def is_dask(self) -> bool:
+        """Whether the work runs on a Dask cluster."""
+        return self.name is EngineName.DASK
+
+
+def placeholders(text: str) -> tuple[str, ...]:
+    """The ``{name}`` placeholders of a message of ours (never of a user's text)."""
+    found: list[str] = []
+    for piece in text.split("{")[1:]:
+        name, _, _ = piece.partition("}")
+        if name.isidentifier():
+            found.append(name)
+    return tuple(found)

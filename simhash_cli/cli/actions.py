@@ -1,0 +1,130 @@
+"""``simhash apply PLAN``: act on an action plan, or write the script that would."""
+
+from __future__ import annotations
+
+import sys
+from typing import cast
+
+import click
+
+from ..app import run
+from ..app.actions.apply import load_plan
+from ..app.actions.steps import Action, LoadedPlan, Status
+from ..app.requests import ApplyRequest
+from ..errors import ExitCode
+from ..io.sinks.atomic import AtomicFile, atomic_output, opened
+from ..io.sinks.messages import Messages
+from ..io.sinks.tables import emit_apply
+from ..io.sources.files import STDIN
+from .main import Command, exit_with
+from .options import OUTPUT, as_enum, collapse, own, protect_option, quiet_option, writable_file
+
+__all__ = ["apply_command"]
+
+
+@click.command(
+    "apply", cls=Command, short_help="Act on a dedupe --plan: move, link or delete its files."
+)
+@collapse(
+    own(
+        click.argument("plan", metavar="PLAN"),
+        click.argument("directory", metavar="[DIR]", required=False),
+        click.option(
+            "--action",
+            type=click.Choice([a.value for a in Action]),
+            required=True,
+            callback=as_enum(Action),
+            help="move-to DIR: move each file marked remove to DIR (under its absolute path); "
+            "hardlink / symlink: replace it by a link to its cluster's kept file; delete: "
+            "delete it.",
+        ),
+        click.option(
+            "--yes",
+            "execute",
+            is_flag=True,
+            help="Act. Without it: a dry run, every check, no change.",
+        ),
+        click.option(
+            "--delete-near-duplicates",
+            is_flag=True,
+            help="Required for --action delete with --yes or --script: near-duplicates are "
+            "different files, and deleting one loses what only it says.",
+        ),
+        click.option(
+            "--journal",
+            metavar="FILE",
+            default=None,
+            help="With --yes: where each step and its outcome are recorded [default: "
+            "PLAN.journal]. A journal of the same plan is resumed: its done steps are skipped.",
+        ),
+        click.option(
+            "--script",
+            metavar="FILE|-",
+            default=None,
+            callback=writable_file,
+            help="Instead of acting: write a POSIX shell script taking the same steps with the "
+            "same checks, for review (run it with sh FILE).",
+        ),
+        protect_option(
+            "Files under DIR are never touched, besides the plan's own protected roots."
+        ),
+    ),
+    OUTPUT,
+    into=ApplyRequest,
+)
+@quiet_option
+def apply_command(request: ApplyRequest, messages: Messages) -> None:
+    """Act on a plan written by `simhash dedupe --plan PLAN`.
+
+    Each file the plan marks remove is moved to DIR, replaced by a link to its cluster's kept
+    file, or deleted. Just before each step, both files are checked to be the ones the plan
+    recorded (device, inode, size, mtime and the SHA-256 of their bytes); a step that would
+    touch a protected file, act on two names of one file, or leave its cluster without the
+    kept file is refused, and the others go on. A dry run unless --yes. Each step and its
+    outcome go to a journal, so running the same command again resumes an interrupted run.
+    Exit 0 when every step was taken (or would be), 4 when any was refused or failed.
+
+    \b
+    Examples:
+      simhash dedupe --plan plan.json corpus/
+      simhash apply plan.json --action move-to /tmp/near-duplicates        # dry run
+      simhash apply plan.json --action move-to /tmp/near-duplicates --yes
+      simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
+    """
+    request.check()
+    plan = load_plan(request.plan)
+    if request.script is not None:
+        _write_script(request, plan, messages)
+        return
+    output = request.output
+    fmt = output.resolve(sys.stdout)
+    shown = messages.progress("steps")
+    with (
+        shown as progress,
+        run.taking_steps(request, plan, progress) as steps,
+        opened(output.path) as out,
+    ):
+        statuses = emit_apply(steps, request.action.value, fmt, out)
+    journal = request.journal_path if request.execute else None
+    messages.apply_summary(statuses, executed=request.execute, journal=journal)
+    if statuses[Status.REFUSED.value] or statuses[Status.FAILED.value]:
+        exit_with(ExitCode.INCOMPLETE)
+
+
+def _write_script(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> None:
+    """``--script FILE|-``: the steps as a shell script, for review; nothing is changed."""
+    script = run.script_of(request, plan)
+    if request.script == STDIN:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(script)
+        sys.stdout.buffer.flush()
+        where = "standard output"
+    else:
+        assert request.script is not None
+        with atomic_output(request.script) as out:
+            cast(AtomicFile, out).write_bytes(script)
+        where = request.script
+    messages.info(
+        f"script of {len(plan.steps):,} steps written to {where} (nothing was changed): "
+        "review it, then run it with sh"
+    )

@@ -1,0 +1,152 @@
+"""``simhash dedupe``: near-duplicate pairs and their clusters."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..app import run
+from ..app.actions.plans import Keep
+from ..app.requests import DedupeRequest
+from ..app.settings import Input
+from ..core.search import AUDIT_MAX_DOCS, DedupeResult
+from ..core.verify import Verify
+from ..engines import open_engine
+from ..errors import ExitCode
+from ..index import run as index_run
+from ..io.sinks.atomic import opened
+from ..io.sinks.messages import Messages
+from ..io.sinks.tables import emit_dedupe
+from .main import Command, exit_with
+from .options import (
+    BLOCKS,
+    ENGINE,
+    OUTPUT,
+    as_enum,
+    collapse,
+    max_candidates_option,
+    max_pairs_option,
+    own,
+    protect_option,
+    quiet_option,
+    reading_group,
+    source_group,
+    threshold_option,
+    writable_file,
+)
+
+__all__ = ["dedupe_command"]
+
+
+@click.command("dedupe", cls=Command)
+@collapse(
+    source_group(Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS),
+    reading_group(empty=True),
+    own(
+        click.option(
+            "--blocks",
+            type=BLOCKS,
+            default=None,
+            metavar="auto|N",
+            help="Equal blocks per fingerprint; a shared block makes a candidate. 1 strict, 4 "
+            "balanced, 8 loose (the page's schemes), any divisor of --bits, or auto: the "
+            "cheapest scheme reaching 0.95 expected recall at --threshold on this corpus "
+            "[default: auto].",
+        ),
+        click.option(
+            "--max-distance",
+            type=click.IntRange(0),
+            default=None,
+            metavar="K",
+            help="Instead of --blocks: candidates are exactly the pairs of fingerprints within "
+            "K bits (Manku's permuted tables), whatever the seed.",
+        ),
+        threshold_option,
+        click.option(
+            "--verify",
+            type=click.Choice([v.value for v in Verify]),
+            default=None,
+            callback=as_enum(Verify),
+            help="exact: true cosine of the vectors; estimate: cos(pi*hamming/bits) "
+            "[default: exact; estimate with --fingerprints].",
+        ),
+        max_candidates_option,
+        max_pairs_option,
+        click.option(
+            "--audit",
+            is_flag=True,
+            help="Also compute every pair's true cosine and report the blocks' recall and "
+            f"false candidates (up to {AUDIT_MAX_DOCS:,} documents).",
+        ),
+        click.option(
+            "--check",
+            "check_pairs",
+            is_flag=True,
+            help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any pair is flagged (for CI "
+            "pipelines).",
+        ),
+        click.option(
+            "--plan",
+            metavar="FILE",
+            default=None,
+            callback=writable_file,
+            help="Also write what would be done with each cluster to FILE (JSON): the file kept "
+            "and why, the others to remove, the protected ones. Nothing is changed.",
+        ),
+        click.option(
+            "--keep",
+            type=click.Choice([k.value for k in Keep]),
+            default=None,
+            callback=as_enum(Keep),
+            help="With --plan: which file of a cluster is kept (the path breaks ties) "
+            f"[default: {Keep.OLDEST.value}].",
+        ),
+        protect_option("With --plan: files under DIR are never marked for removal."),
+        click.option(
+            "--index",
+            metavar="DB",
+            default=None,
+            help="Keep the fingerprints in the index DB (made if missing) and read only the "
+            "files that are new or changed since (verification by estimate).",
+        ),
+    ),
+    ENGINE,
+    OUTPUT,
+    into=DedupeRequest,
+)
+@quiet_option
+def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
+    """Find near-duplicate pairs and group them into clusters.
+
+    Candidates come from the blocks of the fingerprints (--blocks: auto picks the cheapest
+    scheme that reaches 0.95 expected recall at --threshold on this corpus) or from Manku's
+    tables (--max-distance). Each candidate is verified against --threshold and pairs that
+    pass are grouped into clusters (connected components). The summary on stderr says which
+    scheme ran and its expected recall.
+
+    \b
+    Examples:
+      simhash dedupe sample_corpus/
+      simhash dedupe --blocks 8 --threshold 0.8 -f json crawl/ | jq '.summary'
+      simhash fingerprint crawl/ > fps.jsonl; simhash dedupe --fingerprints fps.jsonl
+    """
+    request.check()
+    search = index_run.dedupe_through_index if request.index else run.dedupe_documents
+    with open_engine(
+        request.engine, messages, needs=request.needs(), source=request.source
+    ) as chosen:
+        result = search(request, chosen, messages)
+        report(result, request, messages)  # while a cluster is up: its pairs may be there
+
+
+def report(result: DedupeResult, request: DedupeRequest, messages: Messages) -> None:
+    """The pairs and clusters, the summary, the plan asked for, and the exit status."""
+    with opened(request.output.path) as out:
+        emit_dedupe(result, request.output.resolve(sys.stdout), out)
+    messages.dedupe_summary(result)
+    plan = request.plan_request
+    if plan is not None:
+        run.write_plan(result, plan, messages)
+    if request.check_pairs and len(result.pairs):
+        exit_with(ExitCode.DUPLICATES_FOUND)

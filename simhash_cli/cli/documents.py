@@ -1,0 +1,95 @@
+"""``simhash fingerprint`` and ``simhash compare``: documents in, fingerprints out."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..app import run
+from ..app.engine import Engine
+from ..app.requests import CompareRequest, FingerprintRequest
+from ..app.settings import Input
+from ..engines import open_engine
+from ..engines.local import LocalEngine
+from ..io.sinks.atomic import opened
+from ..io.sinks.formats import Format
+from ..io.sinks.messages import Messages
+from ..io.sinks.tables import emit_comparison, emit_fingerprints
+from .main import Command
+from .options import ENGINE, OUTPUT, collapse, own, quiet_option, reading_group, source_group
+
+__all__ = ["compare_command", "fingerprint_command"]
+
+
+@click.command("fingerprint", cls=Command)
+@collapse(
+    source_group(Input.VECTORS, Input.TEXTS),
+    reading_group(empty=True),
+    ENGINE,
+    OUTPUT,
+    into=FingerprintRequest,
+)
+@quiet_option
+def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None:
+    """Print one fingerprint record per document.
+
+    PATHs are files, directories (read recursively, in sorted order) or - for standard input.
+    Each record carries the settings it was made with, so that fingerprints made differently
+    are never compared by mistake.
+
+    \b
+    Examples:
+      simhash fingerprint sample_corpus/
+      echo '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}' | simhash fingerprint --vectors -
+    """
+    request.check()
+    with open_engine(
+        request.engine, messages, needs=request.needs(), source=request.source
+    ) as chosen:
+        if request.streamed:
+            _stream(request, chosen, messages)
+            return
+        docs = run.fingerprint_corpus(request, chosen, messages)
+    with opened(request.output.path) as out:
+        emit_fingerprints(docs, request.output.resolve(sys.stdout), out)
+    messages.corpus_summary(docs, "fingerprinted")
+
+
+def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> None:
+    """Batches written as they are made: only a batch is ever in memory."""
+    output = request.output
+    fmt = output.resolve(sys.stdout)
+    # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
+    same_terminal = fmt is not Format.TABLE and sys.stdout.isatty() and not output.to_file
+    tally = run.Tally()
+    progress_shown = messages.progress("reading", shown=not same_terminal)
+    with progress_shown as progress, opened(output.path) as out:
+        batches = run.fingerprint_batches(request, engine, messages, progress, tally)
+        emit_fingerprints(batches, fmt, out)
+    messages.counts_summary(tally.documents, tally.skipped, "fingerprinted")
+
+
+@click.command(
+    "compare", cls=Command, short_help="Compare two documents: Hamming distance and cosines."
+)
+@collapse(
+    own(click.argument("a", metavar="A"), click.argument("b", metavar="B")),
+    reading_group(jobs=False),
+    OUTPUT,
+    into=CompareRequest,
+)
+@quiet_option
+def compare_command(request: CompareRequest, messages: Messages) -> None:
+    """Compare two documents: Hamming distance, estimated and true cosine.
+
+    In a terminal it shows both fingerprints bit by bit, agreeing bits highlighted.
+
+    \b
+    Example:
+      cd sample_corpus && simhash compare --bits 32 volcano-report.txt volcano-report-wire.txt
+    """
+    request.check()
+    comparison = run.compare_documents(request, LocalEngine(), messages)
+    with opened(request.output.path) as out:
+        emit_comparison(comparison, request.output.resolve(sys.stdout), out)

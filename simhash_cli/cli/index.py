@@ -1,0 +1,186 @@
+"""``simhash index ...``: a persistent index of fingerprints in one SQLite file."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..app.settings import Input
+from ..core.verify import Verify
+from ..engines import open_engine
+from ..engines.local import LocalEngine
+from ..errors import ExitCode
+from ..index import run as index_run
+from ..index.requests import IndexAddRequest, IndexDedupeRequest, IndexQueryRequest
+from ..io.sinks.atomic import opened
+from ..io.sinks.formats import Output
+from ..io.sinks.messages import Messages
+from ..io.sinks.tables import emit_dedupe, emit_index_stats, emit_matches, emit_records
+from .main import Group, exit_with
+from .options import (
+    ENGINE,
+    OUTPUT,
+    as_enum,
+    collapse,
+    fingerprints_option,
+    jobs_option,
+    max_candidates_option,
+    max_pairs_option,
+    own,
+    quiet_option,
+    reading_group,
+    source_group,
+    threshold_option,
+)
+
+__all__ = ["index_group"]
+
+DB = click.argument("db", metavar="DB")
+
+
+@click.group(
+    "index", cls=Group, short_help="A persistent index: add documents over time, query it."
+)
+def index_group() -> None:
+    """A persistent index of fingerprints in one SQLite file (DB).
+
+    Add documents over time (files are read again only when they changed), ask which stored
+    documents are near new ones in milliseconds, dedupe what is stored without reading it
+    again. The file keeps the settings its fingerprints were made with and refuses others.
+
+    \b
+    Examples:
+      simhash index add crawl.db pages/
+      simhash index query crawl.db new-page.html
+      simhash index dedupe crawl.db -f json | jq '.summary'
+      simhash index stats crawl.db
+      simhash index prune crawl.db
+    """
+
+
+@index_group.command("add", short_help="Fingerprint documents and store them.")
+@collapse(
+    own(DB),
+    source_group(
+        Input.VECTORS,
+        Input.FINGERPRINTS,
+        metavar="[PATH]...",
+        helps=fingerprints_option("Store the JSON Lines output of 'simhash fingerprint' as it is."),
+    ),
+    reading_group(),
+    ENGINE,
+    into=IndexAddRequest,
+)
+@quiet_option
+def index_add_command(request: IndexAddRequest, messages: Messages) -> None:
+    """Fingerprint documents and store them in DB (made if missing).
+
+    Files are stored by absolute path with their size and mtime; one the index holds unchanged
+    is not read again, a changed one is updated. Settings (--bits, --seed, --ngram, ...) are
+    those of the index; given for an existing index, they must be its own. Documents are stored
+    a batch per transaction: an interrupted add keeps what it finished, and the same command
+    goes on from there.
+    """
+    request.check()
+    with open_engine(request.engine, messages, needs=request.needs()) as engine:
+        index_run.add(request, engine, messages)
+
+
+@index_group.command("query", short_help="Stored documents near each given document.")
+@collapse(
+    own(DB),
+    source_group(
+        Input.VECTORS,
+        Input.FINGERPRINTS,
+        helps=fingerprints_option("Query with the JSON Lines output of 'simhash fingerprint'."),
+    ),
+    own(
+        threshold_option,
+        click.option(
+            "--max-distance",
+            type=click.IntRange(0),
+            default=None,
+            metavar="K",
+            help="Instead of --threshold: stored documents within K bits.",
+        ),
+        click.option(
+            "--check",
+            "check_matches",
+            is_flag=True,
+            help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any document has a match.",
+        ),
+    ),
+    OUTPUT,
+    into=IndexQueryRequest,
+)
+@quiet_option
+def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
+    """For each document, the stored documents within the threshold, nearest first.
+
+    Documents are fingerprinted with the index's settings; each is looked up in the index's
+    tables (one B-tree look-up per table at small distances), not compared with every stored
+    fingerprint. A stored file is not reported as its own match.
+    """
+    request.check()
+    found = index_run.query(request, LocalEngine(), messages)
+    with opened(request.output.path) as out:
+        fmt = request.output.resolve(sys.stdout)
+        emit_matches(found.matches, found.names, found.queries, found.bits, fmt, out)
+    messages.info(found.summary())
+    if request.check_matches and len(found.matches.query):
+        exit_with(ExitCode.DUPLICATES_FOUND)
+
+
+@index_group.command("dedupe", short_help="Near-duplicates among the stored documents.")
+@collapse(
+    own(
+        DB,
+        threshold_option,
+        click.option(
+            "--verify",
+            type=click.Choice([v.value for v in Verify]),
+            default=Verify.ESTIMATE.value,
+            show_default=True,
+            callback=as_enum(Verify),
+            help="estimate: from the stored fingerprints, nothing read; exact: the stored "
+            "files are read again and their true cosine computed.",
+        ),
+        max_candidates_option,
+        max_pairs_option,
+        jobs_option,
+    ),
+    OUTPUT,
+    into=IndexDedupeRequest,
+)
+@quiet_option
+def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> None:
+    """All near-duplicate pairs and clusters among the stored documents, as `simhash dedupe`
+    reports them."""
+    result = index_run.dedupe_stored(request, LocalEngine(), messages)
+    with opened(request.output.path) as out:
+        emit_dedupe(result, request.output.resolve(sys.stdout), out)
+    messages.dedupe_summary(result, "read" if request.verify is Verify.EXACT else "stored:")
+
+
+@index_group.command("stats", short_help="Documents, settings, tables and size of an index.")
+@collapse(own(DB), OUTPUT)
+def index_stats_command(db: str, output: Output) -> None:
+    """Documents, the settings they were made with, the tables (how evenly their keys spread:
+    the largest bucket is what one look-up can cost) and the size on disk."""
+    stats = index_run.stats(db)
+    with opened(output.path) as out:
+        emit_index_stats(stats, output.resolve(sys.stdout), out)
+
+
+@index_group.command("prune", short_help="Forget stored files that no longer exist.")
+@collapse(own(DB), OUTPUT)
+@quiet_option
+def index_prune_command(db: str, output: Output, messages: Messages) -> None:
+    """Forget the stored files that no longer exist (records from --vectors and
+    --fingerprints stay); report each as {"removed": path}."""
+    pruned = index_run.prune(db)
+    with opened(output.path) as out:
+        records = [{"removed": path} for path in pruned.removed]
+        emit_records(records, output.resolve(sys.stdout), out)
+    messages.info(pruned.summary())

@@ -1,0 +1,520 @@
+"""Option groups: each declares its options once and becomes ONE typed value.
+
+:func:`reading_group` is ``reading: Reading``, :func:`source_group` ``source: Source``,
+:data:`ENGINE` ``engine: EngineChoice``, :data:`OUTPUT` ``output: Output``, and a command's
+:func:`own` options map one to one to its request's fields (``--max-distance`` ->
+``max_distance``). ``@collapse(..., into=DedupeRequest)`` hands the command one ``request``;
+``@quiet_option`` gives it ``messages: Messages``. A default lives in the typed value; an option
+left unset (None) is not given. Only the face knows click.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar, Protocol, TypeVar, cast
+
+import click
+from click.core import ParameterSource
+
+from ..app.requests import DEFAULT_THRESHOLD
+from ..app.settings import (
+    FINGERPRINT_SETTINGS,
+    EngineChoice,
+    EngineName,
+    Input,
+    Reading,
+    Source,
+    default_jobs,
+)
+from ..core.blocking import DEFAULT_MAX_CANDIDATES
+from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
+from ..core.search import DEFAULT_MAX_PAIRS
+from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
+from ..core.vectorize import Weighting
+from ..errors import SimhashError, UsageError
+from ..io.sinks.formats import Format, Output
+from ..io.sinks.messages import Messages
+from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
+
+__all__ = [
+    "BLOCKS",
+    "ENGINE",
+    "OUTPUT",
+    "OptionGroup",
+    "as_enum",
+    "collapse",
+    "fingerprints_option",
+    "jobs_option",
+    "max_candidates_option",
+    "max_pairs_option",
+    "own",
+    "present",
+    "protect_option",
+    "quiet_option",
+    "reading_group",
+    "source_group",
+    "threshold_option",
+    "writable_file",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+E = TypeVar("E", bound=Enum)
+
+
+class Decorator(Protocol):
+    """A decorator that hands back the command it was given, with options declared on it."""
+
+    def __call__(self, command: F, /) -> F: ...
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Options declared together that become one typed value: ``build(**their values)``
+    under ``name``; or, without a name, each option's value under its own name (a request's
+    own options, which map one to one to its fields)."""
+
+    name: str | None
+    options: Sequence[Callable[[Any], Any]]
+    build: Callable[..., Any] | None = None
+
+
+def collapse(*groups: OptionGroup, into: Callable[..., Any] | None = None) -> Decorator:
+    """Declare the groups' options on a command (in this order) and hand it their typed values
+    instead: each group's under its name, or with ``into`` all of them as ``request=into(...)``."""
+
+    def decorate(command: F) -> F:
+        spans: list[tuple[OptionGroup, list[str]]] = []
+
+        @functools.wraps(command)
+        def collapsed(*args: Any, **kwargs: Any) -> Any:
+            fields: dict[str, Any] = {}
+            for group, names in spans:
+                values = {key: kwargs.pop(key) for key in names}
+                if group.name is None:
+                    # Unset: the request's own default.
+                    fields.update(
+                        (key, value) for key, value in values.items() if value is not None
+                    )
+                else:
+                    assert group.build is not None
+                    fields[group.name] = group.build(**values)
+            if into is None:
+                kwargs.update(fields)
+            else:
+                kwargs["request"] = into(**fields)
+            return command(*args, **kwargs)
+
+        wrapped: Any = collapsed
+        for group in reversed(groups):
+            before = len(getattr(wrapped, "__click_params__", []))
+            for option in reversed(group.options):
+                wrapped = option(wrapped)
+            # click appends a parameter as each decorator applies: last declared, first added.
+            added = reversed(wrapped.__click_params__[before:])
+            spans.insert(0, (group, [param.name for param in added if param.name]))
+        return cast(F, wrapped)
+
+    return decorate
+
+
+def own(*options: Callable[[Any], Any]) -> OptionGroup:
+    """A request's own options, each under its own name."""
+    return OptionGroup(None, options)
+
+
+def as_enum(kind: type[E]) -> Callable[[click.Context, click.Parameter, Any], E | None]:
+    """A click callback that makes a Choice's text the enum member it names."""
+
+    def convert(ctx: click.Context, param: click.Parameter, value: Any) -> E | None:
+        return None if value is None else kind(value)
+
+    return convert
+
+
+def _given(names: Sequence[str]) -> frozenset[str]:
+    """Which of ``names`` the user gave on the command line (not defaults)."""
+    context = click.get_current_context()
+    return frozenset(
+        name for name in names if context.get_parameter_source(name) is ParameterSource.COMMANDLINE
+    )
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def _check_bits(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None:
+        try:
+            validate_bits(value)
+        except SimhashError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
+class ByteSize(click.ParamType):  # type: ignore[type-arg]
+    """A number of bytes: 1000000, 500K, 64M, 2G (powers of 1024); 0 for no limit."""
+
+    name = "size"
+    _UNITS: ClassVar[dict[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("B")
+        unit = text[-1:] if text[-1:] in self._UNITS else ""
+        number = text[: len(text) - len(unit)]
+        if not number.isdigit():
+            self.fail(f"{value!r} is not a size like 1000000, 500K, 64M or 2G", param, ctx)
+        return int(number) * self._UNITS[unit]
+
+
+_SETTINGS = [
+    click.option(
+        "--bits",
+        type=int,
+        default=None,
+        callback=_check_bits,
+        help=f"Fingerprint width, a multiple of 8 from 8 to {MAX_BITS} [default: {DEFAULT_BITS}].",
+    ),
+    click.option(
+        "--seed",
+        type=click.IntRange(0, 2**32 - 1),
+        default=None,
+        help=f"Hash seed, 0 to 2^32-1 [default: {DEFAULT_SEED}].",
+    ),
+]
+_TEXT = [
+    click.option(
+        "--ngram",
+        type=click.IntRange(1, MAX_NGRAM),
+        default=1,
+        show_default=True,
+        metavar="N",
+        help="Word shingles of N words (1 = single words).",
+    ),
+    click.option(
+        "--char-ngrams",
+        type=click.IntRange(1, MAX_NGRAM),
+        default=None,
+        metavar="N",
+        help="Use character N-grams instead of words.",
+    ),
+]
+_FILES = [
+    click.option(
+        "--strict-encoding",
+        is_flag=True,
+        help="A file whose bytes are not valid text is an error (exit 1), not a warning "
+        "with the bytes replaced.",
+    ),
+    click.option(
+        "--max-bytes",
+        type=ByteSize(),
+        default=DEFAULT_MAX_BYTES,
+        show_default="64M",
+        metavar="SIZE",
+        help="Skip larger files (a warning each): a document is read whole. Bytes, or with K, "
+        "M or G; 0 for no limit.",
+    ),
+    click.option(
+        "--follow-symlinks",
+        is_flag=True,
+        help="Descend into symbolic links to directories (each directory once; a link loop "
+        "is reported, not followed). Links to files are always read.",
+    ),
+    click.option(
+        "--weighting",
+        type=click.Choice([w.value for w in Weighting]),
+        default=Weighting.TF.value,
+        show_default=True,
+        help="Feature weight: term count, 1, 1+ln(count), or count x idf over these documents.",
+    ),
+]
+_EMPTY = click.option(
+    "--include-empty",
+    is_flag=True,
+    help="Keep documents without a token (empty, blank or punctuation only) instead of "
+    "skipping them: fingerprint 0 with 0 features, and in dedupe one cluster of their own, "
+    "never with a real document.",
+)
+_JOBS = click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 512),
+    default=None,
+    show_default="all cores",
+    help="Processes that read and tokenize files (results are the same for any number).",
+)
+
+
+def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
+    if char_ngrams is not None and ngram != 1:
+        raise UsageError(
+            "{ngram} and {char_ngrams} cannot be used together", parameters=("ngram", "char_ngrams")
+        )
+    return TokenizerConfig(ngram=ngram, char_ngrams=char_ngrams)
+
+
+def _reading(
+    bits: int | None = None,
+    seed: int | None = None,
+    ngram: int = 1,
+    char_ngrams: int | None = None,
+    strict_encoding: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_symlinks: bool = False,
+    weighting: str = Weighting.TF.value,
+    include_empty: bool = False,
+    jobs: int | None = None,
+) -> Reading:
+    return Reading(
+        bits=DEFAULT_BITS if bits is None else bits,
+        seed=DEFAULT_SEED if seed is None else seed,
+        tokenizer=_tokenizer(ngram, char_ngrams),
+        weighting=Weighting(weighting),
+        policy=ReadPolicy(
+            strict_encoding=strict_encoding,
+            max_bytes=max_bytes or None,
+            follow_symlinks=follow_symlinks,
+        ),
+        include_empty=include_empty,
+        jobs=default_jobs() if jobs is None else jobs,
+        given=_given(FINGERPRINT_SETTINGS),
+    )
+
+
+def reading_group(*, text: bool = True, empty: bool = False, jobs: bool = True) -> OptionGroup:
+    """``reading: Reading``: ``--bits``, ``--seed``; with ``text`` the tokenizer and how files
+    are read (``--ngram``, ``--char-ngrams``, ``--strict-encoding``, ``--max-bytes``,
+    ``--follow-symlinks``, ``--weighting``); ``--include-empty`` with ``empty``; ``-j`` with
+    ``jobs``."""
+    options = _SETTINGS + (_TEXT + _FILES if text else [])
+    options += ([_EMPTY] if empty else []) + ([_JOBS] if jobs else [])
+    return OptionGroup("reading", options, _reading)
+
+
+def jobs_option(command: F) -> F:
+    """``-j/--jobs`` alone, for a command that reads only what an index holds."""
+    return _JOBS(command)
+
+
+def present(**values: Any) -> dict[str, Any]:
+    """The values given (not None): a value not given is left to the request's own default."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
+# ---------------------------------------------------------------------------- sources
+
+_RECORD_HELP = {
+    Input.VECTORS: 'JSON Lines of {"id": ..., "features": {feature: weight}}, used exactly as '
+    "given.",
+    Input.TEXTS: 'JSON Lines of {"id": ..., "text": "..."}, each text read as a file holding '
+    "it would be (with --engine dask also a glob or a URL the workers can open).",
+    Input.FINGERPRINTS: "The JSON Lines output of 'simhash fingerprint' (estimated cosine only).",
+}
+
+
+def fingerprints_option(help_text: str) -> dict[Input, str]:
+    """The help of ``--fingerprints`` for a command whose use of them differs."""
+    return {Input.FINGERPRINTS: help_text}
+
+
+def source_group(
+    *kinds: Input, metavar: str = "[PATH|-]...", helps: dict[Input, str] | None = None
+) -> OptionGroup:
+    """``source: Source``: the PATHs argument and, for each of ``kinds``, ``--vectors``,
+    ``--texts`` or ``--fingerprints FILE|-``, with ``--on-error`` for malformed records; one
+    input at most."""
+    texts = {**_RECORD_HELP, **(helps or {})}
+    options: list[Callable[[Any], Any]] = [click.argument("paths", nargs=-1, metavar=metavar)]
+    options += [
+        click.option(f"--{kind.value}", metavar="FILE|-", default=None, help=texts[kind])
+        for kind in kinds
+    ]
+    options.append(
+        click.option(
+            "--on-error",
+            type=click.Choice(["stop", "skip"]),
+            default="stop",
+            show_default=True,
+            help="A malformed line of --vectors or --fingerprints input: stop with FILE:LINE "
+            "and nothing written, or skip it with a warning and count it.",
+        )
+    )
+
+    def build(paths: tuple[str, ...], on_error: str, **records: str | None) -> Source:
+        given = {Input(kind): where for kind, where in records.items()}
+        return Source.of(paths, given, skip_bad_lines=on_error == "skip")
+
+    return OptionGroup("source", options, build)
+
+
+# ---------------------------------------------------------------------------- engine
+
+_ENGINE = [
+    click.option(
+        "--engine",
+        type=click.Choice([e.value for e in EngineName]),
+        default=EngineName.LOCAL.value,
+        show_default=True,
+        help="local: this machine's processes (--jobs); dask: a Dask cluster (the "
+        "distributed extra), of local workers on 127.0.0.1 or --scheduler's.",
+    ),
+    click.option(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        default=None,
+        help="With --engine dask: the scheduler of an existing cluster, whose workers can "
+        "open the same paths.",
+    ),
+    click.option(
+        "--workers",
+        type=click.IntRange(1, 512),
+        default=None,
+        help="With --engine dask and no --scheduler: worker processes of the local "
+        "cluster [default: one per core].",
+    ),
+]
+
+
+def _engine(engine: str, scheduler: str | None, workers: int | None) -> EngineChoice:
+    return EngineChoice(EngineName(engine), scheduler, workers)
+
+
+ENGINE = OptionGroup("engine", _ENGINE, _engine)
+"""``engine: EngineChoice``: ``--engine``, ``--scheduler``, ``--workers``."""
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def writable_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A report's directory must exist and be writable: found out before any work, not after."""
+    if value is None or value == "-":
+        return value
+    directory = os.path.dirname(os.path.abspath(value))
+    if not os.path.isdir(directory):
+        raise click.BadParameter(f"no such directory: {directory}")
+    if not os.access(directory, os.W_OK):
+        raise click.BadParameter(f"cannot write in {directory}")
+    if os.path.isdir(value):
+        raise click.BadParameter(f"{value} is a directory")
+    return value
+
+
+_OUTPUT = [
+    click.option(
+        "-f",
+        "--format",
+        "format",
+        type=click.Choice([f.value for f in Format]),
+        default=None,
+        help="Output format [default: table on a terminal, jsonl when piped].",
+    ),
+    click.option(
+        "-o",
+        "--output",
+        "output",
+        metavar="FILE",
+        default=None,
+        callback=writable_file,
+        help="Write the report to FILE instead of standard output, whole or not at all (a "
+        "temporary file renamed over FILE when complete). Its format follows the extension "
+        "(.json, .csv, else JSON Lines) unless -f says otherwise.",
+    ),
+]
+
+
+def _output(format: str | None, output: str | None) -> Output:
+    return Output(None if format is None else Format(format), output)
+
+
+OUTPUT = OptionGroup("output", _OUTPUT, _output)
+"""``output: Output``: ``-f/--format [table|json|jsonl|csv]`` and ``-o/--output FILE``."""
+
+
+def quiet_option(command: F) -> F:
+    """``messages: Messages`` on stderr; ``-q/--quiet``: no warnings, progress or summary
+    (errors still shown)."""
+    option = click.option(
+        "-q", "--quiet", is_flag=True, help="No warnings, progress or summary on stderr."
+    )
+    group = OptionGroup("messages", [option], lambda quiet: Messages(sys.stderr, quiet=quiet))
+    return collapse(group)(command)
+
+
+# ---------------------------------------------------------------------------- plain options
+
+
+def threshold_option(command: F) -> F:
+    """``--threshold``: the cosine that makes a pair a near-duplicate."""
+    return click.option(
+        "--threshold",
+        type=click.FloatRange(-1.0, 1.0),
+        default=DEFAULT_THRESHOLD,
+        show_default=True,
+        help="Pairs whose cosine is at least this are near-duplicates.",
+    )(command)
+
+
+def max_candidates_option(command: F) -> F:
+    """``--max-candidates``: the budget of candidate pairs a scheme may compare."""
+    return click.option(
+        "--max-candidates",
+        type=click.IntRange(0),
+        default=DEFAULT_MAX_CANDIDATES,
+        show_default=True,
+        help="Candidate pairs a scheme may compare; more are refused before they are built.",
+    )(command)
+
+
+def max_pairs_option(command: F) -> F:
+    """``--max-pairs``: the most pairs a run may report."""
+    return click.option(
+        "--max-pairs",
+        type=click.IntRange(0),
+        default=DEFAULT_MAX_PAIRS,
+        show_default=True,
+        help="Stop with an error when more pairs than this reach the threshold (the documents "
+        "are then alike as a whole, and the pairs would fill memory).",
+    )(command)
+
+
+def protect_option(help_text: str) -> Callable[[Any], Any]:
+    """``--protect DIR`` (repeatable): roots whose files are never touched."""
+    return click.option(
+        "--protect",
+        type=click.Path(exists=True, file_okay=False),
+        multiple=True,
+        metavar="DIR",
+        help=f"{help_text} (repeatable)",
+    )
+
+
+class BlocksType(click.ParamType):  # type: ignore[type-arg]
+    """``auto`` or a whole number of blocks."""
+
+    name = "auto|N"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | str:
+        if value == "auto":
+            return "auto"
+        if isinstance(value, int):
+            return value
+        try:
+            number = int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither 'auto' nor a whole number", param, ctx)
+        if not 1 <= number <= MAX_BITS:
+            self.fail(f"{number} is not from 1 to {MAX_BITS}", param, ctx)
+        return number
+
+
+BLOCKS = BlocksType()

@@ -1,0 +1,170 @@
+"""The dask engine's cluster: a client of a new local cluster (workers on 127.0.0.1) or of an
+existing scheduler, a dead worker reported as one error, and the mapper that runs batches of
+files as tasks, in order."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import socket
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, cast
+
+from ...app.batches import (
+    Mapper,
+)
+from ...core.corpus import Corpus
+from ...core.events import Event
+from ...errors import (
+    ParameterError,
+    SimhashError,
+    WorkerLostError,
+)
+
+__all__ = ["EXTRA_MISSING", "Cluster", "connect", "import_distributed", "mapper", "reported"]
+
+
+EXTRA_MISSING = "{engine} dask needs the distributed extra: pip install 'simhash-cli[distributed]'"
+
+
+CONNECT_TIMEOUT = 10
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A client connected to a cluster: the one it started (``owned``) or an existing one."""
+
+    client: Any
+    workers: int
+    dashboard: str | None
+    owned: bool
+
+
+def import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ParameterError(EXTRA_MISSING, parameters=("engine",)) from exc
+    return distributed
+
+
+@contextmanager
+def connect(scheduler: str | None = None, workers: int | None = None) -> Iterator[Cluster]:
+    """A client of the cluster at ``scheduler`` (``tcp://HOST:PORT``), or of a new local
+    cluster of ``workers`` processes (default: one per core) bound to 127.0.0.1, its
+    dashboard too (on a free port, when bokeh is installed), closed on exit.
+
+    Raises:
+        ParameterError: the extra is not installed.
+        SimhashError: the scheduler cannot be reached, or has no workers.
+    """
+    distributed = import_distributed()
+    if scheduler is not None:
+        try:
+            _knock(scheduler)
+            client = distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SimhashError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
+        try:
+            count = len(client.scheduler_info()["workers"])
+            if count == 0:
+                # Tasks would wait for a worker for ever.
+                raise SimhashError(f"the dask cluster at {scheduler} has no workers")
+            yield Cluster(client, count, client.dashboard_link, owned=False)
+        finally:
+            client.close()
+        return
+    count = workers or os.cpu_count() or 1
+    cluster = distributed.LocalCluster(
+        n_workers=count,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        # Our own errors say what failed; the workers' logs of it would repeat it as a trace.
+        silence_logs=logging.CRITICAL,
+    )
+    try:
+        client = distributed.Client(cluster)
+        try:
+            yield Cluster(client, count, _dashboard(client), owned=True)
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+def _knock(scheduler: str) -> None:
+    """Open and close a TCP connection to a ``tcp://`` scheduler: a refused or unknown
+    address fails at once, where the client would retry until its timeout."""
+    parts = urllib.parse.urlsplit(scheduler)
+    if parts.scheme == "tcp":
+        if parts.hostname is None or parts.port is None:
+            raise ValueError("expected tcp://HOST:PORT")
+        socket.create_connection((parts.hostname, parts.port), CONNECT_TIMEOUT).close()
+
+
+def _dashboard(client: Any) -> str | None:
+    """The dashboard's address, when it runs (it needs bokeh)."""
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        return None
+    return cast(str, client.dashboard_link)
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """A dead worker as one clear error, never a hang or a traceback."""
+    distributed = import_distributed()
+    try:
+        yield
+    except distributed.KilledWorker as exc:
+        raise WorkerLostError(
+            f"a dask worker died while running a task of ours ({exc.task}): killed, or out "
+            "of memory; the workers' logs say which (smaller partitions need less memory)"
+        ) from exc
+    except distributed.comm.CommClosedError as exc:
+        raise WorkerLostError(f"the dask cluster went away: {exc}") from exc
+
+
+Batch = tuple[list[Event], Corpus]
+
+
+def batch_as_given(
+    directory: str, function: Callable[..., Batch], files: list[str], *rest: Any
+) -> Batch:
+    """``function(files, *rest)`` on the paths made absolute against the client's working
+    directory ``directory`` (a worker's own may differ), its ids and events named as the
+    client gave them."""
+    absolute = [os.path.join(directory, name) for name in files]
+    given = dict(zip(absolute, files, strict=True))
+    events, docs = function(absolute, *rest)
+    docs.ids = [given[name] for name in docs.ids]
+    return [dataclasses.replace(e, id=given.get(e.id, e.id)) for e in events], docs
+
+
+def mapper(cluster: Cluster) -> Mapper:
+    """A :data:`~simhash_cli.Mapper` on the cluster for batches of files (functions
+    whose first argument is a list of paths, returning events and a corpus, as
+    :func:`fingerprint_batch`): every call a task, the results yielded in order as
+    they come (``fingerprint`` and ``index add`` stream them)."""
+
+    def run(
+        function: Callable[..., Batch], arguments: Sequence[tuple[Any, ...]], jobs: int
+    ) -> Iterator[Batch]:
+        client, here = cluster.client, os.getcwd()
+        with reported():
+            futures = [
+                client.submit(batch_as_given, here, function, *args, pure=False)
+                for args in arguments
+            ]
+            for future in futures:
+                yield future.result()
+                future.release()
+
+    return run

@@ -1,0 +1,428 @@
+"""Reading on the dask engine: files, JSON Lines blocks and Parquet row groups fingerprinted by
+the workers as the local engine does (the same functions), each partition kept there with its
+vectors when exact verification needs them; the client gets ids, fingerprints and stamps."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ...app.batches import (
+    MAX_BATCH_FILES,
+    batches_of,
+    fingerprint_batch,
+    listing,
+    report_batches,
+)
+from ...app.records import (
+    from_fingerprint_records,
+    from_text_records,
+    from_vector_records,
+    skipping,
+)
+from ...core.corpus import Corpus, Settings, concatenate
+from ...core.events import Event, OnEvent, Skipped
+from ...core.fingerprint import feature_keys, n_words
+from ...errors import (
+    InputError,
+    PathNotFoundError,
+    SettingsMismatchError,
+)
+from ...io.sources import parquet
+from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
+from ...io.sources.records import RecordKind, block_lines, parse_lines
+from .cluster import Cluster, batch_as_given, reported
+
+__all__ = [
+    "BLOCK_BYTES",
+    "OnCluster",
+    "Part",
+    "Records",
+    "Vectors",
+    "check_source",
+    "read_paths",
+    "read_records",
+    "send_corpus",
+]
+
+
+# Documents per partition when a corpus read here is sent to the cluster.
+PARTITION_DOCS = 100_000
+
+
+# Files per partition: a task of about a second, and enough partitions to keep every
+# worker busy (four each).
+MIN_PARTITION_FILES = 200
+
+
+MAX_PARTITION_FILES = MAX_BATCH_FILES
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Weight vectors over 64-bit feature keys (:func:`~simhash_cli.fingerprint.feature_keys`),
+    rows like a CSR matrix: vectors made on different workers compare without a shared
+    vocabulary."""
+
+    indptr: NDArray[np.int64]
+    keys: NDArray[np.uint64]
+    values: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, weights: sp.csr_array, features: Sequence[str]) -> Vectors:
+        """Rows of a weight matrix whose columns are named by ``features``."""
+        csr = sp.csr_array(weights)
+        return cls(
+            csr.indptr.astype(np.int64),
+            feature_keys(features)[csr.indices],
+            csr.data.astype(np.float64),
+        )
+
+    def take(self, rows: NDArray[np.int64]) -> Vectors:
+        """The vectors of ``rows``, in that order."""
+        sizes = np.diff(self.indptr)[rows]
+        indptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        entries = np.repeat(self.indptr[rows] - indptr[:-1], sizes) + np.arange(indptr[-1])
+        return Vectors(indptr, self.keys[entries], self.values[entries])
+
+    @staticmethod
+    def join(parts: Sequence[Vectors]) -> Vectors:
+        """The rows of all parts, in order."""
+        sizes = np.concatenate([np.diff(part.indptr) for part in parts])
+        indptr = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        return Vectors(
+            indptr,
+            np.concatenate([part.keys for part in parts]),
+            np.concatenate([part.values for part in parts]),
+        )
+
+    def matrix(self) -> sp.csr_array:
+        """A CSR matrix whose columns are the distinct keys of these rows."""
+        keys, columns = np.unique(self.keys, return_inverse=True)
+        return sp.csr_array(
+            (self.values, columns.ravel(), self.indptr),
+            shape=(self.indptr.size - 1, keys.size),
+        )
+
+
+@dataclass(frozen=True)
+class Part:
+    """A partition of documents as fingerprinted on a worker: the events of its reading, its
+    documents (without vectors) and, for exact verification, their vectors."""
+
+    events: list[Event]
+    docs: Corpus
+    vectors: Vectors | None
+
+    @classmethod
+    def of(cls, events: list[Event], docs: Corpus, keep_vectors: bool) -> Part:
+        """``docs`` without their weight matrix, and with their vectors when
+        ``keep_vectors`` (then ``docs`` must have weights)."""
+        vectors = None
+        if keep_vectors:
+            assert docs.weights is not None
+            vectors = Vectors.of(docs.weights, docs.features)
+        return cls(events, dataclasses.replace(docs, weights=None, features=[]), vectors)
+
+
+def _fingerprint_part(
+    directory: str,
+    files: list[str],
+    settings: Settings,
+    policy: ReadPolicy,
+    keep_vectors: bool,
+) -> Part:
+    events, batch = batch_as_given(
+        directory, fingerprint_batch, files, settings, policy, False, keep_vectors
+    )
+    return Part.of(events, batch, keep_vectors)
+
+
+def _head(part: Part) -> tuple[list[Event], Corpus]:
+    return part.events, part.docs
+
+
+def _count_lines(data: bytes) -> int:
+    """Lines of a block as :func:`block_lines` splits them (universal newlines), counted
+    on the bytes: no UTF-8 sequence holds a CR or LF byte, and a block never ends between the CR
+    and LF of one line end (blocks end after an LF)."""
+    ends = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    return ends + (1 if data and data[-1:] not in (b"\n", b"\r") else 0)
+
+
+@dataclass(frozen=True)
+class Records:
+    """What every records task needs to know: the input's kind and how to fingerprint it."""
+
+    kind: RecordKind
+    settings: Settings
+    skip_bad_lines: bool
+    keep_vectors: bool
+
+
+def _records_part(
+    data: bytes, name: str, first_line: int, first_block: bool, records: Records
+) -> Part:
+    """A block of a JSON Lines input: its records parsed as the file's reader would (line
+    numbers from ``first_line``), fingerprinted as the local engine does."""
+    events: list[Event] = []
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(events.append, skipped) if records.skip_bad_lines else None
+    lines = block_lines(data, name, first_line, first_block=first_block)
+    parsed = parse_lines(lines, name, first_line, records.kind, on_bad_line)
+    return _part_of(parsed, events, skipped, records)
+
+
+def _parquet_part(url: str, name: str, row_group: int, first_row: int, records: Records) -> Part:
+    """A row group of a Parquet input, as :func:`_records_part` a block of JSON Lines."""
+    events: list[Event] = []
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(events.append, skipped) if records.skip_bad_lines else None
+    parsed = parquet.read_records(
+        url,
+        records.kind,
+        name=name,
+        row_group=row_group,
+        first_row=first_row,
+        on_bad_line=on_bad_line,
+    )
+    return _part_of(parsed, events, skipped, records)
+
+
+def _part_of(
+    parsed: Sequence[Any],
+    events: list[Event],
+    skipped: list[Skipped],
+    records: Records,
+) -> Part:
+    """Records fingerprinted as the local engine does, with the events of their reading."""
+    settings = records.settings
+    if records.kind == "texts":
+        docs = from_text_records(parsed, settings, events.append, skipped)
+    elif records.kind == "vectors":
+        docs = from_vector_records(parsed, settings, events.append, skipped)
+    elif parsed:
+        docs = from_fingerprint_records(parsed, events.append, skipped)
+    else:
+        empty = np.zeros((0, n_words(settings.bits)), np.uint64)
+        docs = Corpus([], empty, np.zeros(0, np.int64), settings)
+    return Part.of(events, docs, records.keep_vectors)
+
+
+def _partition_files(n_files: int, workers: int) -> int:
+    share = -(-n_files // (4 * max(workers, 1)))
+    return min(MAX_PARTITION_FILES, max(MIN_PARTITION_FILES, share))
+
+
+@dataclass(frozen=True)
+class OnCluster:
+    """Documents fingerprinted on the cluster: what the client holds (ids, fingerprints,
+    stamps, skips), and the partitions the workers hold (futures, ``sizes`` documents each, in
+    the order of ``docs``), with their vectors when ``vectors``."""
+
+    docs: Corpus
+    parts: list[Any]
+    sizes: list[int]
+    vectors: bool
+
+
+def read_paths(
+    cluster: Cluster,
+    paths: Sequence[str],
+    *,
+    settings: Settings,
+    keep_vectors: bool,
+    policy: ReadPolicy = DEFAULT_POLICY,
+    on_event: OnEvent = lambda event: None,
+    on_listed: Callable[[int], None] | None = None,
+    on_read: Callable[[], None] | None = None,
+    partition_files: int | None = None,
+) -> OnCluster:
+    """Files listed here (the workers must see the same paths) and read, tokenized and
+    fingerprinted by the workers, ``partition_files`` to a task.
+
+    Raises:
+        WorkerLostError: a worker died.
+    """
+    skipped: list[Skipped] = []
+    files = listing(paths, on_event, skipped, policy=policy, on_listed=on_listed)
+    size = partition_files or _partition_files(len(files), cluster.workers)
+    batches = batches_of(files, size)
+    client = cluster.client
+    with reported():
+        parts = [
+            client.submit(
+                _fingerprint_part,
+                os.getcwd(),
+                batch,
+                settings,
+                policy,
+                keep_vectors,
+                pure=False,
+            )
+            for batch in batches
+        ]
+        heads = (client.submit(_head, part).result() for part in parts)
+        docs_parts = list(report_batches(batches, heads, on_event, on_read, skipped))
+    if docs_parts:
+        docs = concatenate(docs_parts)
+    else:
+        width = n_words(settings.bits)
+        docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
+        docs.skipped = skipped
+    return OnCluster(docs, parts, [len(part) for part in docs_parts], keep_vectors)
+
+
+BLOCK_BYTES = 32 * 2**20
+
+
+def read_records(
+    cluster: Cluster,
+    source: str,
+    kind: RecordKind,
+    *,
+    settings: Settings,
+    keep_vectors: bool,
+    on_event: OnEvent = lambda event: None,
+    skip_bad_lines: bool = False,
+    check_settings: Callable[[Settings], None] | None = None,
+    block_bytes: int = BLOCK_BYTES,
+) -> OnCluster:
+    """JSON Lines records (``kind``: texts, vectors or fingerprints) read by the workers a
+    block of ``block_bytes`` at a time, or Parquet (``.parquet``) a row group at a time: a
+    local path, a glob, or a URL that fsspec opens on the workers (s3://, gs://, https://, with
+    that file system's package installed). ``check_settings`` is shown the settings of
+    fingerprint records.
+
+    Raises:
+        PathNotFoundError: no such file. InputError: one that cannot be read, a malformed
+        line (naming file and line), fingerprints made with different settings.
+    """
+    job = Records(kind, settings, skip_bad_lines, keep_vectors)
+    with reported():
+        if parquet.is_parquet(source):
+            parts = _parquet_parts(cluster, source, job)
+        else:
+            parts = _json_lines_parts(cluster, source, job, block_bytes)
+        heads = (cluster.client.submit(_head, part).result() for part in parts)
+        everything = list(report_batches([[]] * len(parts), heads, on_event, None, []))
+    kept = [(part, docs) for part, docs in zip(parts, everything, strict=True) if len(docs)]
+    skipped = [skip for docs in everything for skip in docs.skipped]
+    if kind == "fingerprints":
+        if not kept:
+            raise InputError(f"no fingerprint records in {source}")
+        settings = _same_settings([docs for _, docs in kept])
+        if check_settings is not None:
+            check_settings(settings)
+    if kept:
+        docs = concatenate(docs for _, docs in kept)
+    else:
+        width = n_words(settings.bits)
+        docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
+    docs.skipped = skipped
+    sizes = [len(docs_part) for _, docs_part in kept]
+    return OnCluster(docs, [part for part, _ in kept], sizes, keep_vectors)
+
+
+def check_source(source: str) -> None:
+    """A local path that does not exist, refused before a cluster is started (a URL or a glob
+    is the workers' to open).
+
+    Raises:
+        PathNotFoundError: no such file.
+    """
+    local = "://" not in source and not any(char in source for char in "*?[")
+    if local and not os.path.exists(source):
+        raise PathNotFoundError(f"no such file or directory: {source}")
+
+
+def _json_lines_parts(cluster: Cluster, source: str, job: Records, block_bytes: int) -> list[Any]:
+    """Futures of the parts of a JSON Lines input, a block of bytes each: the blocks' lines
+    counted first, so that each part knows the number of its first line."""
+    from dask.bytes.core import read_bytes
+
+    try:
+        _, per_file, names = read_bytes(  # type: ignore[no-untyped-call]
+            source, delimiter=b"\n", blocksize=block_bytes, sample=False, include_path=True
+        )
+    except FileNotFoundError:
+        raise PathNotFoundError(f"no such file or directory: {source}") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {source}: {exc}") from None
+    if not per_file:
+        raise PathNotFoundError(f"no such file or directory: {source}")
+    if len(per_file) == 1:
+        names = [source]  # named as given, as the local reader names it
+    client = cluster.client
+    blocks = [
+        (name, n, block)
+        for name, file in zip(names, per_file, strict=True)
+        for n, block in enumerate(file)
+    ]
+    data = client.compute([block for _, _, block in blocks])
+    counts = client.gather([client.submit(_count_lines, one) for one in data])
+    parts, first_line = [], 1
+    for one, (name, n, _), count in zip(data, blocks, counts, strict=True):
+        first_line = 1 if n == 0 else first_line
+        parts.append(client.submit(_records_part, one, name, first_line, n == 0, job))
+        first_line += count
+    return parts
+
+
+def _parquet_parts(cluster: Cluster, source: str, job: Records) -> list[Any]:
+    """Futures of the parts of a Parquet input (a path, glob or URL), a row group each (the
+    files' footers are read here)."""
+    import fsspec
+
+    try:
+        fs, _, paths = fsspec.core.get_fs_token_paths(source)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {source}: {exc}") from None
+    if not paths:
+        raise PathNotFoundError(f"no such file or directory: {source}")
+    urls = [fs.unstrip_protocol(path) if "://" in source else path for path in paths]
+    names = [source] if len(urls) == 1 else urls
+    parts = []
+    for url, name in zip(urls, names, strict=True):
+        first_row = 1
+        for group, rows in enumerate(parquet.row_groups(url)):
+            parts.append(cluster.client.submit(_parquet_part, url, name, group, first_row, job))
+            first_row += rows
+    return parts
+
+
+def _same_settings(parts: list[Corpus]) -> Settings:
+    """The settings of fingerprint records read in parts (each part's are its own)."""
+    first = parts[0]
+    for part in parts[1:]:
+        if part.settings != first.settings:
+            raise SettingsMismatchError(
+                f"fingerprints made with different settings cannot be compared: "
+                f"{first.ids[0]!r} has {first.settings.describe()}, "
+                f"{part.ids[0]!r} has {part.settings.describe()}"
+            )
+    return first.settings
+
+
+def send_corpus(
+    cluster: Cluster, docs: Corpus, *, keep_vectors: bool, partition_docs: int = PARTITION_DOCS
+) -> OnCluster:
+    """Documents read here (fingerprints, or vectors) sent to the cluster in partitions of
+    ``partition_docs``, with their vectors when ``keep_vectors``."""
+    client = cluster.client
+    parts, sizes = [], []
+    with reported():
+        for start in range(0, len(docs), partition_docs):
+            rows = np.arange(start, min(start + partition_docs, len(docs)), dtype=np.int64)
+            parts.append(client.scatter(Part.of([], docs.select(rows), keep_vectors)))
+            sizes.append(rows.size)
+    return OnCluster(docs, parts, sizes, keep_vectors)

@@ -1,0 +1,251 @@
+"""The run functions of ``simhash index ...`` and of ``dedupe --index``: requests in, results
+out, on the engine they are given (the index never chooses one)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..app.engine import Engine
+from ..app.hooks import Hooks
+from ..app.records import corpus_from_fingerprints, corpus_from_vectors
+from ..app.requests import DedupeRequest
+from ..app.run import search_loaded
+from ..app.settings import Input, Reading, Source
+from ..core.corpus import Corpus, Settings
+from ..core.search import DedupeConfig, DedupeResult, Matches, dedupe
+from ..core.verify import Verify, estimate_limit
+from ..errors import BadValueError, InputError
+from .adding import (
+    AddReport,
+    add_files,
+    add_records,
+    open_for_adding,
+    search,
+    stored_corpus,
+    stored_files,
+    text_reading,
+)
+from .requests import IndexAddRequest, IndexDedupeRequest, IndexQueryRequest
+from .store import Store
+
+__all__ = [
+    "Pruned",
+    "Queried",
+    "add",
+    "dedupe_stored",
+    "dedupe_through_index",
+    "prune",
+    "query",
+    "stats",
+]
+
+
+def _added(db: str, report: AddReport, store: Store, hooks: Hooks) -> None:
+    hooks.info(
+        f"{db}: {report.new:,} new, {report.updated:,} updated, "
+        f"{report.unchanged:,} unchanged (not read), {len(report.removed):,} removed, "
+        f"{len(report.skipped):,} skipped; {store.count():,} documents stored"
+    )
+
+
+def _add_files(
+    store: Store, paths: tuple[str, ...], reading: Reading, engine: Engine, hooks: Hooks
+) -> AddReport:
+    with hooks.progress("reading") as progress:
+        return add_files(
+            store,
+            paths,
+            on_event=hooks.event,
+            on_listed=progress.on_listed,
+            on_read=progress.on_read,
+            jobs=reading.jobs,
+            policy=reading.policy,
+            mapper=engine.mapper,
+        )
+
+
+def _open(db: str, reading: Reading, default: Settings) -> Store:
+    """The index, made with ``default`` if missing; one that exists must hold fingerprints
+    made with the settings the user named (if any)."""
+    return open_for_adding(db, default if reading.settings_given else None, default)
+
+
+def add(request: IndexAddRequest, engine: Engine, hooks: Hooks) -> None:
+    """``simhash index add``: files (only new and changed ones read) or records, stored a
+    batch per transaction."""
+    source, reading = request.source, request.reading
+    docs: Corpus | None = None
+    if source.kind is Input.FINGERPRINTS:
+        docs = corpus_from_fingerprints(
+            source.location or "-", on_event=hooks.event, skip_bad_lines=source.skip_bad_lines
+        )
+        store = open_for_adding(request.db, docs.settings, docs.settings)
+    elif source.kind is Input.VECTORS:
+        store = _open(request.db, reading, reading.vector_settings)
+        docs = corpus_from_vectors(
+            source.location or "-",
+            bits=store.settings.bits,
+            seed=store.settings.seed,
+            on_event=hooks.event,
+            skip_bad_lines=source.skip_bad_lines,
+        )
+    else:
+        store = _open(request.db, reading, reading.settings)
+    with store:
+        if docs is not None:
+            report = add_records(store, docs)
+        else:
+            report = _add_files(store, source.paths, reading, engine, hooks)
+        _added(request.db, report, store, hooks)
+
+
+def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
+    """``dedupe --index DB PATH...``: the index brought up to date (only new and changed files
+    read), then the stored fingerprints of the listed files deduplicated by estimate."""
+    assert request.index is not None
+    reading = request.reading
+    with _open(request.index, reading, reading.settings) as store:
+        report = _add_files(store, request.source.paths, reading, engine, hooks)
+        _added(request.index, report, store, hooks)
+        docs = stored_files(store, report)
+    return search_loaded(docs, request, hooks)
+
+
+@dataclass(frozen=True)
+class Queried:
+    """What ``index query`` found: ``matches`` of the ``queries`` (by position) among the
+    stored documents (``names`` by row), within ``limit`` bits of ``bits``."""
+
+    matches: Matches
+    names: dict[int, str]
+    queries: list[str]
+    bits: int
+    limit: int
+    by_distance: bool
+    threshold: float
+    stored: int
+
+    def summary(self) -> str:
+        """``4 of 75 documents have stored documents ...; 4 matches among 150 stored``."""
+        how = (
+            f"within {self.limit} bits"
+            if self.by_distance
+            else f"at estimated cosine >= {self.threshold:g} (within {self.limit} bits)"
+        )
+        matched = len(set(self.matches.query.tolist()))
+        return (
+            f"{matched:,} of {len(self.queries):,} documents have stored documents {how}; "
+            f"{len(self.matches.query):,} matches among {self.stored:,} stored"
+        )
+
+
+def _queries(source: Source, store: Store, engine: Engine, hooks: Hooks) -> Corpus:
+    """The documents to look up, fingerprinted with the index's settings."""
+    settings = store.settings
+    location = source.location or "-"
+    if source.kind is Input.FINGERPRINTS:
+        return corpus_from_fingerprints(
+            location, on_event=hooks.event, skip_bad_lines=source.skip_bad_lines
+        )
+    if source.kind is Input.VECTORS:
+        return corpus_from_vectors(
+            location,
+            bits=settings.bits,
+            seed=settings.seed,
+            on_event=hooks.event,
+            skip_bad_lines=source.skip_bad_lines,
+        )
+    tokenizer, weighting = text_reading(settings)
+    reading = Reading(settings.bits, settings.seed, tokenizer, weighting, jobs=1)
+    with hooks.progress("reading", shown=False) as progress:
+        return engine.read_files(source.paths, reading, hooks, progress)
+
+
+def query(request: IndexQueryRequest, engine: Engine, hooks: Hooks) -> Queried:
+    """``simhash index query``: the stored documents near each given one (a stored file is not
+    its own match).
+
+    Raises:
+        BadValueError: a threshold no Hamming distance estimates at the index's width.
+    """
+    with Store.open(request.db) as store:
+        docs = _queries(request.source, store, engine, hooks)
+        bits = store.settings.bits
+        by_distance = request.max_distance is not None
+        limit = (
+            request.max_distance
+            if request.max_distance is not None
+            else estimate_limit(request.threshold, bits)
+        )
+        if limit < 0:
+            raise BadValueError(
+                f"no Hamming distance at {bits} bits estimates a cosine of {request.threshold:g}",
+                parameter="threshold",
+            )
+        matches, names = search(store, docs, min(limit, bits))
+        return Queried(
+            matches, names, docs.ids, bits, limit, by_distance, request.threshold, store.count()
+        )
+
+
+def _read_again(docs: Corpus, jobs: int, engine: Engine, hooks: Hooks) -> Corpus:
+    """The stored files read again, for their vectors.
+
+    Raises:
+        InputError: the index holds records that are not files, or a stored file is gone.
+    """
+    tokenizer, weighting = text_reading(docs.settings)
+    for path in docs.ids:
+        if not os.path.lexists(path):
+            raise InputError(
+                f"a stored file is gone: {path} (simhash index prune forgets such files)"
+            )
+    reading = Reading(docs.settings.bits, docs.settings.seed, tokenizer, weighting, jobs=jobs)
+    with hooks.progress("reading") as progress:
+        return engine.read_files(docs.ids, reading, hooks, progress)
+
+
+def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
+    """``simhash index dedupe``: every stored document, by estimate (nothing read), or read
+    again for the true cosine."""
+    with Store.open(request.db) as store:
+        docs = stored_corpus(store)
+    if request.verify is Verify.EXACT:
+        docs = _read_again(docs, request.jobs, engine, hooks)
+    config = DedupeConfig(
+        threshold=request.threshold,
+        verify=request.verify,
+        max_candidates=request.max_candidates,
+        max_pairs=request.max_pairs,
+    )
+    with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+        return dedupe(docs, config)
+
+
+def stats(db: str) -> dict[str, Any]:
+    """``simhash index stats``: documents, settings, tables and size of the index."""
+    with Store.open(db) as store:
+        return store.stats()
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What ``index prune`` forgot, and how many documents stay."""
+
+    db: str
+    removed: list[str]
+    remaining: int
+
+    def summary(self) -> str:
+        """``crawl.db: 2 removed; 148 documents stored``."""
+        return f"{self.db}: {len(self.removed):,} removed; {self.remaining:,} documents stored"
+
+
+def prune(db: str) -> Pruned:
+    """``simhash index prune``: forget the stored files that no longer exist (records from
+    vectors and fingerprints stay)."""
+    with Store.open(db) as store:
+        removed = store.prune(lambda path, size, mtime: os.path.lexists(path))
+        return Pruned(db, removed, store.count())

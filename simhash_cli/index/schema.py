@@ -1,0 +1,200 @@
+"""The index file: how one is made (whole, under a temporary name, then linked into place),
+recognised (its application id and schema version, without ever writing to a file that is not
+one), its settings read, and how document ids are stored (a file name that is not UTF-8 stays
+its bytes)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..core.blocking import block_bounds
+from ..core.corpus import Settings
+from ..core.fingerprint import n_words
+from ..errors import (
+    IndexBusyError,
+    InputError,
+    ParameterError,
+)
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "create_file",
+    "create_schema",
+    "decode_id",
+    "encode_id",
+    "encode_ids",
+    "read_settings",
+    "translated",
+]
+
+
+SCHEMA_VERSION = 1
+
+
+APPLICATION_ID = 0x53484958  # "SHIX": what makes an SQLite file a simhash index
+
+
+def encode_id(doc_id: str) -> bytes:
+    """A document id as the bytes stored: a file name that is not UTF-8 stays its bytes."""
+    try:
+        return doc_id.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate from a JSON id
+        return doc_id.encode("utf-8", "surrogatepass")
+
+
+def encode_ids(ids: Sequence[str]) -> list[bytes]:
+    """:func:`encode_id` of each id, in one encoding of them all when none holds a NUL."""
+    try:
+        parts = "\0".join(ids).encode("utf-8", "surrogateescape").split(b"\0")
+    except UnicodeEncodeError:
+        return [encode_id(doc_id) for doc_id in ids]
+    return parts if len(parts) == len(ids) and ids else [encode_id(doc_id) for doc_id in ids]
+
+
+def decode_id(data: bytes) -> str:
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape")
+
+
+def translated(path: str, exc: sqlite3.Error) -> InputError:
+    """An SQLite error as what it means for the user."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return IndexBusyError(
+            f"the index {path} is busy: another simhash is writing to it; try again when it is done"
+        )
+    if "full" in text:
+        return InputError(
+            f"the disk holding {path} is full: the index keeps every batch written before this "
+            "one; free some space and run the same command again to go on"
+        )
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return InputError(f"the index {path} is damaged ({text}); restore it from a copy")
+    return InputError(f"the index {path}: {text}")
+
+
+def read_settings(path: str, connection: sqlite3.Connection) -> Settings:
+    try:
+        application = connection.execute("PRAGMA application_id").fetchone()[0]
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        with open(path, "rb") as handle:
+            sqlite_file = handle.read(16) == b"SQLite format 3\x00"
+        if sqlite_file:
+            raise InputError(
+                f"the index {path} is damaged or truncated ({exc}); restore it from a copy"
+            ) from None
+        raise InputError(f"{path} is not a simhash index (not an SQLite database)") from None
+    if application != APPLICATION_ID:
+        raise InputError(f"{path} is not a simhash index (an SQLite database of another kind)")
+    if version > SCHEMA_VERSION:
+        raise InputError(
+            f"{path} was made by a newer simhash (index schema {version}; this one reads "
+            f"{SCHEMA_VERSION}): upgrade simhash-cli"
+        )
+    try:
+        meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+        return Settings.from_names(
+            int(meta["bits"]), int(meta["seed"]), str(meta["tokenizer"]), str(meta["weighting"])
+        )
+    except (sqlite3.DatabaseError, KeyError, ValueError, ParameterError) as exc:
+        raise InputError(f"the index {path} is damaged ({exc}); restore it from a copy") from None
+
+
+def create_file(path: str, settings: Settings) -> None:
+    """A new index at ``path``, made whole under a temporary name and then linked into place,
+    so that nobody ever opens it half made; if another process made one first, that stays."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        descriptor, temp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory
+        )
+    except OSError as exc:
+        raise InputError(f"cannot make the index {path}: {exc.strerror}") from None
+    os.close(descriptor)
+    os.unlink(temp)  # SQLite makes the file itself
+    try:
+        connection = sqlite3.connect(temp, isolation_level=None)
+        try:
+            create_schema(path, connection, settings)
+        finally:
+            connection.close()
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise InputError(f"cannot make the index {path}: {exc.strerror}") from None
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp + suffix)
+
+
+def create_schema(path: str, connection: sqlite3.Connection, settings: Settings) -> None:
+    """Make the schema in a new file."""
+    if settings.bits > MAX_INDEX_BITS:
+        raise InputError(
+            f"an index holds fingerprints of up to {MAX_INDEX_BITS} bits, not {settings.bits}"
+        )
+    words = ", ".join(f"w{j} INTEGER NOT NULL" for j in range(n_words(settings.bits)))
+    try:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        connection.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [(key, str(value)) for key, value in settings.names().items()] + [("stale", "0")],
+        )
+        # path: the document's id as bytes (a file's absolute path); size and mtime_ns as the
+        # file was read, NULL for records that are not files (--vectors, --fingerprints).
+        connection.execute(
+            "CREATE TABLE docs (id INTEGER PRIMARY KEY, path BLOB NOT NULL, size INTEGER, "
+            f"mtime_ns INTEGER, features INTEGER NOT NULL, {words})"
+        )
+        # A path is found through its CRC-32 (several paths may share one): 14 bytes a
+        # document, where an index on the paths themselves would store each path again.
+        connection.execute(
+            "CREATE TABLE names (hash INTEGER NOT NULL, row INTEGER NOT NULL, "
+            "PRIMARY KEY (hash, row)) WITHOUT ROWID"
+        )
+        # One table per block of the fingerprint: its value, and the list of the documents
+        # having it (packed rows and fingerprints, see Store._entry).
+        blocks = block_bounds(settings.bits, max(1, settings.bits // KEY_BITS))
+        for j in range(len(blocks)):
+            connection.execute(
+                f"CREATE TABLE keys{j} (key INTEGER PRIMARY KEY, entries BLOB NOT NULL)"
+            )
+        connection.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise translated(path, exc) from None
+
+
+MAX_INDEX_BITS = 128
+
+
+def signed(words: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """SQLite integers are signed 64-bit: each word is stored as its bit pattern."""
+    return np.ascontiguousarray(words, dtype=np.uint64).view(np.int64)
+
+
+def unsigned(words: NDArray[np.int64]) -> NDArray[np.uint64]:
+    return np.ascontiguousarray(words, dtype=np.int64).view(np.uint64)
+
+
+KEY_BITS = 16
+"""Bits per table key: 1,000,000 random fingerprints share a 16-bit block with ~15 others."""

@@ -1,0 +1,202 @@
+"""The house's rules, checked on the code itself (see "How the code is laid out" in the README).
+
+Rooms and what each may import: core < io < app < engines, index < cli. Only cli imports click,
+only io's sinks import Rich; engines and index never import each other; every exception class
+lives in simhash_cli/errors.py. The face stays thin: no function in cli/ over 40 lines, no
+command body over cyclomatic complexity 10, no options read back as a dict; no module of the
+package over 600 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "simhash_cli"
+ROOMS = ("core", "io", "app", "engines", "index", "cli")
+MAY_IMPORT = {
+    "errors": set(),
+    "core": {"errors", "core"},
+    "io": {"errors", "core", "io"},
+    "app": {"errors", "core", "io", "app"},
+    "engines": {"errors", "core", "io", "app", "engines"},
+    "index": {"errors", "core", "io", "app", "index"},
+    "cli": {"errors", "core", "io", "app", "engines", "index", "cli", "__version__"},
+}
+MAX_MODULE_LINES = 600
+MAX_CLI_FUNCTION_LINES = 40
+MAX_COMMAND_COMPLEXITY = 10
+
+
+def modules() -> Iterator[tuple[str, Path, ast.Module]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        yield name, path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def room(module: str) -> str:
+    """``simhash_cli.core.fingerprint`` -> ``core``; the package's own files by their name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imported(module: str, tree: ast.Module, is_package: bool) -> Iterator[tuple[str, int]]:
+    """(absolute module imported, line) for every import, relative ones resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                yield (f"{base}.{alias.name}" if node.module is None else base), node.lineno
+
+
+def test_the_rooms_exist() -> None:
+    for name in ROOMS:
+        assert (PACKAGE / name / "__init__.py").is_file(), name
+
+
+def test_each_room_imports_only_the_rooms_below_it() -> None:
+    wrong = []
+    for module, path, tree in modules():
+        here = room(module)
+        allowed = MAY_IMPORT.get(here)
+        if allowed is None:  # the package's door (__init__, __main__) may use any room
+            continue
+        for target, line in imported(module, tree, path.name == "__init__.py"):
+            if target.startswith("simhash_cli.") and room(target) not in allowed:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+            if target == "simhash_cli":
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports the package's door")
+    assert wrong == []
+
+
+def test_the_engines_do_not_import_each_other() -> None:
+    wrong = []
+    for module, path, tree in modules():
+        if not module.startswith(("simhash_cli.engines.local", "simhash_cli.engines.dask")):
+            continue
+        mine = "local" if ".local" in module else "dask"
+        other = "dask" if mine == "local" else "local"
+        for target, line in imported(module, tree, path.name == "__init__.py"):
+            if target.startswith(f"simhash_cli.engines.{other}"):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize(("library", "rooms"), [("click", {"cli"}), ("rich", {"io.sinks"})])
+def test_only_the_face_knows_click_and_only_the_sinks_draw(library: str, rooms: set[str]) -> None:
+    wrong = []
+    for module, path, tree in modules():
+        inside = any(module.startswith(f"simhash_cli.{place}") for place in rooms)
+        for target, line in imported(module, tree, path.name == "__init__.py"):
+            if target.split(".")[0] == library and not inside:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert wrong == []
+
+
+def test_every_exception_class_lives_in_the_errors_module() -> None:
+    wrong = []
+    for module, path, tree in modules():
+        if module == "simhash_cli.errors":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(base) for base in node.bases]
+                if any(base.endswith(("Error", "Exception")) for base in bases):
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} class {node.name}")
+    assert wrong == []
+
+
+def test_no_module_is_over_600_lines() -> None:
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for _, path, _ in modules()
+    }
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def functions(tree: ast.AST) -> Iterator[ast.FunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            yield node
+
+
+def test_no_function_of_the_face_is_over_40_lines() -> None:
+    long = []
+    for module, path, tree in modules():
+        if room(module) != "cli":
+            continue
+        for function in functions(tree):
+            assert function.end_lineno is not None
+            lines = function.end_lineno - function.lineno + 1
+            if lines > MAX_CLI_FUNCTION_LINES:
+                long.append(f"{path.relative_to(ROOT)}:{function.lineno} {function.name}: {lines}")
+    assert long == []
+
+
+def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The nodes of ``function`` outside the functions nested in it (counted on their own)."""
+    stack: list[ast.AST] = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def complexity(function: ast.FunctionDef) -> int:
+    """McCabe's number as radon counts it: one, plus one per decision (a comprehension
+    counts its loop and each of its conditions)."""
+    count = 1
+    for node in _own_nodes(function):
+        if isinstance(node, (ast.If, ast.For, ast.While, ast.IfExp, ast.ExceptHandler)):
+            count += 1
+        elif isinstance(node, ast.BoolOp):
+            count += len(node.values) - 1
+        elif isinstance(node, ast.comprehension):
+            count += 1 + len(node.ifs)
+        elif isinstance(node, ast.match_case):
+            count += 1
+    return count
+
+
+def test_the_complexity_of_the_counter_is_that_of_mccabe() -> None:
+    source = "def f(a, b):\n    if a and b:\n        return [x for x in a if x]\n    return 0\n"
+    tree = ast.parse(source)
+    (function,) = functions(tree)
+    assert complexity(function) == 5  # 1 + if + and + for + if
+
+
+def test_no_command_body_is_over_complexity_10() -> None:
+    high = []
+    for module, path, tree in modules():
+        if room(module) != "cli":
+            continue
+        for function in functions(tree):
+            if complexity(function) > MAX_COMMAND_COMPLEXITY:
+                high.append(f"{path.relative_to(ROOT)}:{function.lineno} {function.name}")
+    assert high == []
+
+
+def test_options_are_never_read_back_as_a_dict() -> None:
+    wrong = []
+    for _, path, tree in modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "params":
+                value = ast.unparse(node.value)
+                if "ctx" in value or "context" in value:
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
+    assert wrong == []
