@@ -27,7 +27,6 @@ import numpy as np
 from simhash_cli.core.corpus import Corpus, Settings
 from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
 from simhash_cli.core.tokenizer import TokenizerConfig
-from simhash_cli.core.vectorize import Weighting
 from simhash_cli.core.verifier import sorted_pairs
 from simhash_cli.core.verify import Verify
 from simhash_cli.engines.dask import cluster as dask_cluster
@@ -129,9 +128,7 @@ def main() -> None:
                     cluster,
                     paths,
                     exact,
-                    settings=Settings(tokenizer=SHINGLES.name),
-                    tokenizer=SHINGLES,
-                    weighting=Weighting.TF,
+                    settings=Settings(tokenizer=SHINGLES),
                 )
 
             local_s, local = timed(on_one)

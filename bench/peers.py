@@ -100,7 +100,8 @@ def pairs_pip_simhash(fps: list[int], k: int) -> list[tuple[int, int]]:
     for i, v in enumerate(fps):
         for j in index.get_near_dups(Simhash(v)):
             if int(j) != i:
-                found.add(tuple(sorted((v, fps[int(j)]))))
+                low, high = sorted((v, fps[int(j)]))
+                found.add((low, high))
     return sorted(found)
 
 
@@ -151,7 +152,7 @@ def dedupe_pybind(texts: list[str]) -> list[tuple[int, int]]:
     owners: dict[int, list[int]] = {}
     for i, fp in enumerate(fps):
         owners.setdefault(fp, []).append(i)
-    pairs = set()
+    pairs: set[tuple[int, int]] = set()
     for group in owners.values():
         pairs.update((a, b) for k, a in enumerate(group) for b in group[k + 1 :])
     for a, b in simhash.find_all(fps, 4, 3):

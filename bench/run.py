@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +177,9 @@ def planner_choices(texts: list[str], budgets: list[int]) -> dict[int, tuple[str
     return choices
 
 
-def quality_rows(group: dict[str, dict[str, object]], truth: set[tuple[int, int]]) -> list[str]:
+def quality_rows(
+    group: Mapping[str, Mapping[str, object]], truth: set[tuple[int, int]]
+) -> list[str]:
     """One markdown row per tool: time, pairs, recall and precision against ``truth``."""
     rows = []
     for label, result in group.items():
