@@ -200,15 +200,6 @@ class Source:
             message, names = _alternatives(f"no input: give {paths} or {{}}", accepted, files=True)
             raise UsageError(message, parameters=names)
 
-    def files_only(self, message: str, *parameters: str) -> None:
-        """Refuse records where only paths will do.
-
-        Raises:
-            UsageError: ``message``, naming ``parameters``.
-        """
-        if self.is_records:
-            raise UsageError(message, parameters=parameters)
-
     def input_paths(self) -> list[str]:
         """Every file read that could be written to by mistake (standard input excluded)."""
         named = list(self.paths) if self.kind is Input.PATHS else [self.location or STDIN]

@@ -53,7 +53,6 @@ __all__ = [
     "max_candidates_option",
     "max_pairs_option",
     "own",
-    "present",
     "protect_option",
     "quiet_option",
     "reading_group",
@@ -301,11 +300,6 @@ def reading_group(*, text: bool = True, empty: bool = False, jobs: bool = True) 
 def jobs_option(command: F) -> F:
     """``-j/--jobs`` alone, for a command that reads only what an index holds."""
     return _JOBS(command)
-
-
-def present(**values: Any) -> dict[str, Any]:
-    """The values given (not None): a value not given is left to the request's own default."""
-    return {name: value for name, value in values.items() if value is not None}
 
 
 # ---------------------------------------------------------------------------- sources

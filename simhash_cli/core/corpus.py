@@ -94,11 +94,6 @@ class Settings:
         tokens = TokenizerConfig.from_name(tokenizer)
         return cls(validate_bits(bits), validate_seed(seed), tokens, chosen)
 
-    @property
-    def of_given_vectors(self) -> bool:
-        """Whether these fingerprints are of vectors used exactly as given."""
-        return self.tokenizer is None
-
     def names(self) -> dict[str, int | str]:
         """``bits``, ``seed``, ``tokenizer`` and ``weighting`` as records and files hold them."""
         return {
