@@ -69,6 +69,11 @@ class Messages:
             TimeElapsedColumn(),
             console=self.console,
             transient=True,
+            # The bar draws on stderr; stdout carries data, and stays the command's own (Rich
+            # would otherwise take it over while the bar is live, and records written to a
+            # file or a pipe would land on the screen).
+            redirect_stdout=False,
+            redirect_stderr=False,
         ) as bar:
             task = bar.add_task(description, total=None)
             hooks.on_listed = lambda total: bar.update(task, total=total)
@@ -87,6 +92,8 @@ class Messages:
             TimeElapsedColumn(),
             console=self.console,
             transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
         ) as spinner:
             spinner.add_task(description, total=None)
             yield
