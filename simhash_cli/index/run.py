@@ -9,9 +9,8 @@ from typing import Any
 
 from ..app.engine import Engine
 from ..app.hooks import Hooks
-from ..app.records import corpus_from_fingerprints, corpus_from_vectors
 from ..app.requests import DedupeRequest
-from ..app.run import search_loaded
+from ..app.run import load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
 from ..core.search import DedupeConfig, DedupeResult, Matches, dedupe
@@ -78,19 +77,11 @@ def add(request: IndexAddRequest, engine: Engine, hooks: Hooks) -> None:
     source, reading = request.source, request.reading
     docs: Corpus | None = None
     if source.kind is Input.FINGERPRINTS:
-        docs = corpus_from_fingerprints(
-            source.location or "-", on_event=hooks.event, skip_bad_lines=source.skip_bad_lines
-        )
+        docs = load_records(source, Reading(), hooks)  # the records say their settings
         store = open_for_adding(request.db, docs.settings, docs.settings)
     elif source.kind is Input.VECTORS:
         store = _open(request.db, reading, reading.vector_settings)
-        docs = corpus_from_vectors(
-            source.location or "-",
-            bits=store.settings.bits,
-            seed=store.settings.seed,
-            on_event=hooks.event,
-            skip_bad_lines=source.skip_bad_lines,
-        )
+        docs = load_records(source, _reading_of(store.settings), hooks)
     else:
         store = _open(request.db, reading, reading.settings)
     with store:
@@ -141,26 +132,21 @@ class Queried:
         )
 
 
+def _reading_of(settings: Settings, *, jobs: int = 1) -> Reading:
+    """How documents are read to be compared with an index made with ``settings``: its
+    bits and seed, and for files its tokenizer and weighting."""
+    if settings.tokenizer is None or settings.weighting is None:  # given vectors
+        return Reading(settings.bits, settings.seed, jobs=jobs)
+    return Reading(settings.bits, settings.seed, settings.tokenizer, settings.weighting, jobs=jobs)
+
+
 def _queries(source: Source, store: Store, engine: Engine, hooks: Hooks) -> Corpus:
     """The documents to look up, fingerprinted with the index's settings."""
-    settings = store.settings
-    location = source.location or "-"
-    if source.kind is Input.FINGERPRINTS:
-        return corpus_from_fingerprints(
-            location, on_event=hooks.event, skip_bad_lines=source.skip_bad_lines
-        )
-    if source.kind is Input.VECTORS:
-        return corpus_from_vectors(
-            location,
-            bits=settings.bits,
-            seed=settings.seed,
-            on_event=hooks.event,
-            skip_bad_lines=source.skip_bad_lines,
-        )
-    tokenizer, weighting = text_reading(settings)
-    reading = Reading(settings.bits, settings.seed, tokenizer, weighting, jobs=1)
+    if source.is_records:
+        return load_records(source, _reading_of(store.settings), hooks)
+    text_reading(store.settings)  # an index of given vectors is not queried with files
     with hooks.progress("reading", shown=False) as progress:
-        return engine.read_files(source.paths, reading, hooks, progress)
+        return engine.read_files(source.paths, _reading_of(store.settings), hooks, progress)
 
 
 def query(request: IndexQueryRequest, engine: Engine, hooks: Hooks) -> Queried:
@@ -196,14 +182,14 @@ def _read_again(docs: Corpus, jobs: int, engine: Engine, hooks: Hooks) -> Corpus
     Raises:
         InputError: the index holds records that are not files, or a stored file is gone.
     """
-    tokenizer, weighting = text_reading(docs.settings)
+    text_reading(docs.settings)  # records that are not files cannot be read again
     for path in docs.ids:
         if not os.path.lexists(path):
             raise InputError(
                 f"a stored file is gone: {path} (simhash index prune forgets such files)"
             )
-    reading = Reading(docs.settings.bits, docs.settings.seed, tokenizer, weighting, jobs=jobs)
     with hooks.progress("reading") as progress:
+        reading = _reading_of(docs.settings, jobs=jobs)
         return engine.read_files(docs.ids, reading, hooks, progress)
 
 
