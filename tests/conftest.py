@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,10 @@ def messy_dir(tmp_path: Path) -> Path:
     (tmp_path / "blank.txt").write_text("  \n\t ... !!! \n")
     (tmp_path / "latin1.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e recipe".encode("latin-1"))
     return tmp_path
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a child that a test interrupts with SIGINT: the default disposition,
+    whatever the test runner inherited (a job started with ``&`` by a shell without job
+    control ignores SIGINT, and Python keeps an ignored SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -27,6 +27,8 @@ from simhash_cli.core.events import Event, Skipped, stamp_of
 from simhash_cli.errors import ExitCode
 from simhash_cli.io.sources.files import ReadPolicy, list_files, read_documents
 
+from conftest import interruptible
+
 TEXT = "the quick brown fox jumps over the lazy dog and keeps running far away"
 
 
@@ -604,6 +606,7 @@ def test_ctrl_c_with_workers_exits_130_and_leaves_no_process_or_report(tmp_path:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
     deadline = time.monotonic() + 60
     workers: list[int] = []

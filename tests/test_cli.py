@@ -20,7 +20,7 @@ from simhash_cli import fingerprint, tokenize
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 
-from conftest import SAMPLE
+from conftest import SAMPLE, interruptible
 
 FINGERPRINT_KEYS = {"id", "fingerprint", "bits", "seed", "features", "tokenizer", "weighting"}
 PAIR_KEYS = {"a", "b", "hamming", "estimated_cosine", "cosine", "cluster"}
@@ -448,6 +448,7 @@ def test_ctrl_c_exits_130_without_a_traceback() -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=interruptible,
     )
     assert process.stdin is not None and process.stderr is not None
     process.stdin.write(b"waiting for more text")
