@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit fuzz bench bench-index bench-dask clean
+.PHONY: demo test lint unit fuzz bench bench-index bench-dask bench-versions clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ bench-index: $(STAMP)
 # The dask engine against the local one (a few minutes): docs/benchmarks-dask.md.
 bench-dask: $(STAMP)
 	$(BIN)/python bench/dask_bench.py
+
+# Whole commands of an earlier commit against this tree (BASE=REV): same bytes, same speed?
+bench-versions: $(STAMP)
+	$(BIN)/python bench/versions.py --base $(BASE) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(BENCH_SIMHASH) .mypy_cache .pytest_cache .hypothesis build *.egg-info
