@@ -29,7 +29,6 @@ from ..app.settings import (
     Input,
     Reading,
     Source,
-    default_jobs,
 )
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
@@ -271,9 +270,10 @@ def _reading(
     include_empty: bool = False,
     jobs: int | None = None,
 ) -> Reading:
+    # Only what was given: a setting not given takes Reading's own default, its one place.
+    given = {"bits": bits, "seed": seed, "jobs": jobs}
     return Reading(
-        bits=DEFAULT_BITS if bits is None else bits,
-        seed=DEFAULT_SEED if seed is None else seed,
+        **{name: value for name, value in given.items() if value is not None},
         tokenizer=_tokenizer(ngram, char_ngrams),
         weighting=Weighting(weighting),
         policy=ReadPolicy(
@@ -282,7 +282,6 @@ def _reading(
             follow_symlinks=follow_symlinks,
         ),
         include_empty=include_empty,
-        jobs=default_jobs() if jobs is None else jobs,
         given=_given(FINGERPRINT_SETTINGS),
     )
 

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
 from .blocking import block_equalities, candidate_probability
-from .fingerprint import fingerprint_matrix, hamming_rows, validate_bits
+from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
 from .verify import unit_rows
 
 __all__ = [
@@ -102,8 +102,7 @@ def _estimates(
 ) -> tuple[NDArray[np.float64], NDArray[np.uint64]]:
     fingerprints = fingerprint_matrix(weights, features, bits=bits, seed=seed)
     distance = hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]])
-    estimate: NDArray[np.float64] = np.cos(np.pi * distance / bits)
-    return estimate, fingerprints
+    return estimate_cosine_rows(distance, bits), fingerprints
 
 
 def calibrate(

@@ -14,14 +14,13 @@ Fingerprints of a corpus travel as ``NDArray[uint64]`` of shape ``(n_docs, n_wor
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError, ParameterError
 
@@ -31,6 +30,7 @@ __all__ = [
     "MAX_BITS",
     "as_fingerprint_array",
     "estimate_cosine",
+    "estimate_cosine_rows",
     "feature_hashes",
     "feature_keys",
     "feature_signs",
@@ -438,10 +438,17 @@ def hamming_rows(a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.int
     return distances
 
 
+def estimate_cosine_rows(hamming: ArrayLike, bits: int) -> NDArray[np.float64]:
+    """cos(pi * hamming / bits), element-wise: the estimate of the true cosine from a Hamming
+    distance, the one place the formula is written (the same bits as the reference's
+    ``Math.cos(Math.PI * d / b)`` for every distance at every width, 8 to 4096)."""
+    result: NDArray[np.float64] = np.cos(np.pi * np.asarray(hamming, dtype=np.float64) / bits)
+    return result
+
+
 def estimate_cosine(a: int, b: int, bits: int) -> float:
     """The reference's ``estimateCosine``: cos(pi * hamming(a, b) / bits)."""
-    bits = validate_bits(bits)
-    return math.cos(math.pi * hamming(a, b) / bits)
+    return float(estimate_cosine_rows(hamming(a, b), validate_bits(bits)))
 
 
 def as_fingerprint_array(

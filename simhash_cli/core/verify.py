@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from .fingerprint import fingerprint_matrix, hamming_rows, validate_bits
+from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
 
 __all__ = [
     "ScoredPairs",
@@ -107,12 +107,6 @@ def estimate_limit(threshold: float, bits: int) -> int:
         estimate_cosine_rows(distances, bits) >= validate_threshold(threshold) - THRESHOLD_TOLERANCE
     )
     return int(distances[reaching].max()) if reaching.any() else -1
-
-
-def estimate_cosine_rows(hamming: NDArray[np.int64], bits: int) -> NDArray[np.float64]:
-    """cos(pi * hamming / bits), element-wise."""
-    result: NDArray[np.float64] = np.cos(np.pi * hamming.astype(np.float64) / bits)
-    return result
 
 
 def unit_rows(weights: sp.csr_array) -> tuple[sp.csr_array, NDArray[np.bool_]]:

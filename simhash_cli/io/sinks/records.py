@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, Settings
 from ...core.events import Skipped
-from ...core.fingerprint import to_hex, to_int
+from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
 from ...core.search import Comparison, DedupeResult, Matches
 from .formats import Record, indented, json_number, to_json, unicode_capable
@@ -227,7 +227,7 @@ def match_records(
     matches: Matches, names: dict[int, str], queries: Sequence[str], bits: int
 ) -> Iterator[Record]:
     """``simhash index query``: per query, its stored matches nearest first."""
-    cosines = np.cos(np.pi * matches.hamming / bits)
+    cosines = estimate_cosine_rows(matches.hamming, bits)
     for q, row, distance, cosine in zip(
         matches.query.tolist(),
         matches.doc.tolist(),
