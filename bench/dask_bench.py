@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from simhash_cli.core.corpus import Corpus, Settings
+from simhash_cli.core.cosines import Verify
 from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
 from simhash_cli.core.tokenizer import TokenizerConfig
 from simhash_cli.core.verifier import sorted_pairs
-from simhash_cli.core.verify import Verify
 from simhash_cli.engines.dask import cluster as dask_cluster
 from simhash_cli.engines.dask import search as dask_engine
 from simhash_cli.engines.local import corpus_from_paths

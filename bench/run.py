@@ -118,7 +118,7 @@ def similar_pairs(texts: list[str], threshold: float) -> set[tuple[int, int]]:
     """Ground truth: every pair whose exact tfidf cosine reaches the threshold (rows in
     chunks, so the all-pairs product never sits in memory at once)."""
     from simhash_cli import Weighting, vectorize
-    from simhash_cli.core.verify import THRESHOLD_TOLERANCE, unit_rows
+    from simhash_cli.core.cosines import THRESHOLD_TOLERANCE, unit_rows
 
     weights, _ = vectorize(texts, weighting=Weighting.TFIDF)
     unit, _ = unit_rows(weights)
@@ -142,7 +142,7 @@ def planted_pairs(texts: list[str], source: np.ndarray, threshold: float) -> set
     from scipy.sparse.csgraph import connected_components
 
     from simhash_cli import Weighting, vectorize
-    from simhash_cli.core.verify import THRESHOLD_TOLERANCE, cosine_pairs
+    from simhash_cli.core.cosines import THRESHOLD_TOLERANCE, cosine_pairs
 
     n = len(texts)
     copies = np.flatnonzero(source >= 0)

@@ -20,6 +20,7 @@ from .app.records import corpus_from_fingerprints, corpus_from_vectors
 from .core.blocking import candidate_probability, candidates
 from .core.cluster import cluster_labels, clusters
 from .core.corpus import Corpus, corpus_from_texts
+from .core.cosines import Verify, cosine_pairs, score_pairs
 from .core.fingerprint import (
     estimate_cosine,
     feature_signs,
@@ -36,7 +37,6 @@ from .core.search import DedupeConfig, DedupeResult, compare, dedupe
 from .core.tables import pairs_within, within_probability
 from .core.tokenizer import TokenizerConfig, tokenize
 from .core.vectorize import Weighting, from_mappings, vectorize
-from .core.verify import Verify, cosine_pairs, score_pairs
 from .engines.local import corpus_from_paths
 from .errors import (
     ExitCode,

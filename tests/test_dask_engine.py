@@ -42,10 +42,10 @@ from simhash_cli.core.corpus import (
     Settings,
     corpus_from_texts,
 )
+from simhash_cli.core.cosines import Verify
 from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
 from simhash_cli.core.vectorize import Weighting
 from simhash_cli.core.verifier import sorted_pairs
-from simhash_cli.core.verify import Verify
 from simhash_cli.engines.dask import cluster as dask_cluster
 from simhash_cli.engines.dask import reading as dask_reading
 from simhash_cli.engines.dask import search as dask_engine

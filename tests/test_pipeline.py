@@ -23,10 +23,10 @@ from simhash_cli import (
     dedupe,
 )
 from simhash_cli.app.batches import iter_fingerprints
-from simhash_cli.core import verify as verify_module
+from simhash_cli.core import cosines as cosines_module
 from simhash_cli.core.corpus import concatenate
+from simhash_cli.core.cosines import sketch
 from simhash_cli.core.events import Event, Skipped
-from simhash_cli.core.verify import sketch
 from simhash_cli.errors import CandidateBudgetError
 
 
@@ -248,7 +248,7 @@ def test_the_wide_sketch_gate_only_skips_hopeless_candidates() -> None:
             base[rng.integers(0, base.size, 3)] = "edit"
         texts.append(" ".join(base))
     docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
-    with mock.patch.object(verify_module, "sketch", wraps=sketch) as spy:
+    with mock.patch.object(cosines_module, "sketch", wraps=sketch) as spy:
         gated = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85))
     full = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85, hamming_gate=False))
     assert spy.call_count == 1 and gated.candidates == full.candidates == 150 * 149 // 2

@@ -13,9 +13,9 @@ from typing import Literal
 
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.calibrate import DEFAULT_MAX_DOCS
+from ..core.cosines import Verify
 from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
-from ..core.verify import Verify
 from ..errors import BadValueError, UsageError
 from ..io.sinks.formats import Output
 from .actions.apply import under_root

@@ -10,8 +10,8 @@ from ..app import run
 from ..app.actions.plans import Keep
 from ..app.requests import DedupeRequest
 from ..app.settings import Input
+from ..core.cosines import Verify
 from ..core.search import AUDIT_MAX_DOCS, DedupeResult
-from ..core.verify import Verify
 from ..engines import open_engine
 from ..errors import ExitCode
 from ..index import run as index_run

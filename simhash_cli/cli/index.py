@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..app.settings import Input
-from ..core.verify import Verify
+from ..core.cosines import Verify
 from ..engines import open_engine
 from ..engines.local import LocalEngine
 from ..errors import ExitCode

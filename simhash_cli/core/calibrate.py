@@ -23,8 +23,8 @@ from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
 from .blocking import block_equalities, candidate_probability
+from .cosines import unit_rows
 from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
-from .verify import unit_rows
 
 __all__ = [
     "DEFAULT_BITS_SWEEP",

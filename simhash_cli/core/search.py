@@ -18,12 +18,12 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
-from . import blocking, cluster, tables, verify
+from . import blocking, cluster, cosines, tables
 from .corpus import Corpus, Settings
+from .cosines import ScoredPairs, Verify
 from .fingerprint import hamming_rows, to_int
 from .schemes import Scheme, Survey, sample_background, survey
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
-from .verify import ScoredPairs, Verify
 
 __all__ = [
     "AUDIT_MAX_DOCS",
@@ -78,7 +78,7 @@ def compare(pair: Corpus) -> Comparison:
     if len(pair) != 2:
         reasons = "; ".join(f"{s.id}: {s.reason}" for s in pair.skipped)
         raise InputError(f"compare needs two documents with features ({reasons})")
-    scored = verify.score_pairs(
+    scored = cosines.score_pairs(
         np.array([[0, 1]], dtype=np.int64),
         pair.fingerprints,
         bits=pair.settings.bits,
@@ -247,7 +247,7 @@ def check_config(docs: Corpus, config: DedupeConfig, *, has_vectors: bool) -> No
         ParameterError: a threshold outside [-1, 1]; exact verification or an audit without
             the documents' vectors; an audit at a threshold <= 0 or of too many documents.
     """
-    verify.validate_threshold(config.threshold)
+    cosines.validate_threshold(config.threshold)
     needs_vectors = config.verify is Verify.EXACT or config.audit
     if needs_vectors and not has_vectors:
         raise ParameterError(
@@ -391,9 +391,9 @@ def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -
     """All pairs' true cosine from one sparse product, against the candidates."""
     assert docs.weights is not None
     n = len(docs)
-    unit, _ = verify.unit_rows(docs.weights)
+    unit, _ = cosines.unit_rows(docs.weights)
     products = sp.coo_array(sp.triu(unit @ unit.T, k=1))
-    similar = products.data >= threshold - verify.THRESHOLD_TOLERANCE
+    similar = products.data >= threshold - cosines.THRESHOLD_TOLERANCE
     similar_codes = np.sort(
         products.row[similar].astype(np.int64) * n + products.col[similar].astype(np.int64)
     )
@@ -408,7 +408,7 @@ def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -
         found=n_found,
         recall=n_found / n_similar if n_similar else 1.0,
         false_candidates=int(candidate_codes.size) - n_found,
-        missed=verify.score_pairs(
+        missed=cosines.score_pairs(
             missed, docs.fingerprints, bits=docs.settings.bits, weights=docs.weights
         ),
     )

@@ -15,10 +15,10 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import CandidateBudgetError, PairBudgetError
-from . import blocking, verify
+from . import blocking, cosines
 from .corpus import Corpus
+from .cosines import ScoredPairs, Verify
 from .fingerprint import hamming_rows
-from .verify import ScoredPairs, Verify
 
 if TYPE_CHECKING:
     from .search import DedupeConfig
@@ -110,21 +110,21 @@ class Verifier:
         self.bits = docs.settings.bits
         self.exact = config.verify is Verify.EXACT
         if not self.exact:
-            self.limit = verify.estimate_limit(config.threshold, self.bits)
+            self.limit = cosines.estimate_limit(config.threshold, self.bits)
         elif config.hamming_gate:
-            self.limit = verify.hamming_gate(config.threshold, self.bits)
+            self.limit = cosines.hamming_gate(config.threshold, self.bits)
         else:
             self.limit = self.bits
         self.unit: sp.csr_array | None = None
         self.has_norm = np.zeros(0, dtype=bool)
         if self.exact:
             assert docs.weights is not None
-            self.unit, self.has_norm = verify.unit_rows(docs.weights)
+            self.unit, self.has_norm = cosines.unit_rows(docs.weights)
         self.undecided = (
-            sketches and self.exact and config.hamming_gate and self.bits < verify.SKETCH_BITS
+            sketches and self.exact and config.hamming_gate and self.bits < cosines.SKETCH_BITS
         )
         self.sketches: NDArray[np.uint64] | None = None
-        self.sketch_limit = verify.hamming_gate(config.threshold, verify.SKETCH_BITS)
+        self.sketch_limit = cosines.hamming_gate(config.threshold, cosines.SKETCH_BITS)
         self.waiting: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
         self.n_waiting = 0
         self.kept: list[ScoredPairs] = []
@@ -139,9 +139,9 @@ class Verifier:
             return
         self.waiting.append((pairs[near], distance[near]))
         self.n_waiting += int(near.sum())
-        if self.n_waiting > verify.SKETCH_PAIRS_PER_DOC * len(self.docs):
+        if self.n_waiting > cosines.SKETCH_PAIRS_PER_DOC * len(self.docs):
             assert self.docs.weights is not None
-            self.sketches = verify.sketch(
+            self.sketches = cosines.sketch(
                 self.docs.weights, self.docs.features, seed=self.docs.settings.seed
             )
             self.undecided = False
@@ -165,12 +165,12 @@ class Verifier:
         cosine = np.full(pairs.shape[0], np.nan)
         if self.unit is not None:
             self.checked += pairs.shape[0]
-            cosine = verify.unit_cosine_pairs(self.unit, self.has_norm, pairs)
-        estimate = verify.estimate_cosine_rows(distance, self.bits)
+            cosine = cosines.unit_cosine_pairs(self.unit, self.has_norm, pairs)
+        estimate = cosines.estimate_cosine_rows(distance, self.bits)
         scored = ScoredPairs(pairs, distance, estimate, cosine)
         config = self.config
         kept = scored.select(
-            verify.keep_mask(scored, threshold=config.threshold, verify=config.verify)
+            cosines.keep_mask(scored, threshold=config.threshold, verify=config.verify)
         )
         self.kept.append(kept)
         self.n_kept += len(kept)

@@ -8,8 +8,8 @@ from ..app.engine import Need
 from ..app.requests import DEFAULT_THRESHOLD
 from ..app.settings import EngineChoice, Input, Reading, Source, default_jobs
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
+from ..core.cosines import Verify
 from ..core.search import DEFAULT_MAX_PAIRS
-from ..core.verify import Verify
 from ..errors import UsageError
 from ..io.sinks.formats import Output
 

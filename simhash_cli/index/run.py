@@ -13,8 +13,8 @@ from ..app.requests import DedupeRequest
 from ..app.run import load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
+from ..core.cosines import Verify, estimate_limit
 from ..core.search import DedupeConfig, DedupeResult, Matches, dedupe
-from ..core.verify import Verify, estimate_limit
 from ..errors import BadValueError, InputError
 from .adding import (
     AddReport,

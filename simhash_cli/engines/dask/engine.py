@@ -15,9 +15,9 @@ from ...app.requests import DedupeRequest
 from ...app.run import load_records
 from ...app.settings import EngineChoice, Input, Reading, Source
 from ...core.corpus import Corpus, Settings
+from ...core.cosines import Verify
 from ...core.events import Progress
 from ...core.search import DedupeResult, check_config
-from ...core.verify import Verify
 from ...errors import UsageError
 from ...io.sinks.formats import counted
 from ...io.sources.files import STDIN

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from ...core import blocking, tables
 from ...core import cluster as clustering
 from ...core.corpus import Corpus, Settings
+from ...core.cosines import ScoredPairs, Verify
 from ...core.search import DedupeConfig, DedupeResult, check_config, choose_scheme, dedupe_result
 from ...core.verifier import (
     CandidateCount,
@@ -38,7 +39,6 @@ from ...core.verifier import (
     sorted_pairs,
     verify_candidates,
 )
-from ...core.verify import ScoredPairs, Verify
 from ...io.sources.records import RecordKind
 from .cluster import Cluster, reported
 from .reading import (

@@ -9,8 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
-from simhash_cli.core.fingerprint import as_fingerprint_array
-from simhash_cli.core.verify import (
+from simhash_cli.core.cosines import (
     SKETCH_BITS,
     THRESHOLD_TOLERANCE,
     estimate_cosine_rows,
@@ -20,6 +19,7 @@ from simhash_cli.core.verify import (
     sketch,
     validate_threshold,
 )
+from simhash_cli.core.fingerprint import as_fingerprint_array
 
 
 def test_true_cosine_of_pairs() -> None:
