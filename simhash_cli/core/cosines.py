@@ -190,7 +190,8 @@ class ScoredPairs:
 
     def chunks(self, size: int) -> Iterator[ScoredPairs]:
         """The pairs in order, ``size`` at a time (what a writer should read: pairs held
-        elsewhere, as :class:`~simhash_cli.dask_engine.StreamedPairs`, come only this way)."""
+        elsewhere, as the dask engine's :class:`~simhash_cli.engines.dask.search.StreamedPairs`,
+        come only this way)."""
         for start in range(0, len(self), size):
             yield self.rows(slice(start, start + size))
 

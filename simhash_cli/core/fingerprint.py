@@ -360,7 +360,7 @@ def fingerprint_matrix(
         seed: global seed.
         batch_rows: documents per batch.
         approximate: sum in float32 whatever the weights, for a sketch that only estimates
-            cosines (:func:`~simhash_cli.verify.sketch`): a slot whose sum lands next to zero
+            cosines (:func:`~simhash_cli.core.cosines.sketch`): a slot whose sum lands next to zero
             may then differ from the reference's.
 
     Returns:

@@ -116,7 +116,7 @@ class DedupeConfig:
     ``blocks`` is not used."""
     hamming_gate: bool = True
     """Skip the exact check of candidates whose Hamming distance a pair at the threshold
-    reaches with odds below 1 in 10,000 (:func:`~simhash_cli.verify.hamming_gate`)."""
+    reaches with odds below 1 in 10,000 (:func:`~simhash_cli.core.cosines.hamming_gate`)."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The default is the one the reference page describes: ``text.lower()``, tokens are maximal runs
 of Unicode word characters (Python's ``\\w+``), and every token counts, single characters too.
 The analyzers are scikit-learn's, so that :func:`tokenize` and the corpus vectorizer
-(:mod:`simhash_cli.vectorize`) can never disagree on what a token is.
+(:mod:`simhash_cli.core.vectorize`) can never disagree on what a token is.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Columns are ordered the way JavaScript would iterate a document's features (integer-like
 features first, numerically; then the rest in sorted order), and every row keeps its entries in
 that order. So a row, read as a mapping, gives the same fingerprint through the scalar
-:func:`~simhash_cli.fingerprint.fingerprint` as through the matrix path, float weights included.
+:func:`~simhash_cli.core.fingerprint.fingerprint` as through the matrix path, float weights
+included.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def count_matrix(
 ) -> tuple[sp.csr_array, list[str]]:
     """Term counts of every text, counted in batches of documents.
 
-    The default words are found and keyed in bulk by :func:`~simhash_cli.tokenizer.word_tokens`
+    The default words are found and keyed in bulk by :func:`~simhash_cli.core.tokenizer.word_tokens`
     (no Python step per token). Shingles and character n-grams come from scikit-learn's
     analyzers, counted with ``collections.Counter`` and ``dict.setdefault`` (C loops) rather
     than CountVectorizer's counting loop, which runs Python bytecode for every token.
@@ -67,7 +68,7 @@ def count_matrix(
 
     Returns:
         (counts, features): float64 CSR of shape (n_docs, n_features) and the column names,
-        in :func:`~simhash_cli.fingerprint.reference_order` of the sorted features, so a
+        in :func:`~simhash_cli.core.fingerprint.reference_order` of the sorted features, so a
         document's entries are in an order that depends on that document alone.  A text
         without tokens is an empty row.
     """

@@ -96,9 +96,9 @@ class Verifier:
 
     With estimated verification a pair is kept when its estimate reaches the threshold. With
     exact verification (microseconds a pair) only candidates within the Hamming gate are
-    checked (:func:`~simhash_cli.verify.hamming_gate`: the distance beyond which a pair at
+    checked (:func:`~simhash_cli.core.cosines.hamming_gate`: the distance beyond which a pair at
     the threshold lands with odds below 1 in 10,000). When more than
-    :data:`~simhash_cli.verify.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits cannot
+    :data:`~simhash_cli.core.cosines.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits cannot
     tell 0.9 from 0.7), every document gets a 256-bit sketch and the same test is made on it
     first; until that is clear, the pairs that passed wait unchecked. Without ``sketches``
     every pair within the gate is checked exactly (when the documents' feature names are not

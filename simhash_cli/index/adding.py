@@ -1,4 +1,4 @@
-"""Documents into and out of a persistent index (:mod:`simhash_cli.index`): files are read
+"""Documents into and out of a persistent index (:mod:`simhash_cli.index.store`): files are read
 only when they are new or changed, queries and dedupe run on the stored fingerprints.
 """
 

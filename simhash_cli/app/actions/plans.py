@@ -5,8 +5,8 @@ The choice of the kept file follows a total order (``--keep``), the path breakin
 so the same input always gives the same plan. A file under a protected root (``--protect``)
 is never to be touched. Each member is first checked to be the very file the scan read (same
 device, inode, size, mtime and ctime); its state and the SHA-256 of its bytes go into the
-plan, so that whatever acts on it later (:mod:`simhash_cli.apply`) can refuse a file that
-changed since.
+plan, so that whatever acts on it later (:mod:`.apply`) can refuse a file that changed
+since.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def make_plan(
         fingerprints: (n, n_words) uint64.
         stamps: each document's file as the scan read it.
         bits: fingerprint width.
-        clusters: member indices of each cluster (as :func:`~simhash_cli.cluster.clusters`).
+        clusters: member indices of each cluster (as :func:`~simhash_cli.core.cluster.clusters`).
         keep: which member is kept.
         protect: roots whose files are never touched.
         settings: what the fingerprints were made with, recorded in the plan.

@@ -149,7 +149,7 @@ def batch_as_given(
 
 
 def mapper(cluster: Cluster) -> Mapper:
-    """A :data:`~simhash_cli.Mapper` on the cluster for batches of files (functions
+    """A :data:`~simhash_cli.app.batches.Mapper` on the cluster for batches of files (functions
     whose first argument is a list of paths, returning events and a corpus, as
     :func:`fingerprint_batch`): every call a task, the results yielded in order as
     they come (``fingerprint`` and ``index add`` stream them)."""

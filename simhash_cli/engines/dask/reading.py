@@ -67,7 +67,7 @@ MAX_PARTITION_FILES = MAX_BATCH_FILES
 
 @dataclass(frozen=True)
 class Vectors:
-    """Weight vectors over 64-bit feature keys (:func:`~simhash_cli.fingerprint.feature_keys`),
+    """Weight vectors over 64-bit feature keys (:func:`~simhash_cli.core.fingerprint.feature_keys`),
     rows like a CSR matrix: vectors made on different workers compare without a shared
     vocabulary."""
 
