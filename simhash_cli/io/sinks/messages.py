@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
+    ProgressColumn,
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -62,23 +63,24 @@ class Messages:
         if self.quiet or not shown or not self.console.is_terminal:
             yield hooks
             return
-        with RichProgress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=True,
-            # The bar draws on stderr; stdout carries data, and stays the command's own (Rich
-            # would otherwise take it over while the bar is live, and records written to a
-            # file or a pipe would land on the screen).
-            redirect_stdout=False,
-            redirect_stderr=False,
-        ) as bar:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with self._live(*columns, TimeElapsedColumn()) as bar:
             task = bar.add_task(description, total=None)
             hooks.on_listed = lambda total: bar.update(task, total=total)
             hooks.on_read = lambda: bar.advance(task)
             yield hooks
+
+    def _live(self, *columns: ProgressColumn) -> RichProgress:
+        """A live display on stderr that vanishes when done. It draws on stderr only: stdout
+        carries data and stays the command's own (by default Rich takes it over while live,
+        and records written to a file or a pipe would land on the screen)."""
+        return RichProgress(
+            *columns,
+            console=self.console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
 
     @contextmanager
     def status(self, description: str) -> Iterator[None]:
@@ -86,15 +88,8 @@ class Messages:
         if self.quiet or not self.console.is_terminal:
             yield
             return
-        with RichProgress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=True,
-            redirect_stdout=False,
-            redirect_stderr=False,
-        ) as spinner:
+        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+        with self._live(*columns) as spinner:
             spinner.add_task(description, total=None)
             yield
 
