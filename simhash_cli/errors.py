@@ -18,6 +18,7 @@ from typing import Any
 
 __all__ = [
     "BadValueError",
+    "BusyError",
     "CandidateBudgetError",
     "ExitCode",
     "FileChanged",
@@ -161,6 +162,10 @@ class PairBudgetError(SimhashError):
 
 class IndexBusyError(InputError):
     """Another process held the index's write lock for longer than the busy timeout."""
+
+
+class BusyError(InputError):
+    """Another process is acting on the same plan or journal (it holds the lock)."""
 
 
 class WorkerLostError(SimhashError):

@@ -59,7 +59,15 @@ def test_every_cluster_keeps_a_copy_and_protected_files_stay(
 
     def planned() -> dict[str, Any]:
         return make_plan(
-            paths, fingerprints, stamps, 64, clusters, keep=keep, protect=roots, check=lookup
+            paths,
+            fingerprints,
+            stamps,
+            64,
+            clusters,
+            keep=keep,
+            roots=["/"],
+            protect=roots,
+            check=lookup,
         )
 
     def lookup(path: str, stamp: tuple[int, ...]) -> FileState:
@@ -98,6 +106,7 @@ def test_keep_orders_with_the_path_as_tie_break() -> None:
             64,
             [np.arange(3)],
             keep=keep,
+            roots=["/x"],
             check=lambda path, stamp: states[path],
         )["clusters"][0]["keep"]
         for keep in Keep
@@ -164,7 +173,15 @@ def test_a_file_changed_after_the_scan_is_skipped_not_kept_or_removed(tmp_path: 
     os.symlink(corpus / "a.txt", corpus / "link.txt")
     docs.append(str(corpus / "link.txt"))
     stamps.append(stamp_of(os.stat(corpus / "link.txt")))
-    plan = make_plan(docs, np.zeros((4, 1), np.uint64), stamps, 64, [np.arange(4)], keep=Keep.FIRST)
+    plan = make_plan(
+        docs,
+        np.zeros((4, 1), np.uint64),
+        stamps,
+        64,
+        [np.arange(4)],
+        keep=Keep.FIRST,
+        roots=[str(corpus)],
+    )
     files = {Path(f["path"]).name: f for f in plan["clusters"][0]["files"]}
     assert [files[n]["action"] for n in ("a.txt", "b.txt", "c.txt", "link.txt")] == [
         "keep",

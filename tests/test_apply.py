@@ -97,7 +97,7 @@ def test_each_action_end_to_end_on_a_copy_of_the_sample_corpus(
     originals = {p.name: p.read_bytes() for p in corpus.iterdir()}
     dups = tmp_path / "dups"
     where = [str(dups)] if action is Action.MOVE_TO else []
-    flags = ["--delete-near-duplicates"] if action is Action.DELETE else []
+    flags = [] if action is Action.MOVE_TO else ["--delete-near-duplicates"]
     result = run(
         "apply", str(plan), "--action", action.value, *where, "--yes", *flags, "-f", "jsonl"
     )
@@ -148,7 +148,7 @@ def test_a_file_changed_after_the_plan_is_refused_and_left_as_it_is(
     corpus, plan = sample_copy(tmp_path)
     change(corpus / "volcano-report.txt")
     before = state(corpus)
-    result = run("apply", str(plan), "--action", "symlink", "--yes")
+    result = run("apply", str(plan), "--action", "symlink", "--yes", "--delete-near-duplicates")
     assert result.exit_code == ExitCode.INCOMPLETE, result.stderr
     outcome = {Path(r["path"]).name: r for r in map(json.loads, result.stdout.splitlines())}
     assert outcome["volcano-report.txt"]["status"] == "refused"
@@ -167,7 +167,7 @@ def test_same_size_same_mtime_other_bytes_is_caught_by_the_content_hash(tmp_path
     data[0] ^= 0x20  # one letter's case: same size
     target.write_bytes(bytes(data))
     os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))  # and the old mtime
-    result = run("apply", str(plan), "--action", "hardlink", "--yes")
+    result = run("apply", str(plan), "--action", "hardlink", "--yes", "--delete-near-duplicates")
     assert result.exit_code == ExitCode.INCOMPLETE
     assert "another SHA-256" in result.stdout
     assert target.read_bytes() == bytes(data) and target.stat().st_nlink == 1
@@ -176,7 +176,7 @@ def test_same_size_same_mtime_other_bytes_is_caught_by_the_content_hash(tmp_path
 def test_a_changed_kept_file_refuses_its_whole_cluster(tmp_path: Path) -> None:
     corpus, plan = sample_copy(tmp_path)
     (corpus / "shipping-policy-copy.txt").write_text("rewritten since")
-    result = run("apply", str(plan), "--action", "symlink", "--yes", "-f", "jsonl")
+    result = run("apply", str(plan), "--action", "symlink", "--yes", "--delete-near-duplicates", "-f", "jsonl")
     assert result.exit_code == ExitCode.INCOMPLETE
     outcome = {Path(r["path"]).name: r for r in map(json.loads, result.stdout.splitlines())}
     for name in ("shipping-policy-revised.txt", "shipping-policy.txt"):
@@ -206,8 +206,8 @@ def test_protected_roots_and_two_names_of_one_file_are_refused(tmp_path: Path) -
     other.update({k: kept[k] for k in ("device", "inode", "size", "mtime_ns", "sha256")})
     plan.write_text(json.dumps(document))
     linked = run("apply", str(plan), "--action", "delete")  # a dry run says the same
-    assert linked.exit_code == ExitCode.INCOMPLETE
-    assert "the same file as the kept one" in linked.stdout
+    assert linked.exit_code == ExitCode.ERROR
+    assert "are recorded as one file (same device and inode)" in linked.stderr
     assert Path(other["path"]).exists() and Path(kept["path"]).exists()
 
 
@@ -219,12 +219,12 @@ def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
         (["--action", "delete", "--script", str(tmp_path / "s.sh")], "--delete-near-duplicates"),
         (["--action", "move-to"], "needs a DIR"),
         (["--action", "hardlink", str(tmp_path)], "takes no DIR"),
-        (["--action", "hardlink", "--yes", "--script", "-"], "choose one"),
+        (["--action", "hardlink", "--yes", "--delete-near-duplicates", "--script", "-"], "choose one"),
         (["--action", "hardlink", "--journal", str(tmp_path / "j")], "--journal goes with --yes"),
         (["--action", "move-to", str(corpus), "--protect", str(corpus)], "protected root"),
         (["--action", "move-to", str(plan)], "is not a directory"),
-        (["--action", "symlink", "--script", str(plan)], "is the plan"),
-        (["--action", "symlink", "-o", str(plan)], "is the plan"),
+        (["--action", "symlink", "--script", str(plan)], "is also an input"),
+        (["--action", "symlink", "-o", str(plan)], "is also an input"),
     ]
     for args, says in cases:
         result = run("apply", str(plan), *args)
@@ -238,8 +238,10 @@ def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
     [
         ("{not json", "not a plan written by simhash dedupe --plan"),
         ('{"version": 1, "clusters": []}', "plan version 1"),
-        ('{"version": 2, "clusters": [{"keep": null, "files": [{"path": "a"}]}]}', "an action"),
-        ('{"version": 2, "clusters": [{"keep": "a", "files": []}]}', "must keep exactly"),
+        ('{"version": 3, "roots": ["/"], "clusters": [{"keep": null, "files": [{"path": "a"}]}]}',
+         "an action"),
+        ('{"version": 3, "roots": ["/"], "clusters": [{"keep": "/a", "files": []}]}',
+         "must keep exactly"),
     ],
 )
 def test_a_plan_that_is_not_one_is_refused_in_one_line(
@@ -247,7 +249,7 @@ def test_a_plan_that_is_not_one_is_refused_in_one_line(
 ) -> None:
     plan = tmp_path / "plan.json"
     plan.write_text(content)
-    result = run("apply", str(plan), "--action", "hardlink", "--yes")
+    result = run("apply", str(plan), "--action", "hardlink", "--yes", "--delete-near-duplicates")
     assert result.exit_code == ExitCode.ERROR
     assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
     assert not Path(f"{plan}.journal").exists()
@@ -270,7 +272,8 @@ def test_a_journal_of_another_plan_is_refused(tmp_path: Path) -> None:
     assert first.exit_code == ExitCode.OK
     other = run("apply", str(plan), "--action", "move-to", str(tmp_path / "b"), "--yes",
                 "--journal", str(journal))  # fmt: skip
-    assert other.exit_code == ExitCode.ERROR and "records another plan" in other.stderr
+    assert other.exit_code == ExitCode.ERROR
+    assert "is not the journal of this plan, action and destination" in other.stderr
     assert not (tmp_path / "b").exists()
 
 
@@ -344,7 +347,7 @@ def test_a_step_cut_between_its_two_halves_is_finished_on_resume(tmp_path: Path)
     os.makedirs(os.path.dirname(moved))
     os.link(step.target.path, moved)
     header = {"journal": 1, "plan": plan.path, "plan_sha256": plan.sha256, "action": "move-to"}
-    journal = Journal(str(tmp_path / "journal"), header)
+    journal = Journal(str(tmp_path / "journal"), header, len(plan.steps))
     journal.open()
     journal.record(step, "started")
     outcomes = list(apply(plan, Action.MOVE_TO, destination=dups, execute=True, journal=journal))
@@ -360,7 +363,7 @@ def test_a_temporary_link_left_by_a_killed_run_is_replaced(tmp_path: Path) -> No
     step = plan.steps[0]
     head, name = os.path.split(step.target.path)
     os.link(step.kept.path, os.path.join(head, f".{name}.simhash-apply"))
-    outcomes = list(apply(plan, Action.HARDLINK, execute=True))
+    outcomes = list(apply(plan, Action.HARDLINK, execute=True, consent=True))
     assert [o.status for o in outcomes] == [Status.DONE] * 3
     assert not list(corpus.glob(".*"))
     # A file of that name that is not such a link is somebody's: the step is refused.
@@ -368,7 +371,7 @@ def test_a_temporary_link_left_by_a_killed_run_is_replaced(tmp_path: Path) -> No
     plan2 = load_plan(str(plan_file2))
     head, name = os.path.split(plan2.steps[0].target.path)
     Path(head, f".{name}.simhash-apply").write_text("mine")
-    first = next(apply(plan2, Action.SYMLINK, execute=True))
+    first = next(apply(plan2, Action.SYMLINK, execute=True, consent=True))
     assert first.status is Status.REFUSED and "is in use" in first.detail
     assert Path(head, f".{name}.simhash-apply").read_text() == "mine"
 
@@ -403,7 +406,7 @@ def test_the_script_ends_where_apply_ends(tmp_path: Path, action: Action) -> Non
         plan = root / "plan.json"
         _plan(root / "corpus", plan)
         where = [str(root / "dups")] if action is Action.MOVE_TO else []
-        flags = ["--delete-near-duplicates"] if action is Action.DELETE else []
+        flags = [] if action is Action.MOVE_TO else ["--delete-near-duplicates"]
         if how == "apply":
             result = run("apply", str(plan), "--action", action.value, *where, *flags, "--yes")
             assert result.exit_code == ExitCode.OK, result.stderr
@@ -477,7 +480,8 @@ def test_apply_never_loses_a_kept_protected_or_changed_file(
         stamps = [stamp_of(os.stat(p)) for p in paths]
         plan = make_plan(
             paths, np.zeros((len(paths), 1), np.uint64), stamps, 64, clusters,
-            keep=data.draw(st.sampled_from(list(Keep))), protect=[str(root / "protected")],
+            keep=data.draw(st.sampled_from(list(Keep))), roots=[str(root)],
+            protect=[str(root / "protected")],
         )  # fmt: skip
         plan_file = root / "plan.json"
         plan_file.write_text(json.dumps(plan))
@@ -487,7 +491,7 @@ def test_apply_never_loses_a_kept_protected_or_changed_file(
         before = {p: Path(p).read_bytes() for p in paths}
         loaded = load_plan(str(plan_file))
         destination = str(root / "moved") if action is Action.MOVE_TO else None
-        for _ in apply(loaded, action, destination=destination, execute=True):
+        for _ in apply(loaded, action, destination=destination, execute=True, consent=True):
             pass
         for cluster in plan["clusters"]:
             for entry in cluster["files"]:
@@ -510,7 +514,6 @@ def test_a_journal_line_cut_short_by_a_kill_is_dropped(tmp_path: Path) -> None:
     _corpus, plan = sample_copy(tmp_path)
     dups = str(tmp_path / "dups")
     journal = Path(f"{plan}.journal")
-    journal.write_bytes(b'{"journal": 1, "pla')  # killed while writing the first line
     first = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-f", "jsonl")
     assert first.exit_code == ExitCode.OK, first.stderr
     lines = journal.read_bytes().splitlines()

@@ -18,10 +18,11 @@ from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
 from ..io.sinks.formats import Output
-from .actions.apply import under_root
+from .actions.checks import under_root
 from .actions.plans import Keep
-from .actions.steps import Action
+from .actions.steps import Action, LoadedPlan
 from .engine import Need
+from .guard import Reads, refuse_overwrites, sidecars
 from .settings import EngineChoice, Input, Reading, Source
 
 __all__ = [
@@ -49,27 +50,19 @@ FINGERPRINTS_AS_MADE = (
 )
 
 
-def refuse_output_over_input(source: Source, outputs: dict[str, str | None]) -> None:
-    """An output (``-o FILE``, ``--plan FILE``) naming a file that is also an input would
-    replace the very file being read: almost always a slip, so it is refused before any work.
-
-    Args:
-        source: what the command reads.
-        outputs: each output's parameter -> its path (None or ``-`` when not a file).
+def refuse_output_over_input(
+    source: Source, outputs: dict[str, str | None], *, also: tuple[str, ...] = ()
+) -> None:
+    """An output (``-o FILE``, ``--plan FILE``) that is, under any spelling, a file the command
+    reads (named, inside a scanned directory, or ``also``: an index and its sidecars) or
+    another output would replace it: refused before any work (:mod:`.guard`).
 
     Raises:
         UsageError: ``output FILE is also an input: it would be replaced``.
     """
-    inputs = [path for path in source.input_paths() if os.path.isfile(path)]
-    for name, target in outputs.items():
-        if target in (None, "-") or not os.path.exists(target):
-            continue
-        for path in inputs:
-            if os.path.exists(path) and os.path.samefile(path, target):
-                raise UsageError(
-                    f"{{{name}}} {target} is also an input: it would be replaced",
-                    parameters=(name,),
-                )
+    named = tuple(source.input_paths())
+    trees = named if source.kind is Input.PATHS else ()
+    refuse_overwrites(outputs, Reads(files=named + also, trees=trees))
 
 
 def _check_records(source: Source, reading: Reading) -> None:
@@ -135,6 +128,8 @@ class PlanRequest:
     path: str
     keep: Keep = Keep.OLDEST
     protect: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    """The paths scanned: no step of the plan may act outside them."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +190,9 @@ class DedupeRequest:
         """The action plan asked for, if any."""
         if self.plan is None:
             return None
-        return PlanRequest(self.plan, self.keep or Keep.OLDEST, self.protect)
+        return PlanRequest(
+            self.plan, self.keep or Keep.OLDEST, self.protect, tuple(self.source.paths)
+        )
 
     @property
     def vectors_needed(self) -> bool:
@@ -205,7 +202,11 @@ class DedupeRequest:
     def check(self) -> None:
         """Raises: UsageError, BadValueError: options that do not go together."""
         self._check_scheme()
-        refuse_output_over_input(self.source, {"output": self.output.path, "plan": self.plan})
+        refuse_output_over_input(
+            self.source,
+            {"output": self.output.path, "plan": self.plan},
+            also=() if self.index is None else sidecars(self.index),
+        )
         self._check_plan()
         _check_records(self.source, self.reading)
         self._check_index()
@@ -377,13 +378,29 @@ class ApplyRequest:
                 "{journal} goes with {execute} (a dry run records nothing)",
                 parameters=("journal", "execute"),
             )
-        for name, target in (("script", self.script), ("output", self.output.path)):
-            if _same_path(target, self.plan):
-                raise UsageError(
-                    f"{{{name}}} {target} is the plan: it would be replaced", parameters=(name,)
+        refuse_overwrites(self._writes(), Reads(files=(self.plan,)))
+
+    def _writes(self) -> dict[str, str | None]:
+        return {
+            "script": self.script,
+            "output": self.output.path,
+            "journal": self.journal_path if self.execute else None,
+        }
+
+    def check_plan(self, plan: LoadedPlan) -> None:
+        """The rules that need the plan read: no output onto a file it names, no destination
+        under one of its protected roots.
+
+        Raises:
+            UsageError, BadValueError: before any step.
+        """
+        refuse_overwrites(self._writes(), Reads(files=(plan.path, *plan.members())))
+        if self.directory is not None:
+            root = under_root(self.directory, [*plan.protect, *self.protect])
+            if root is not None:
+                raise BadValueError(
+                    f"{self.directory} is under the protected root {root}", parameter="directory"
                 )
-        if self.execute and _same_path(self.journal_path, self.plan):
-            raise UsageError("{journal} must not be the plan itself", parameters=("journal",))
 
     def _check_directory(self) -> None:
         if self.action is not Action.MOVE_TO:
@@ -405,7 +422,3 @@ class ApplyRequest:
             raise BadValueError(
                 f"{self.directory} is under the protected root {root}", parameter="directory"
             )
-
-
-def _same_path(path: str | None, other: str) -> bool:
-    return path not in (None, "-") and os.path.abspath(path) == os.path.abspath(other)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from ..core.vectorize import Weighting
 from ..errors import InputError
 from ..io.sinks.atomic import atomic_output
 from .actions.apply import apply, apply_records
-from .actions.journal import JOURNAL_VERSION, Journal
+from .actions.journal import JOURNAL_VERSION, Journal, exclusive
 from .actions.plans import make_plan
 from .actions.script import write_script
 from .actions.steps import LoadedPlan
@@ -190,6 +190,7 @@ def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> None:
         docs.settings.bits,
         result.clusters,
         keep=plan.keep,
+        roots=plan.roots,
         protect=plan.protect,
         settings=docs.settings.names(),
     )
@@ -239,7 +240,11 @@ def calibrate_corpus(request: CalibrateRequest, engine: Engine, hooks: Hooks) ->
 def script_of(request: ApplyRequest, plan: LoadedPlan) -> bytes:
     """``apply --script``: the steps as a POSIX shell script, for review."""
     return write_script(
-        plan, request.action, destination=request.destination, protect=request.protect
+        plan,
+        request.action,
+        destination=request.destination,
+        protect=request.protect,
+        consent=request.delete_near_duplicates,
     )
 
 
@@ -259,13 +264,15 @@ def journal_header(request: ApplyRequest, plan: LoadedPlan) -> dict[str, Any]:
 def taking_steps(
     request: ApplyRequest, plan: LoadedPlan, progress: Progress
 ) -> Iterator[Iterator[dict[str, Any]]]:
-    """``simhash apply``: the record of each step as it is taken (or, in a dry run, checked),
-    with the journal open for the run when it acts."""
-    journal = None
-    if request.execute:
-        journal = Journal(request.journal_path, journal_header(request, plan))
-        journal.open()
-    try:
+    """``simhash apply``: the record of each step as it is taken (or, in a dry run, checked).
+    When it acts, the run holds the plan's lock and its journal for its whole length."""
+    with ExitStack() as held:
+        journal = None
+        if request.execute:
+            held.enter_context(exclusive(plan.path))
+            journal = Journal(request.journal_path, journal_header(request, plan), len(plan.steps))
+            journal.open()
+            held.callback(journal.close)
         if progress.on_listed is not None:
             progress.on_listed(len(plan.steps))
         outcomes = apply(
@@ -275,9 +282,7 @@ def taking_steps(
             execute=request.execute,
             journal=journal,
             protect=request.protect,
+            consent=request.delete_near_duplicates,
             on_step=progress.on_read,
         )
         yield apply_records(outcomes, request.action)
-    finally:
-        if journal is not None:
-            journal.close()

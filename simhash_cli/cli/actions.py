@@ -47,8 +47,9 @@ __all__ = ["apply_command"]
         click.option(
             "--delete-near-duplicates",
             is_flag=True,
-            help="Required for --action delete with --yes or --script: near-duplicates are "
-            "different files, and deleting one loses what only it says.",
+            help="Consent to lose what only a near-duplicate says: required for --action delete "
+            "with --yes or --script, and for hardlink / symlink over a file whose bytes differ "
+            "from the kept file's (byte-identical files need none).",
         ),
         click.option(
             "--journal",
@@ -93,6 +94,7 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
     """
     request.check()
     plan = load_plan(request.plan)
+    request.check_plan(plan)
     if request.script is not None:
         _write_script(request, plan, messages)
         return

@@ -12,7 +12,12 @@ from ..engines import open_engine
 from ..engines.local import LocalEngine
 from ..errors import ExitCode
 from ..index import run as index_run
-from ..index.requests import IndexAddRequest, IndexDedupeRequest, IndexQueryRequest
+from ..index.requests import (
+    IndexAddRequest,
+    IndexDedupeRequest,
+    IndexQueryRequest,
+    refuse_output_over_index,
+)
 from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
@@ -157,6 +162,7 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
 def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> None:
     """All near-duplicate pairs and clusters among the stored documents, as `simhash dedupe`
     reports them."""
+    request.check()
     result = index_run.dedupe_stored(request, LocalEngine(), messages)
     with opened(request.output.path) as out:
         emit_dedupe(result, request.output.resolve(sys.stdout), out)
@@ -168,6 +174,7 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
 def index_stats_command(db: str, output: Output) -> None:
     """Documents, the settings they were made with, the tables (how evenly their keys spread:
     the largest bucket is what one look-up can cost) and the size on disk."""
+    refuse_output_over_index(db, output)
     stats = index_run.stats(db)
     with opened(output.path) as out:
         emit_index_stats(stats, output.resolve(sys.stdout), out)
@@ -179,6 +186,7 @@ def index_stats_command(db: str, output: Output) -> None:
 def index_prune_command(db: str, output: Output, messages: Messages) -> None:
     """Forget the stored files that no longer exist (records from --vectors and
     --fingerprints stay); report each as {"removed": path}."""
+    refuse_output_over_index(db, output)
     pruned = index_run.prune(db)
     with opened(output.path) as out:
         records = [{"removed": path} for path in pruned.removed]

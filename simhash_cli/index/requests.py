@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..app.engine import Need
-from ..app.requests import DEFAULT_THRESHOLD
+from ..app.guard import Reads, refuse_overwrites, sidecars
+from ..app.requests import DEFAULT_THRESHOLD, refuse_output_over_input
 from ..app.settings import EngineChoice, Input, Reading, Source, default_jobs
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.cosines import Verify
@@ -18,6 +19,7 @@ __all__ = [
     "IndexAddRequest",
     "IndexDedupeRequest",
     "IndexQueryRequest",
+    "refuse_output_over_index",
 ]
 
 NO_STANDARD_INPUT = (
@@ -25,6 +27,15 @@ NO_STANDARD_INPUT = (
     "(give {vectors} - or {fingerprints} - for records)"
 )
 STORED = (Input.VECTORS, Input.FINGERPRINTS)
+
+
+def refuse_output_over_index(db: str, output: Output) -> None:
+    """``-o FILE`` that is the index (or its ``-wal``/``-shm``) would turn it into a report.
+
+    Raises:
+        UsageError: before the index is opened.
+    """
+    refuse_overwrites({"output": output.path}, Reads(files=sidecars(db)))
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,7 @@ class IndexAddRequest:
                 "{fingerprints} records say how they were made: give no settings",
                 parameters=("fingerprints",),
             )
+        refuse_overwrites({"db": self.db}, Reads(files=tuple(self.source.input_paths())))
 
     def needs(self) -> list[Need]:
         """What this request needs of an engine."""
@@ -67,8 +79,9 @@ class IndexQueryRequest:
     output: Output = field(default_factory=Output)
 
     def check(self) -> None:
-        """Raises: UsageError: no input."""
+        """Raises: UsageError: no input, or an output over an input."""
         self.source.require(STORED)
+        refuse_output_over_input(self.source, {"output": self.output.path}, also=sidecars(self.db))
 
 
 @dataclass(frozen=True)
@@ -82,3 +95,7 @@ class IndexDedupeRequest:
     max_pairs: int = DEFAULT_MAX_PAIRS
     jobs: int = field(default_factory=default_jobs)
     output: Output = field(default_factory=Output)
+
+    def check(self) -> None:
+        """Raises: UsageError: an output over the index."""
+        refuse_output_over_index(self.db, self.output)

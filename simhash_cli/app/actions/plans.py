@@ -26,11 +26,12 @@ from numpy.typing import NDArray
 from ...core.events import Stamp, stamp_of
 from ...core.fingerprint import to_hex, to_int
 from ...errors import FileChanged, InputError
+from ...io.places import root_of
 from ...io.sources.files import STDIN
 
 __all__ = ["PLAN_VERSION", "FileState", "Keep", "inspect", "make_plan", "sha256_of"]
 
-PLAN_VERSION = 2
+PLAN_VERSION = 3
 
 
 class Keep(str, Enum):
@@ -119,8 +120,25 @@ def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
 
 
 def _protected(path: str, roots: Sequence[str]) -> bool:
-    real = os.path.realpath(path)
-    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+    return root_of(path, roots) is not None
+
+
+def _resolved(path: str, roots: Sequence[str]) -> str:
+    """``path`` as plans record it: absolute, its directory resolved. Raises FileChanged when
+    it was reached through a symbolic link to a directory below the path given (followed with
+    ``--follow-symlinks``): such a file lies outside what was scanned, and is not acted on. A
+    file that is itself a link is for ``check`` to refuse."""
+    head, name = os.path.split(path)
+    real = os.path.realpath(head)
+    for root in roots:
+        if path == root:
+            return os.path.join(real, name)
+        if path.startswith(root.rstrip(os.sep) + os.sep):
+            below = os.path.relpath(head, root)
+            if os.path.normpath(os.path.join(os.path.realpath(root), below)) == real:
+                return os.path.join(real, name)
+            raise FileChanged(f"reached through a symbolic link (its directory is {real})")
+    raise FileChanged("outside the paths given")
 
 
 def make_plan(
@@ -131,6 +149,7 @@ def make_plan(
     clusters: Sequence[NDArray[np.int64]],
     *,
     keep: Keep,
+    roots: Sequence[str],
     protect: Sequence[str] = (),
     settings: dict[str, Any] | None = None,
     check: Callable[[str, Stamp], FileState] = inspect,
@@ -150,6 +169,8 @@ def make_plan(
         bits: fingerprint width.
         clusters: member indices of each cluster (as :func:`~simhash_cli.core.cluster.clusters`).
         keep: which member is kept.
+        roots: the paths scanned (files and directories as given): every member lies in one,
+            and no step of the plan may act outside them.
         protect: roots whose files are never touched.
         settings: what the fingerprints were made with, recorded in the plan.
         check: a file's state now, or FileChanged (a parameter for tests).
@@ -157,20 +178,22 @@ def make_plan(
     Raises:
         InputError: a member that is not a file on disk (standard input, a pipe).
     """
-    roots = [os.path.realpath(root) for root in protect]
+    protected = [os.path.realpath(root) for root in protect]
+    given = [os.path.abspath(root) for root in roots if root != STDIN]
     planned = []
     for number, members in enumerate(clusters):
         states: list[tuple[int, FileState, int]] = []
         files: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
         for position, member in enumerate(members.tolist()):
-            path = os.path.abspath(ids[member])  # the plan may be applied from elsewhere
             if ids[member] == STDIN or stamps[member][1] == 0:
                 raise InputError(
                     f"{{plan}} needs files: {ids[member]} (a stream) cannot be kept or removed",
                     parameters=("plan",),
                 )
+            path = os.path.abspath(ids[member])  # the plan may be applied from elsewhere
             try:
+                path = _resolved(path, given)
                 states.append((position, check(path, tuple(stamps[member])), member))
             except FileChanged as exc:
                 skipped.append({"path": path, "action": "skip", "why": str(exc)})
@@ -179,7 +202,7 @@ def make_plan(
         for _, state, member in ranked:
             if state is kept:
                 action = "keep"
-            elif _protected(state.path, roots):
+            elif _protected(state.path, protected):
                 action = "protected"
             else:
                 action = "remove"
@@ -207,6 +230,7 @@ def make_plan(
         "version": PLAN_VERSION,
         "settings": settings or {},
         "keep": keep.value,
-        "protect": roots,
+        "roots": [os.path.realpath(root) for root in given],
+        "protect": protected,
         "clusters": planned,
     }

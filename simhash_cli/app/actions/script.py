@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 
 from ...errors import ExitCode
-from .apply import destination_of, static_refusal, temp_name
+from .checks import Bounds, destination_of, static_refusal, temp_name
 from .steps import Action, LoadedPlan
 
 __all__ = ["shell_quote", "write_script"]
@@ -137,6 +137,15 @@ def shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+def _comment(text: str) -> str:
+    """``text`` for a ``#`` comment: quoted as a shell word, and with every line break and
+    other control character escaped, so that the comment cannot end early."""
+    shown = "".join(
+        char if char.isprintable() or char == " " else f"\\x{ord(char):02x}" for char in text
+    )
+    return shell_quote(shown)
+
+
 def _words(values: Sequence[object]) -> str:
     return " ".join(shell_quote(str(value)) for value in values)
 
@@ -147,20 +156,24 @@ def write_script(
     *,
     destination: str | None = None,
     protect: Sequence[str] = (),
+    consent: bool = False,
 ) -> bytes:
-    """The script for ``plan``, as bytes (file names that are not UTF-8 stay as they are)."""
-    roots = [*plan.protect, *protect]
+    """The script for ``plan``, as bytes (file names that are not UTF-8 stay as they are).
+    Every line that names something from the plan or the command line quotes it: a comment
+    too, since a newline in a name would otherwise end the comment and start a command."""
+    bounds = Bounds.of(plan, protect, consent)
     incomplete = str(int(ExitCode.INCOMPLETE))
     lines = [
         _PRELUDE.replace("__INCOMPLETE__", incomplete),
-        f"# plan: {plan.path}",
+        f"# plan: {_comment(plan.path)}",
         f"# plan SHA-256: {plan.sha256}",
-        f"# action: {action.value}" + (f" {destination}" if destination else ""),
+        f"# action: {action.value}" + (f" {_comment(destination)}" if destination else ""),
         "",
     ]
     for step in plan.steps:
         target, kept = step.target, step.kept
-        refusal = static_refusal(step, action, roots)
+        moved = None if destination is None else destination_of(destination, target.path)
+        refusal = static_refusal(step, action, bounds, moved)
         if refusal is not None:
             lines.append(f"refuse {step.number} {shell_quote(refusal + ': ' + target.path)}")
             continue
@@ -176,8 +189,7 @@ def write_script(
             kept.sha256,
         ]
         if action is Action.MOVE_TO:
-            assert destination is not None
-            moved = destination_of(destination, target.path)
+            assert moved is not None
             arguments += [moved, os.path.dirname(moved)]
         elif action is not Action.DELETE:
             arguments.append(temp_name(target.path))

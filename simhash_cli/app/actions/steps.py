@@ -57,10 +57,17 @@ class Outcome:
 
 @dataclass(frozen=True)
 class LoadedPlan:
-    """A plan file read and checked: its steps, protected roots, and its digest (which ties a
-    journal to it)."""
+    """A plan file read and checked: its steps, the paths it scanned (``roots``: no step acts
+    outside them), its protected roots, and its digest (which ties a journal to it)."""
 
     path: str
     sha256: str
     protect: list[str]
     steps: list[Step]
+    roots: list[str]
+
+    def members(self) -> list[str]:
+        """Every file a step acts on or keeps."""
+        named = {step.target.path for step in self.steps}
+        named.update(step.kept.path for step in self.steps)
+        return sorted(named)

@@ -93,6 +93,7 @@ def list_files(
     check_paths_exist(paths)
     seen: dict[tuple[int, int], str] = {}
     files: list[str] = []
+    own = _own_output()
 
     def add(path: str, explicit: bool) -> None:
         try:
@@ -104,6 +105,9 @@ def list_files(
             on_event(Skipped(path, "not a regular file"))
             return
         key = (info.st_dev, info.st_ino)
+        if key == own:
+            on_event(Skipped(path, "this command's own output (standard output is this file)"))
+            return
         if distinct and stat.S_ISREG(info.st_mode) and key in seen:
             on_event(Skipped(path, f"same file as {seen[key]}"))
             return
@@ -122,28 +126,58 @@ def list_files(
     return files
 
 
+def _own_output() -> tuple[int, int] | None:
+    """The file standard output is redirected to (``> FILE``), which the shell has already
+    emptied: it is never read as a document."""
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # closed, or replaced by a test runner
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
 def _walk(
     root: str, on_event: OnEvent, visited: dict[tuple[int, int], str] | None
 ) -> Iterator[str]:
-    """Files below ``root``, sorted. With ``visited`` (directories seen, by device and inode),
-    symbolic links to directories are followed, and a directory reached again is reported
-    once and not entered: a link loop ends there."""
-
-    def failed(exc: OSError) -> None:
-        on_event(Skipped(exc.filename or root, f"unreadable directory: {os_reason(exc)}"))
-
-    for directory, subdirs, names in os.walk(root, onerror=failed, followlinks=visited is not None):
+    """Files below ``root``, sorted: each directory's files, then its subdirectories in order.
+    With ``visited`` (directories seen, by device and inode), symbolic links to directories are
+    followed, and a directory reached again is reported once and not entered: a link loop ends
+    there. Iterative, so a tree of any depth is walked (os.walk recurses)."""
+    pending = [root]
+    while pending:
+        directory = pending.pop()
         if visited is not None:
-            info = os.stat(directory)
+            try:
+                info = os.stat(directory)
+            except OSError as exc:
+                on_event(Skipped(directory, f"unreadable directory: {os_reason(exc)}"))
+                continue
             key = (info.st_dev, info.st_ino)
             if key in visited:
                 on_event(Skipped(directory, f"symlink loop: the directory {visited[key]} again"))
-                subdirs[:] = []
                 continue
             visited[key] = directory
-        subdirs.sort()
-        for name in sorted(names):
-            yield os.path.join(directory, name)
+        try:
+            with os.scandir(directory) as entries:
+                listed = [(entry.name, _is_directory(entry)) for entry in entries]
+        except OSError as exc:
+            on_event(Skipped(exc.filename or directory, f"unreadable directory: {os_reason(exc)}"))
+            continue
+        subdirs = []
+        for name, is_directory in sorted(listed):
+            path = os.path.join(directory, name)
+            if not is_directory:
+                yield path
+            elif visited is not None or not os.path.islink(path):
+                subdirs.append(path)
+        pending.extend(reversed(subdirs))
+
+
+def _is_directory(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def os_reason(exc: OSError) -> str:

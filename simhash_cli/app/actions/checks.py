@@ -1,0 +1,235 @@
+"""What must hold before a step of a plan may act, checked by identity, never by spelling.
+
+A step is refused when the file or its cluster's kept file lies outside the paths the plan
+scanned or is reached through a symbolic link, when the file is under a protected root, when
+both are one file, when a hard link would cross filesystems, when a link would replace a file
+whose bytes differ from the kept file's without consent, when a move's destination is the file
+itself or another file of the plan, and when either file is not, now, the very file the plan
+recorded (device, inode, size, mtime, SHA-256).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...core.events import stamp_of
+from ...io.places import Identity, identity, inside, root_of, spot
+from .plans import FileState, sha256_of
+from .steps import TEMP_SUFFIX, Action, LoadedPlan, Step
+
+__all__ = [
+    "Bounds",
+    "Digests",
+    "destination_of",
+    "finished",
+    "refusal",
+    "static_refusal",
+    "temp_name",
+    "under_root",
+]
+
+CONSENT = "--delete-near-duplicates"
+"""The words that consent to losing a near-duplicate's own bytes (delete, or a link over it)."""
+
+
+def under_root(path: str, roots: Sequence[str]) -> str | None:
+    """The protected root ``path`` is, or lies under (by identity, after resolving links)."""
+    return root_of(path, roots)
+
+
+def destination_of(directory: str, path: str) -> str:
+    """Where ``move-to DIR`` puts a file: DIR followed by the file's absolute path, so that two
+    files of one name in different directories never meet."""
+    return os.path.join(os.path.abspath(directory), os.path.abspath(path).lstrip(os.sep))
+
+
+def temp_name(path: str) -> str:
+    """The name a link is made under beside ``path`` before it is renamed over it."""
+    head, name = os.path.split(path)
+    return os.path.join(head, f".{name}{TEMP_SUFFIX}")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What a run of a plan may touch: inside the scanned roots, outside the protected ones.
+
+    Attributes:
+        scanned: the identities of the paths the plan scanned.
+        protected: each protected root (the plan's and the run's) by path.
+        members: the recorded identity of every file the plan acts on or keeps.
+        consent: a file whose bytes differ from the kept file's may be replaced by a link.
+    """
+
+    scanned: tuple[Identity, ...]
+    protected: tuple[str, ...]
+    members: frozenset[Identity]
+    consent: bool = False
+
+    @classmethod
+    def of(cls, plan: LoadedPlan, protect: Sequence[str] = (), consent: bool = False) -> Bounds:
+        scanned = tuple(place for root in plan.roots if (place := identity(root)) is not None)
+        members = {(s.target.device, s.target.inode) for s in plan.steps}
+        members.update((s.kept.device, s.kept.inode) for s in plan.steps)
+        return cls(scanned, (*plan.protect, *protect), frozenset(members), consent)
+
+
+def _placement(path: str, bounds: Bounds) -> str | None:
+    """Why ``path`` may not be acted on (or kept) where it is, or None."""
+    if not inside(path, bounds.scanned):
+        return "outside the paths the plan scanned"
+    real = os.path.realpath(path)
+    if real != path:
+        return f"reached through a symbolic link (it resolves to {real})"
+    return None
+
+
+def _destination_refusal(step: Step, destination: str, bounds: Bounds) -> str | None:
+    if spot(destination) == spot(step.target.path):
+        return f"the destination {destination} is the file itself: nothing would move"
+    place = identity(destination)
+    if place is not None and place in bounds.members - {(step.target.device, step.target.inode)}:
+        return f"the destination {destination} is a file of the plan"
+    root = under_root(os.path.dirname(destination), bounds.protected)
+    if root is not None:
+        return f"the destination {destination} is under the protected root {root}"
+    return None
+
+
+def static_refusal(
+    step: Step, action: Action, bounds: Bounds, destination: str | None = None
+) -> str | None:
+    """Why the step must not run, whatever its files' bytes are now (the plan, the roots and
+    the consent given say so), or None."""
+    target, kept = step.target, step.kept
+    for what, path in (("the file", target.path), ("the kept file", kept.path)):
+        placement = _placement(path, bounds)
+        if placement is not None:
+            return f"{what} {path} is {placement}"
+    root = under_root(target.path, bounds.protected)
+    if root is not None:
+        return f"under the protected root {root}"
+    if (target.device, target.inode) == (kept.device, kept.inode):
+        return "the same file as the kept one (a hard link or the same path)"
+    if action is Action.HARDLINK and target.device != kept.device:
+        return "on another filesystem than the kept file: a hard link cannot cross"
+    linked = action in (Action.HARDLINK, Action.SYMLINK)
+    if linked and target.sha256 != kept.sha256 and not bounds.consent:
+        return (
+            "its bytes differ from the kept file's: a link over it would lose them "
+            f"(add {CONSENT} to replace it all the same)"
+        )
+    if action is Action.MOVE_TO:
+        assert destination is not None
+        return _destination_refusal(step, destination, bounds)
+    return None
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+class Digests:
+    """SHA-256 of files by their stamp: a kept file shared by many steps is read once, and
+    read again as soon as anything about it changes (its ctime included)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, tuple[int, ...]], str] = {}
+
+    def of(self, path: str, info: os.stat_result) -> str:
+        key = (path, stamp_of(info))
+        if key not in self._known:
+            self._known[key] = sha256_of(path, info)
+        return self._known[key]
+
+
+def _difference(planned: FileState, digests: Digests) -> str | None:
+    """How the file at ``planned.path`` differs from the plan, or None when it is the same."""
+    try:
+        info = _lstat(planned.path)
+        if info is None:
+            return "is gone"
+        if stat.S_ISLNK(info.st_mode):
+            return "is now a symbolic link"
+        if not stat.S_ISREG(info.st_mode):
+            return "is no longer a regular file"
+        if (info.st_dev, info.st_ino) != (planned.device, planned.inode):
+            return "was replaced since the plan (another inode)"
+        if info.st_size != planned.size:
+            return f"changed size since the plan ({planned.size:,} -> {info.st_size:,} bytes)"
+        if info.st_mtime_ns != planned.mtime_ns:
+            return "was modified since the plan (another mtime)"
+        if digests.of(planned.path, info) != planned.sha256:
+            return "has other bytes than when it was planned (another SHA-256)"
+    except OSError as exc:
+        return f"cannot be checked: {exc.strerror}"
+    return None
+
+
+def holds_copy(path: str, planned: FileState) -> bool:
+    """True when ``path`` is the planned file under another name, or a copy of its bytes."""
+    info = _lstat(path)
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return False
+    if (info.st_dev, info.st_ino) == (planned.device, planned.inode):
+        return True
+    return info.st_size == planned.size and sha256_of(path, info) == planned.sha256
+
+
+def finished(step: Step, action: Action, destination: str | None) -> bool:
+    """True when the file already is as the step leaves it (a run stopped after acting and
+    before its journal said so, or a second run). A journal's word is never taken for it."""
+    target = step.target.path
+    info = _lstat(target)
+    if action is Action.DELETE:
+        return info is None
+    if action is Action.MOVE_TO:
+        assert destination is not None
+        return info is None and holds_copy(destination, step.target)
+    if info is None:
+        return False
+    if action is Action.HARDLINK:
+        kept = step.kept
+        return stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) == (
+            kept.device,
+            kept.inode,
+        )
+    return stat.S_ISLNK(info.st_mode) and os.readlink(target) == os.path.abspath(step.kept.path)
+
+
+def refusal(
+    step: Step, action: Action, destination: str | None, bounds: Bounds, digests: Digests
+) -> str | None:
+    """Why the step must not run now, or None."""
+    target, kept = step.target, step.kept
+    found = static_refusal(step, action, bounds, destination)
+    if found is not None:
+        return found
+    difference = _difference(kept, digests)
+    if difference is not None:
+        return f"the kept file {kept.path} {difference}"
+    difference = _difference(target, digests)
+    if difference is not None:
+        return f"the file {difference}"
+    if action is Action.MOVE_TO:
+        assert destination is not None
+        if os.path.lexists(destination) and not holds_copy(destination, target):
+            return f"the destination {destination} already exists"
+    if action in (Action.HARDLINK, Action.SYMLINK):
+        temp = temp_name(target.path)
+        if os.path.lexists(temp) and not ours(temp, step):
+            return f"the temporary name {temp} is in use"
+    return None
+
+
+def ours(temp: str, step: Step) -> bool:
+    """A temporary link left by an interrupted step: a link to the kept file, nothing else."""
+    info = os.lstat(temp)
+    if stat.S_ISLNK(info.st_mode):
+        return os.readlink(temp) == os.path.abspath(step.kept.path)
+    return (info.st_dev, info.st_ino) == (step.kept.device, step.kept.inode)
