@@ -42,8 +42,14 @@ def sidecars(db: str) -> tuple[str, ...]:
     return (db, f"{db}-wal", f"{db}-shm", f"{db}-journal")
 
 
-def _written(writes: Mapping[str, str | None]) -> list[tuple[str, str]]:
-    return [(name, path) for name, path in writes.items() if path not in (None, STDIN)]
+def _written(writes: Mapping[str, str | None]) -> list[tuple[str, str, str]]:
+    """Each output: its name, its path as given, and as it will be written (absolute and
+    normalised as the writers normalise it: ``d/missing/../f`` is ``d/f``)."""
+    return [
+        (name, path, os.path.abspath(path))
+        for name, path in writes.items()
+        if path is not None and path != STDIN
+    ]
 
 
 def _one_file(path: str, other: str) -> bool:
@@ -66,25 +72,25 @@ def refuse_overwrites(writes: Mapping[str, str | None], reads: Reads) -> None:
     """
     outputs = _written(writes)
     trees = [(tree, identity(tree)) for tree in reads.trees if tree != STDIN]
-    for position, (name, path) in enumerate(outputs):
-        for other_name, other in outputs[position + 1 :]:
-            if _one_file(path, other):
+    for position, (name, path, written) in enumerate(outputs):
+        for other_name, other, other_written in outputs[position + 1 :]:
+            if _one_file(written, other_written):
                 raise UsageError(
                     f"{{{name}}} {path} and {{{other_name}}} {other} are one file: give each "
                     "its own",
                     parameters=(name, other_name),
                 )
         for read in reads.files:
-            if read != STDIN and _one_file(path, read):
+            if read != STDIN and _one_file(written, read):
                 shown = "" if read == path else f" ({read})"
                 raise UsageError(
                     f"{{{name}}} {path} is also an input{shown}: it would be replaced",
                     parameters=(name,),
                 )
-        if identity(path) is None:
+        if identity(written) is None:
             continue  # a new file: made after the inputs were listed, so never read
         for tree, place in trees:
-            if place is not None and _inside_tree(path, tree, place):
+            if place is not None and _inside_tree(written, tree, place):
                 raise UsageError(
                     f"{{{name}}} {path} is also an input (it lies in {tree}, which is read): it "
                     "would be read as a document and then replaced; write it elsewhere",

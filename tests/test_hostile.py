@@ -1,0 +1,373 @@
+"""The second safety pass: what a hostile user (or an unlucky one) tries, one test per case.
+
+Files lost or changed: concurrent applies of one plan, a move onto the file's own place, outputs
+over inputs under other spellings, a journal that is not ours, a hand-edited plan, links over
+files with other bytes. Each test states the promise it checks (README, "Safety").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from simhash_cli.cli import main
+from simhash_cli.errors import ExitCode
+
+from conftest import SAMPLE, interruptible
+
+SIMHASH = [sys.executable, "-m", "simhash_cli"]
+
+
+def run(*args: str, input: str | bytes | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def contents(*roots: Path) -> dict[str, int]:
+    """How many times each distinct file content appears below ``roots`` (links counted by
+    what they lead to are not files: skipped)."""
+    seen: dict[str, int] = {}
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                key = hashlib.sha256(path.read_bytes()).hexdigest()
+                seen[key] = seen.get(key, 0) + 1
+    return seen
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {
+        str(path): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def one_line_error(result: Result) -> str:
+    lines = result.stderr.splitlines()
+    assert lines and lines[-1].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[-1]
+
+
+def planned(tmp_path: Path, corpus: Path | None = None) -> tuple[Path, Path]:
+    """A copy of the sample corpus and its plan (3 files marked remove)."""
+    if corpus is None:
+        corpus = tmp_path / "corpus"
+        shutil.copytree(SAMPLE, corpus)
+    plan = tmp_path / "plan.json"
+    made = run("dedupe", "-q", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus))
+    assert made.exit_code == ExitCode.OK, made.stderr
+    return corpus, plan
+
+
+def many_pairs(root: Path, pairs: int) -> None:
+    """Pairs of near-duplicates, every file's bytes distinct."""
+    root.mkdir(parents=True)
+    for number in range(pairs):
+        words = " ".join(f"w{number}x{i}" for i in range(40))
+        (root / f"p{number:03}a.txt").write_text(words)
+        (root / f"p{number:03}b.txt").write_text(words + " tail")
+
+
+# ---------------------------------------------------------------- 1. two applies at once
+
+
+def test_two_applies_of_one_plan_at_once_lose_nothing(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    many_pairs(corpus, 60)
+    _, plan = planned(tmp_path, corpus)
+    before = contents(corpus)
+    dups = tmp_path / "dups"
+    command = [*SIMHASH, "apply", str(plan), "--action", "move-to", str(dups), "--yes", "-q"]
+    runs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
+    ends = [(p.wait(60), p.stderr.read().decode()) for p in runs if p.stderr]  # type: ignore[union-attr]
+    assert contents(corpus, dups) == before  # every original byte present exactly once
+    codes = sorted(code for code, _ in ends)
+    assert codes[0] == ExitCode.OK
+    assert codes[1] in (ExitCode.OK, ExitCode.ERROR)
+    for code, stderr in ends:
+        if code == ExitCode.ERROR:
+            assert "another simhash apply is acting on the plan" in stderr
+
+
+def test_two_copies_of_one_plan_racing_lose_nothing(tmp_path: Path) -> None:
+    """Two plans of one corpus (two locks, two journals) racing for the same files: no run's
+    rollback removes a name the other made."""
+    corpus = tmp_path / "corpus"
+    many_pairs(corpus, 60)
+    _, plan = planned(tmp_path, corpus)
+    twin = tmp_path / "twin.json"
+    shutil.copy(plan, twin)
+    before = contents(corpus)
+    dups = tmp_path / "dups"
+    runs = [
+        subprocess.Popen(
+            [*SIMHASH, "apply", str(p), "--action", "move-to", str(dups), "--yes", "-q"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for p in (plan, twin)
+    ]
+    for process in runs:
+        process.wait(60)
+        assert process.returncode in (ExitCode.OK, ExitCode.INCOMPLETE)
+    assert contents(corpus, dups) == before
+
+
+def test_a_second_apply_is_refused_while_the_first_holds_the_plan(tmp_path: Path) -> None:
+    _, plan = planned(tmp_path)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time; d = os.open(sys.argv[1], os.O_RDONLY); "
+            "fcntl.flock(d, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+            str(plan),
+        ],
+        stdout=subprocess.PIPE,
+        preexec_fn=interruptible,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        result = run("apply", str(plan), "--action", "move-to", str(tmp_path / "d"), "--yes")
+        assert result.exit_code == ExitCode.ERROR
+        assert "another simhash apply is acting on the plan" in one_line_error(result)
+        assert not (tmp_path / "d").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# ---------------------------------------------------------------- 2. a move onto itself
+
+
+@pytest.mark.parametrize("where", ["/", "link-to-root", "up"])
+def test_a_move_to_the_files_own_place_is_refused(tmp_path: Path, where: str) -> None:
+    corpus, plan = planned(tmp_path)
+    before = digests(corpus)
+    if where == "link-to-root":
+        (tmp_path / "link").symlink_to("/")
+        destination = str(tmp_path / "link")
+    elif where == "up":  # tmp_path/../../.. back to /
+        destination = str(tmp_path) + "/.." * (len(tmp_path.parts) - 1)
+    else:
+        destination = "/"
+    result = run("apply", str(plan), "--action", "move-to", destination, "--yes", "-f", "jsonl")
+    assert result.exit_code == ExitCode.INCOMPLETE
+    for line in result.stdout.splitlines():
+        record = json.loads(line)
+        assert record["status"] == "refused" and "is the file itself" in record["detail"]
+    assert digests(corpus) == before
+
+
+# ---------------------------------------------------------------- 3. outputs over inputs
+
+
+def test_outputs_never_replace_an_input_under_another_spelling(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    run("index", "add", str(tmp_path / "idx.db"), str(corpus), "-q")
+    _, plan = planned(tmp_path, corpus)
+    member = corpus / "shipping-policy.txt"
+    kept = corpus / "shipping-policy-copy.txt"
+    before = digests(tmp_path)
+    cases = [
+        ["dedupe", str(corpus), "-o", str(corpus / "password-reset-ticket.txt")],
+        ["dedupe", str(corpus), "-o", str(corpus / "sub" / ".." / "volcano-report.txt")],
+        ["dedupe", str(corpus), "--plan", str(corpus / "chess-openings.txt")],
+        ["fingerprint", str(corpus), "-o", f"{corpus}/./sourdough-bread.txt"],
+        ["dedupe", str(corpus), "--plan", str(tmp_path / "x.json"), "-o", f"{tmp_path}/./x.json"],
+        ["dedupe", str(corpus), "--index", str(tmp_path / "idx.db"), "-o", str(tmp_path / "idx.db")],
+        ["dedupe", str(corpus), "--index", str(tmp_path / "idx.db"), "--plan", str(tmp_path / "idx.db")],
+        ["index", "query", str(tmp_path / "idx.db"), str(kept), "-o", str(tmp_path / "idx.db")],
+        ["index", "stats", str(tmp_path / "idx.db"), "-o", str(tmp_path / "idx.db-wal")],
+        ["apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--script", str(kept)],
+        ["apply", str(plan), "--action", "symlink", "-o", str(member)],
+        ["apply", str(plan), "--action", "symlink", "-o", f"{corpus}/../corpus/{kept.name}"],
+        ["apply", str(plan), "--action", "symlink", "--yes", "--journal", str(member)],
+        ["apply", str(plan), "--action", "symlink", "--yes", "--journal", str(plan)],
+    ]  # fmt: skip
+    for args in cases:
+        result = run(*args)
+        assert result.exit_code == ExitCode.USAGE, (args, result.output)
+        assert "is also an input" in one_line_error(result) or "are one file" in result.stderr
+    assert digests(tmp_path) == before
+
+
+def test_standard_output_redirected_into_the_scanned_tree_is_not_read(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    with open(corpus / "fps.jsonl", "wb") as out:
+        done = subprocess.run(
+            [*SIMHASH, "fingerprint", str(corpus)], stdout=out, stderr=subprocess.PIPE
+        )
+    assert done.returncode == ExitCode.OK
+    ids = [json.loads(line)["id"] for line in (corpus / "fps.jsonl").read_text().splitlines()]
+    assert len(ids) == len(list(SAMPLE.iterdir())) and str(corpus / "fps.jsonl") not in ids
+    assert b"this command's own output" in done.stderr
+
+
+# ---------------------------------------------------------------- 4. a journal not ours
+
+
+@pytest.mark.parametrize(
+    "text", [b"my notes, no newline at the end", b"", b'{"journal": 1}\n', b"line\nother"]
+)
+def test_a_file_that_is_not_this_plans_journal_is_never_written(
+    tmp_path: Path, text: bytes
+) -> None:
+    _, plan = planned(tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(text)
+    result = run(
+        "apply", str(plan), "--action", "move-to", str(tmp_path / "d"), "--yes",
+        "--journal", str(notes),
+    )  # fmt: skip
+    assert result.exit_code == ExitCode.ERROR
+    assert "is not the journal of this plan" in one_line_error(result)
+    assert notes.read_bytes() == text
+    assert not (tmp_path / "d").exists()
+
+
+# ---------------------------------------------------------------- 5. a hand-edited plan
+
+
+def _edit(plan: Path, change: object) -> None:
+    document = json.loads(plan.read_text())
+    change(document)  # type: ignore[operator]
+    plan.write_text(json.dumps(document))
+
+
+def test_a_plan_naming_a_kept_file_under_another_spelling_is_refused(tmp_path: Path) -> None:
+    corpus, plan = planned(tmp_path)
+
+    def respell(document: dict) -> None:  # type: ignore[type-arg]
+        # Cluster 1 removes, under another spelling, the file cluster 0 keeps.
+        kept = dict(next(f for f in document["clusters"][0]["files"] if f["action"] == "keep"))
+        kept["path"] = kept["path"].replace("/corpus/", "/corpus/./")
+        kept["action"] = "remove"
+        document["clusters"][1]["files"].append(kept)
+
+    _edit(plan, respell)
+    before = digests(corpus)
+    result = run("apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--yes")
+    assert result.exit_code == ExitCode.ERROR
+    assert "not an absolute, normalised path" in one_line_error(result)
+    assert digests(corpus) == before
+
+
+def test_a_plan_that_names_a_file_outside_its_roots_acts_on_nothing_there(
+    tmp_path: Path,
+) -> None:
+    corpus, plan = planned(tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    victim = outside / "precious.txt"
+    shutil.copy(corpus / "shipping-policy.txt", victim)
+
+    def redirect(document: dict) -> None:  # type: ignore[type-arg]
+        info = victim.stat()
+        for cluster in document["clusters"]:
+            for entry in cluster["files"]:
+                if entry["path"].endswith("/shipping-policy.txt"):
+                    entry.update(path=str(victim), inode=info.st_ino, mtime_ns=info.st_mtime_ns)
+
+    _edit(plan, redirect)
+    result = run(
+        "apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--yes",
+        "-f", "jsonl",
+    )  # fmt: skip
+    outcome = {json.loads(line)["path"]: json.loads(line) for line in result.stdout.splitlines()}
+    assert outcome[str(victim)]["status"] == "refused"
+    assert "outside the paths the plan scanned" in outcome[str(victim)]["detail"]
+    assert victim.read_bytes() == (SAMPLE / "shipping-policy.txt").read_bytes()
+
+
+def test_a_plan_with_relative_paths_or_a_nul_is_refused(tmp_path: Path) -> None:
+    corpus, plan = planned(tmp_path)
+    for bad in ("corpus/shipping-policy.txt", f"{corpus}/shipping\0policy.txt"):
+
+        def change(document: dict, bad: str = bad) -> None:  # type: ignore[type-arg]
+            document["clusters"][0]["files"][1]["path"] = bad
+
+        _edit(plan, change)
+        result = run("apply", str(plan), "--action", "move-to", str(tmp_path / "d"))
+        assert result.exit_code == ExitCode.ERROR
+        error = one_line_error(result)
+        assert "NUL" in error or "not an absolute, normalised path" in error
+
+
+# ---------------------------------------------------------------- 6. --follow-symlinks
+
+
+def test_a_file_reached_through_a_linked_directory_is_skipped_not_removed(
+    tmp_path: Path,
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    (corpus / "a.txt").write_text(text)
+    (outside / "b.txt").write_text(text + " and more")
+    (corpus / "linked").symlink_to(outside)
+    plan = tmp_path / "plan.json"
+    made = run(
+        "dedupe", "-q", "--follow-symlinks", "--keep", "first", "--plan", str(plan), str(corpus)
+    )
+    assert made.exit_code == ExitCode.OK, made.stderr
+    files = {f["path"]: f for c in json.loads(plan.read_text())["clusters"] for f in c["files"]}
+    linked = next(f for p, f in files.items() if p.endswith("b.txt"))
+    assert linked["action"] == "skip" and "symbolic link" in linked["why"]
+    run("apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--yes")
+    assert (outside / "b.txt").exists() and (corpus / "a.txt").exists()
+
+
+# ---------------------------------------------------------------- 7. links over other bytes
+
+
+@pytest.mark.parametrize("action", ["hardlink", "symlink"])
+def test_a_link_over_a_file_with_other_bytes_needs_the_delete_consent(
+    tmp_path: Path, action: str
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    (corpus / "a.txt").write_text(text)
+    (corpus / "b.txt").write_text(text)  # byte-identical: needs no consent
+    (corpus / "c.txt").write_text(text + " one more sentence at the end.")
+    _, plan = planned(tmp_path, corpus)
+    result = run("apply", str(plan), "--action", action, "--yes", "-f", "jsonl")
+    assert result.exit_code == ExitCode.INCOMPLETE
+    outcome = {Path(r["path"]).name: r for r in map(json.loads, result.stdout.splitlines())}
+    assert outcome["b.txt"]["status"] == "done"
+    assert outcome["c.txt"]["status"] == "refused"
+    assert "--delete-near-duplicates" in outcome["c.txt"]["detail"]
+    assert (corpus / "c.txt").read_text().endswith("at the end.")
+    assert not (corpus / "c.txt").is_symlink() and (corpus / "c.txt").stat().st_nlink == 1
+    agreed = run(
+        "apply", str(plan), "--action", action, "--yes", "--delete-near-duplicates", "-f", "jsonl"
+    )
+    assert agreed.exit_code == ExitCode.OK, agreed.stderr
+
+
+def test_a_move_into_the_plans_own_protected_root_is_refused(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    plan = tmp_path / "plan.json"
+    made = run("dedupe", "-q", "--protect", str(corpus), "--plan", str(plan), str(corpus))
+    assert made.exit_code == ExitCode.OK
+    result = run("apply", str(plan), "--action", "move-to", str(corpus / "dups"), "--yes")
+    assert result.exit_code == ExitCode.USAGE
+    assert "under the protected root" in one_line_error(result)
+    assert not (corpus / "dups").exists()
