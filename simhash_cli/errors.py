@@ -26,6 +26,7 @@ __all__ = [
     "InputError",
     "KeyCollision",
     "MalformedLineError",
+    "Moved",
     "OutputError",
     "PairBudgetError",
     "ParameterError",
@@ -183,6 +184,10 @@ class KeyCollision(Exception):
 
 class FileChanged(Exception):
     """A file that is not what the scan read (its reason, in words): a plan marks it skip."""
+
+
+class Moved(Exception):
+    """A file was moved by another run while this one was moving it: its new name holds it."""
 
 
 class TooLarge(Exception):

@@ -24,7 +24,8 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_cli.app.actions.apply import apply, destination_of, load_plan
+from simhash_cli.app.actions.apply import apply, load_plan
+from simhash_cli.app.actions.checks import destination_of
 from simhash_cli.app.actions.journal import Journal
 from simhash_cli.app.actions.plans import Keep, make_plan
 from simhash_cli.app.actions.steps import Action, Status
@@ -176,7 +177,16 @@ def test_same_size_same_mtime_other_bytes_is_caught_by_the_content_hash(tmp_path
 def test_a_changed_kept_file_refuses_its_whole_cluster(tmp_path: Path) -> None:
     corpus, plan = sample_copy(tmp_path)
     (corpus / "shipping-policy-copy.txt").write_text("rewritten since")
-    result = run("apply", str(plan), "--action", "symlink", "--yes", "--delete-near-duplicates", "-f", "jsonl")
+    result = run(
+        "apply",
+        str(plan),
+        "--action",
+        "symlink",
+        "--yes",
+        "--delete-near-duplicates",
+        "-f",
+        "jsonl",
+    )
     assert result.exit_code == ExitCode.INCOMPLETE
     outcome = {Path(r["path"]).name: r for r in map(json.loads, result.stdout.splitlines())}
     for name in ("shipping-policy-revised.txt", "shipping-policy.txt"):
@@ -219,7 +229,10 @@ def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
         (["--action", "delete", "--script", str(tmp_path / "s.sh")], "--delete-near-duplicates"),
         (["--action", "move-to"], "needs a DIR"),
         (["--action", "hardlink", str(tmp_path)], "takes no DIR"),
-        (["--action", "hardlink", "--yes", "--delete-near-duplicates", "--script", "-"], "choose one"),
+        (
+            ["--action", "hardlink", "--yes", "--delete-near-duplicates", "--script", "-"],
+            "choose one",
+        ),
         (["--action", "hardlink", "--journal", str(tmp_path / "j")], "--journal goes with --yes"),
         (["--action", "move-to", str(corpus), "--protect", str(corpus)], "protected root"),
         (["--action", "move-to", str(plan)], "is not a directory"),
@@ -238,10 +251,15 @@ def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
     [
         ("{not json", "not a plan written by simhash dedupe --plan"),
         ('{"version": 1, "clusters": []}', "plan version 1"),
-        ('{"version": 3, "roots": ["/"], "clusters": [{"keep": null, "files": [{"path": "a"}]}]}',
-         "an action"),
-        ('{"version": 3, "roots": ["/"], "clusters": [{"keep": "/a", "files": []}]}',
-         "must keep exactly"),
+        (
+            '{"version": 3, "roots": ["/"], '
+            '"clusters": [{"keep": null, "files": [{"path": "/a"}]}]}',
+            "an action",
+        ),
+        (
+            '{"version": 3, "roots": ["/"], "clusters": [{"keep": "/a", "files": []}]}',
+            "must keep exactly",
+        ),
     ],
 )
 def test_a_plan_that_is_not_one_is_refused_in_one_line(

@@ -403,7 +403,7 @@ def test_fewer_than_two_documents_give_the_local_result(
 # ---------------------------------------------------------------- records read by the workers
 
 
-def write_text_records(path: Path, groups: int, *, seed: int = 3) -> None:
+def write_text_records(path: Path, groups: int, *, seed: int = 3, prefix: str = "g") -> None:
     """{id, text} records in near-duplicate groups, with what a reader must get right: a BOM,
     CRLF line ends, blank lines, records without an id (named FILE:LINE)."""
     rng = random.Random(seed)
@@ -417,7 +417,7 @@ def write_text_records(path: Path, groups: int, *, seed: int = 3) -> None:
                 changed[rng.randrange(60)] = rng.choice(words)
             record: dict[str, Any] = {"text": " ".join(changed)}
             if (group + member) % 7:
-                record["id"] = f"g{group}-{member}"
+                record["id"] = f"{prefix}{group}-{member}"
             lines.append(json.dumps(record))
         if group % 10 == 0:
             lines.append("")
@@ -508,7 +508,7 @@ def test_malformed_records_are_named_by_file_and_line_across_blocks(
 
 def test_records_from_a_url_and_a_glob(cluster: Cluster, tmp_path: Path) -> None:
     write_text_records(tmp_path / "a.jsonl", 60, seed=1)
-    write_text_records(tmp_path / "b.jsonl", 60, seed=2)
+    write_text_records(tmp_path / "b.jsonl", 60, seed=2, prefix="h")
     config = DedupeConfig(blocks=4, threshold=0.8)
     local = dedupe(corpus_from_text_records(str(tmp_path / "a.jsonl")), config)
     by_url = records_on_dask(cluster, (tmp_path / "a.jsonl").as_uri(), "texts", config)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from simhash_cli.errors import ExitCode
 from conftest import SAMPLE, interruptible
 
 SIMHASH = [sys.executable, "-m", "simhash_cli"]
+CONSENT = "--delete-near-duplicates"
 
 
 def run(*args: str, input: str | bytes | None = None) -> Result:
@@ -90,7 +90,8 @@ def test_two_applies_of_one_plan_at_once_lose_nothing(tmp_path: Path) -> None:
     runs = [
         subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
     ]
-    ends = [(p.wait(60), p.stderr.read().decode()) for p in runs if p.stderr]  # type: ignore[union-attr]
+    ends = [(p.returncode, p.communicate(timeout=60)[1].decode()) for p in runs]
+    ends = [(p.returncode, stderr) for p, (_, stderr) in zip(runs, ends, strict=True)]
     assert contents(corpus, dups) == before  # every original byte present exactly once
     codes = sorted(code for code, _ in ends)
     assert codes[0] == ExitCode.OK
@@ -180,6 +181,7 @@ def test_outputs_never_replace_an_input_under_another_spelling(tmp_path: Path) -
     _, plan = planned(tmp_path, corpus)
     member = corpus / "shipping-policy.txt"
     kept = corpus / "shipping-policy-copy.txt"
+    idx = str(tmp_path / "idx.db")
     before = digests(tmp_path)
     cases = [
         ["dedupe", str(corpus), "-o", str(corpus / "password-reset-ticket.txt")],
@@ -187,11 +189,11 @@ def test_outputs_never_replace_an_input_under_another_spelling(tmp_path: Path) -
         ["dedupe", str(corpus), "--plan", str(corpus / "chess-openings.txt")],
         ["fingerprint", str(corpus), "-o", f"{corpus}/./sourdough-bread.txt"],
         ["dedupe", str(corpus), "--plan", str(tmp_path / "x.json"), "-o", f"{tmp_path}/./x.json"],
-        ["dedupe", str(corpus), "--index", str(tmp_path / "idx.db"), "-o", str(tmp_path / "idx.db")],
-        ["dedupe", str(corpus), "--index", str(tmp_path / "idx.db"), "--plan", str(tmp_path / "idx.db")],
-        ["index", "query", str(tmp_path / "idx.db"), str(kept), "-o", str(tmp_path / "idx.db")],
-        ["index", "stats", str(tmp_path / "idx.db"), "-o", str(tmp_path / "idx.db-wal")],
-        ["apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--script", str(kept)],
+        ["dedupe", str(corpus), "--index", idx, "-o", idx],
+        ["dedupe", str(corpus), "--index", idx, "--plan", idx],
+        ["index", "query", idx, str(kept), "-o", idx],
+        ["index", "stats", idx, "-o", f"{idx}-wal"],
+        ["apply", str(plan), "--action", "delete", CONSENT, "--script", str(kept)],
         ["apply", str(plan), "--action", "symlink", "-o", str(member)],
         ["apply", str(plan), "--action", "symlink", "-o", f"{corpus}/../corpus/{kept.name}"],
         ["apply", str(plan), "--action", "symlink", "--yes", "--journal", str(member)],

@@ -102,4 +102,3 @@ def _inside_tree(path: str, tree: str, place: tuple[int, int]) -> bool:
     if os.path.isdir(tree):
         return inside(os.path.dirname(os.path.abspath(path)), [place])
     return _one_file(path, tree)
-

@@ -31,6 +31,7 @@ from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings
 from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources import read_records
+from ..io.sources.files import DEFAULT_MAX_BYTES
 from ..io.sources.records import FingerprintRecord, TextRecord, VectorRecord, read_fingerprints
 
 __all__ = [
@@ -52,6 +53,7 @@ def corpus_from_vectors(
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
     include_empty: bool = False,
+    max_line: int | None = DEFAULT_MAX_BYTES,
 ) -> Corpus:
     """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given.
 
@@ -61,7 +63,7 @@ def corpus_from_vectors(
     settings = Settings.of_vectors(validate_bits(bits), validate_seed(seed))
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
-    records: list[Any] = read_records(source, "vectors", on_bad_line)
+    records: list[Any] = read_records(source, "vectors", on_bad_line, max_line)
     return from_vector_records(records, settings, on_event, skipped, include_empty)
 
 
@@ -75,6 +77,7 @@ def corpus_from_text_records(
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
     include_empty: bool = False,
+    max_line: int | None = DEFAULT_MAX_BYTES,
 ) -> Corpus:
     """Read ``--texts`` JSON Lines (``{"id": ..., "text": ...}``) and treat each text as a file
     holding it would be. ``skip_bad_lines``: as for :func:`corpus_from_vectors`."""
@@ -82,7 +85,7 @@ def corpus_from_text_records(
     settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer, weighting)
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
-    records: list[Any] = read_records(source, "texts", on_bad_line)
+    records: list[Any] = read_records(source, "texts", on_bad_line, max_line)
     return from_text_records(records, settings, on_event, skipped, include_empty)
 
 
@@ -103,6 +106,7 @@ def corpus_from_fingerprints(
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
     include_empty: bool = False,
+    max_line: int | None = DEFAULT_MAX_BYTES,
 ) -> Corpus:
     """Read the output of ``simhash fingerprint -f jsonl`` back (all with the same settings).
 
@@ -115,7 +119,7 @@ def corpus_from_fingerprints(
     """
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
-    records = list(read_fingerprints(source, on_bad_line))
+    records = list(read_fingerprints(source, on_bad_line, max_line))
     if not records:
         raise InputError(f"no fingerprint records in {'<stdin>' if source == '-' else source}")
     return from_fingerprint_records(records, on_event, skipped, include_empty)

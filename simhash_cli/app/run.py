@@ -72,6 +72,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             on_event=hooks.event,
             skip_bad_lines=source.skip_bad_lines,
             include_empty=reading.include_empty,
+            max_line=reading.policy.max_bytes,
         )
     if source.kind is Input.VECTORS:
         return corpus_from_vectors(
@@ -81,12 +82,14 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             on_event=hooks.event,
             skip_bad_lines=source.skip_bad_lines,
             include_empty=reading.include_empty,
+            max_line=reading.policy.max_bytes,
         )
     docs = corpus_from_fingerprints(
         location,
         on_event=hooks.event,
         skip_bad_lines=source.skip_bad_lines,
         include_empty=reading.include_empty,
+        max_line=reading.policy.max_bytes,
     )
     reading.check_recorded(docs.settings)
     return docs

@@ -28,6 +28,7 @@ __all__ = [
     "Input",
     "Reading",
     "Source",
+    "capped_jobs",
     "default_jobs",
     "placeholders",
 ]
@@ -37,8 +38,21 @@ FINGERPRINT_SETTINGS = ("bits", "seed", "ngram", "char_ngrams", "weighting")
 
 
 def default_jobs() -> int:
-    """Processes that read and tokenize files unless asked: one per core."""
-    return os.cpu_count() or 1
+    """Processes that read and tokenize files unless asked: one per core this process may
+    run on (its CPU affinity, which a container or ``taskset`` narrows)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def capped_jobs(jobs: int) -> tuple[int, str | None]:
+    """``jobs`` processes, at most one per core (more only compete for the same cores, each
+    with its own memory), and what to tell the person when it was capped."""
+    cores = default_jobs()
+    if jobs <= cores:
+        return jobs, None
+    return cores, f"{jobs} jobs asked, {cores} cores here: {cores} processes are used"
 
 
 @dataclass(frozen=True)

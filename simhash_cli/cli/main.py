@@ -8,6 +8,7 @@ exception instead.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -18,6 +19,7 @@ import click
 
 from .. import __version__
 from ..errors import BadValueError, ExitCode, SimhashError, UsageError
+from ..io.sinks.visible import visible
 
 __all__ = ["Command", "Group", "exit_with", "main", "spell"]
 
@@ -57,21 +59,12 @@ class Command(click.Command):
     """A command whose errors are shown the one way (see the module's docstring)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        def named(name: str) -> str:
-            return spell(self, name)
-
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # here, where a full disk is an error of its own, not at exit
+            return result
         except SimhashError as exc:
-            face = ctx.find_object(Face)
-            if face is not None and face.traceback:
-                raise
-            if isinstance(exc, BadValueError):
-                hint = named(exc.parameter)
-                raise click.BadParameter(exc.render(named), ctx=ctx, param_hint=hint) from None
-            if isinstance(exc, UsageError):
-                raise click.UsageError(exc.render(named), ctx=ctx) from None
-            _fail(ctx, exc.render(named), exc.exit_code)
+            self._refuse(ctx, exc)
         except KeyboardInterrupt:
             face = ctx.find_object(Face)
             if face is not None and face.traceback:
@@ -80,9 +73,45 @@ class Command(click.Command):
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, and keep Python's own flush at
             # exit from failing again on the closed pipe.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            _drop_stdout()
             ctx.exit(ExitCode.BROKEN_PIPE)
+        except OSError as exc:
+            if exc.errno not in _CANNOT_WRITE:
+                raise
+            # Standard output on a full disk (``> /dev/full``), over a quota or a size limit.
+            _drop_stdout()
+            _fail(
+                ctx,
+                f"cannot write {exc.filename or 'standard output'}: {exc.strerror}",
+                ExitCode.ERROR,
+            )
+
+    def _refuse(self, ctx: click.Context, exc: SimhashError) -> NoReturn:
+        """A user's error: misuse as click shows it, anything else as one ``Error:`` line."""
+        face = ctx.find_object(Face)
+        if face is not None and face.traceback:
+            raise exc
+
+        def named(name: str) -> str:
+            return spell(self, name)
+
+        message = visible(exc.render(named))  # names in it are the user's: escaped
+        if isinstance(exc, BadValueError):
+            hint = named(exc.parameter)
+            raise click.BadParameter(message, ctx=ctx, param_hint=hint) from None
+        if isinstance(exc, UsageError):
+            raise click.UsageError(message, ctx=ctx) from None
+        _fail(ctx, message, exc.exit_code)
+
+
+_CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
+
+
+def _drop_stdout() -> None:
+    """Standard output to /dev/null: what is still buffered is dropped, and Python's own
+    flush at exit does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 class Group(click.Group):

@@ -29,6 +29,7 @@ from ..app.settings import (
     Input,
     Reading,
     Source,
+    capped_jobs,
 )
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
@@ -240,11 +241,24 @@ _EMPTY = click.option(
     "skipping them: fingerprint 0 with 0 features, and in dedupe one cluster of their own, "
     "never with a real document.",
 )
+
+
+def _cap_jobs(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """``--jobs`` above the cores: capped, and the person told (on stderr, always)."""
+    if value is None:
+        return None
+    jobs, note = capped_jobs(value)
+    if note is not None:
+        click.echo(f"note: {note}", err=True)
+    return jobs
+
+
 _JOBS = click.option(
     "-j",
     "--jobs",
     type=click.IntRange(1, 512),
     default=None,
+    callback=_cap_jobs,
     show_default="all cores",
     help="Processes that read and tokenize files (results are the same for any number).",
 )

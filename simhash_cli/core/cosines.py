@@ -110,13 +110,28 @@ def estimate_limit(threshold: float, bits: int) -> int:
 
 
 def unit_rows(weights: sp.csr_array) -> tuple[sp.csr_array, NDArray[np.bool_]]:
-    """Rows scaled to unit L2 norm, and which rows had a norm at all (all-zero rows stay 0)."""
+    """Rows scaled to unit L2 norm, and which rows had a norm at all (all-zero rows stay 0).
+
+    Cosine does not depend on scale, so neither may its arithmetic: each row is first divided
+    by its largest absolute weight (entry by entry, so that a subnormal largest weight gives 1,
+    not an infinite reciprocal), which keeps the squares of the norm between 1 and the row's
+    length for every finite weight, 1e308 and 5e-324 alike.
+    """
     csr = sp.csr_array(weights).astype(np.float64)
     csr.sum_duplicates()
-    norms = np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
+    csr.eliminate_zeros()
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    largest = np.zeros(csr.shape[0], dtype=np.float64)
+    filled = np.diff(csr.indptr) > 0
+    if csr.data.size:
+        largest[filled] = np.maximum.reduceat(np.abs(csr.data), csr.indptr[:-1][filled])
+    scaled = csr.data / largest[rows]
+    norms = np.sqrt(np.bincount(rows, weights=scaled * scaled, minlength=csr.shape[0]))
     has_norm = norms > 0
-    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=has_norm)
-    return sp.csr_array(sp.diags_array(scale) @ csr), has_norm
+    unit = sp.csr_array(
+        (scaled / norms[rows], csr.indices.copy(), csr.indptr.copy()), shape=csr.shape
+    )
+    return unit, has_norm
 
 
 def cosine_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -274,6 +274,8 @@ def _exact_in_float32(batch: sp.csr_array) -> bool:
     data = batch.data
     if data.size == 0 or not np.array_equal(data, np.rint(data)):
         return False
+    if np.max(np.abs(data)) >= _FLOAT32_EXACT:  # (and a sum of 1e308s would overflow)
+        return False
     totals = sp.csr_array((np.abs(data), batch.indices, batch.indptr), shape=batch.shape).sum(1)
     return bool(np.max(totals) < _FLOAT32_EXACT)
 

@@ -115,20 +115,23 @@ class Lists:
         """Table ``j``'s entries under ``keys``: (the key of each entry, the entries)."""
         entry = self.entry
         wanted = np.unique(keys).tolist()
-        blobs = [
-            # The lists, joined without a Python step per row; their keys are read back
+        blobs = []
+        for start in range(0, len(wanted), IN_CHUNK):
+            found = connection.execute(
+                f"SELECT entries FROM keys{j} WHERE key IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted[start : start + IN_CHUNK]),),
+            ).fetchall()
+            # The lists, joined without a Python step per entry; their keys are read back
             # from the entries' own fingerprints below.
-            b"".join(
-                itertools.chain.from_iterable(
-                    connection.execute(
-                        f"SELECT entries FROM keys{j} "
-                        "WHERE key IN (SELECT value FROM json_each(?))",
-                        (json.dumps(wanted[start : start + IN_CHUNK]),),
-                    ).fetchall()
+            joined = b"".join(itertools.chain.from_iterable(found))
+            if len(joined) % entry.itemsize or any(
+                not isinstance(blob, bytes) or len(blob) % entry.itemsize for (blob,) in found
+            ):
+                raise InputError(
+                    f"the index {self.path} is damaged (a list of table keys{j} is cut short); "
+                    "restore it from a copy"
                 )
-            )
-            for start in range(0, len(wanted), IN_CHUNK)
-        ]
+            blobs.append(joined)
         entries = np.frombuffer(b"".join(blobs), dtype=entry)
         start, width = self.blocks[j]
         found_keys = bit_slice(entries["words"].reshape(-1, self.words), start, width)[:, 0]

@@ -156,7 +156,7 @@ def query(request: IndexQueryRequest, engine: Engine, hooks: Hooks) -> Queried:
     Raises:
         BadValueError: a threshold no Hamming distance estimates at the index's width.
     """
-    with Store.open(request.db) as store:
+    with Store.open(request.db, readonly=True) as store:
         docs = _queries(request.source, store, engine, hooks)
         bits = store.settings.bits
         by_distance = request.max_distance is not None
@@ -196,7 +196,7 @@ def _read_again(docs: Corpus, jobs: int, engine: Engine, hooks: Hooks) -> Corpus
 def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
     """``simhash index dedupe``: every stored document, by estimate (nothing read), or read
     again for the true cosine."""
-    with Store.open(request.db) as store:
+    with Store.open(request.db, readonly=True) as store:
         docs = stored_corpus(store)
     if request.verify is Verify.EXACT:
         docs = _read_again(docs, request.jobs, engine, hooks)
@@ -212,7 +212,7 @@ def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> 
 
 def stats(db: str) -> dict[str, Any]:
     """``simhash index stats``: documents, settings, tables and size of the index."""
-    with Store.open(db) as store:
+    with Store.open(db, readonly=True) as store:
         return store.stats()
 
 
@@ -233,5 +233,17 @@ def prune(db: str) -> Pruned:
     """``simhash index prune``: forget the stored files that no longer exist (records from
     vectors and fingerprints stay)."""
     with Store.open(db) as store:
-        removed = store.prune(lambda path, size, mtime: os.path.lexists(path))
+        removed = store.prune(lambda path, size, mtime: _still_there(path))
         return Pruned(db, removed, store.count())
+
+
+def _still_there(path: str) -> bool:
+    """False only when the file is known to be gone (ENOENT, ENOTDIR): one that cannot be
+    looked at (an unreadable directory, EACCES) is not forgotten."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True

@@ -6,6 +6,8 @@ its bytes)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import sqlite3
 import tempfile
@@ -32,6 +34,7 @@ __all__ = [
     "encode_id",
     "encode_ids",
     "read_settings",
+    "recognise",
     "translated",
 ]
 
@@ -83,6 +86,77 @@ def translated(path: str, exc: sqlite3.Error) -> InputError:
     return InputError(f"the index {path}: {text}")
 
 
+_HEADER = b"SQLite format 3\x00"
+
+
+def recognise(path: str) -> None:
+    """Refuse a file that is not a simhash index from its first 100 bytes alone (the SQLite
+    header holds the application id and the schema version), before SQLite ever opens it: an
+    SQLite database of another program is never opened, so never changed (opening a WAL-mode
+    database read-write checkpoints its ``-wal`` and deletes it on close).
+
+    Raises:
+        InputError: not SQLite, another program's SQLite, or a newer schema.
+    """
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError as exc:
+        raise InputError(f"cannot read the index {path}: {exc.strerror}") from None
+    if not header.startswith(_HEADER):
+        raise InputError(f"{path} is not a simhash index (not an SQLite database)")
+    if len(header) < 100:
+        raise InputError(f"the index {path} is damaged or truncated; restore it from a copy")
+    version = int.from_bytes(header[60:64], "big")
+    application = int.from_bytes(header[68:72], "big")
+    if application != APPLICATION_ID:
+        raise InputError(f"{path} is not a simhash index (an SQLite database of another kind)")
+    if version > SCHEMA_VERSION:
+        raise InputError(
+            f"{path} was made by a newer simhash (index schema {version}; this one reads "
+            f"{SCHEMA_VERSION}): upgrade simhash-cli"
+        )
+
+
+def settings_check(settings: Settings) -> str:
+    """What the ``check`` row of ``meta`` holds: a digest of the settings, so that a settings
+    row edited by hand (another seed, another tokenizer) is found out rather than used."""
+    names = json.dumps(settings.names(), sort_keys=True)
+    return hashlib.sha256(f"simhash index settings {names}".encode()).hexdigest()
+
+
+def expected_schema(settings: Settings) -> set[tuple[str, str, str | None]]:
+    """Every table and index an index of ``settings`` holds, as ``sqlite_master`` lists them."""
+    memory = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        create_schema(":memory:", memory, settings)
+        return set(memory.execute("SELECT type, name, sql FROM sqlite_master").fetchall())
+    finally:
+        memory.close()
+
+
+def check_schema(path: str, connection: sqlite3.Connection, settings: Settings) -> None:
+    """Raise InputError ("damaged") unless the file holds exactly the tables and indexes of an
+    index of ``settings``: no table dropped or changed, no trigger or view added."""
+    try:
+        found = set(connection.execute("SELECT type, name, sql FROM sqlite_master").fetchall())
+        check = connection.execute("SELECT value FROM meta WHERE key = 'check'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"the index {path} is damaged ({exc}); restore it from a copy") from None
+    wanted = expected_schema(settings)
+    if found != wanted:
+        odd = sorted(name for _, name, _ in found ^ wanted)
+        raise InputError(
+            f"the index {path} is damaged (its tables are not an index's: {', '.join(odd)}); "
+            "restore it from a copy"
+        )
+    if check is not None and check[0] != settings_check(settings):
+        raise InputError(
+            f"the index {path} is damaged (its settings were changed after it was made); "
+            "restore it from a copy"
+        )
+
+
 def read_settings(path: str, connection: sqlite3.Connection) -> Settings:
     try:
         application = connection.execute("PRAGMA application_id").fetchone()[0]
@@ -104,11 +178,15 @@ def read_settings(path: str, connection: sqlite3.Connection) -> Settings:
         )
     try:
         meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-        return Settings.from_names(
+        settings = Settings.from_names(
             int(meta["bits"]), int(meta["seed"]), str(meta["tokenizer"]), str(meta["weighting"])
         )
-    except (sqlite3.DatabaseError, KeyError, ValueError, ParameterError) as exc:
+    except (sqlite3.DatabaseError, KeyError, ValueError, TypeError, ParameterError) as exc:
         raise InputError(f"the index {path} is damaged ({exc}); restore it from a copy") from None
+    if settings.bits > MAX_INDEX_BITS:
+        raise InputError(f"the index {path} is damaged (bits {settings.bits}); restore it")
+    check_schema(path, connection, settings)
+    return settings
 
 
 def create_file(path: str, settings: Settings) -> None:
@@ -156,7 +234,8 @@ def create_schema(path: str, connection: sqlite3.Connection, settings: Settings)
         connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         connection.executemany(
             "INSERT INTO meta VALUES (?, ?)",
-            [(key, str(value)) for key, value in settings.names().items()] + [("stale", "0")],
+            [(key, str(value)) for key, value in settings.names().items()]
+            + [("stale", "0"), ("check", settings_check(settings))],
         )
         # path: the document's id as bytes (a file's absolute path); size and mtime_ns as the
         # file was read, NULL for records that are not files (--vectors, --fingerprints).

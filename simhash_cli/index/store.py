@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import sqlite3
+import urllib.parse
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -52,6 +53,7 @@ from .schema import (
     encode_id,
     encode_ids,
     read_settings,
+    recognise,
     signed,
     translated,
     unsigned,
@@ -98,9 +100,12 @@ class Store:
         *,
         create: Settings | None = None,
         timeout: float | None = None,
+        readonly: bool = False,
     ) -> Store:
         """Open the index at ``path``; with ``create``, make it first if there is no file.
         A writer waits up to ``timeout`` seconds (default :data:`BUSY_TIMEOUT`) for another.
+        With ``readonly`` nothing is ever written (an index on a read-only filesystem, or
+        another user's): the tables are not repaired, a stale index is scanned.
 
         Raises:
             InputError: no such index (without ``create``), or a file that is not an index of
@@ -117,23 +122,22 @@ class Store:
                 f"{path} is an empty file, not an index (a truncated copy?); remove it to start "
                 "a new index there"
             )
-        try:
-            connection = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT if timeout is None else timeout, isolation_level=None
-            )
-        except sqlite3.Error as exc:
-            raise InputError(f"cannot open the index {path}: {exc}") from None
+        recognise(path)  # another program's SQLite file is never opened by SQLite
+        wait = BUSY_TIMEOUT if timeout is None else timeout
+        connection = _connect(path, wait, readonly)
         try:
             settings = read_settings(path, connection)
             connection.execute("PRAGMA cache_size = -65536")
-            # In WAL mode NORMAL never corrupts the file; a power cut (not a kill) may lose the
-            # last batches, which the next add reads again.
-            connection.execute("PRAGMA synchronous = NORMAL")
+            if not readonly:
+                # In WAL mode NORMAL never corrupts the file; a power cut (not a kill) may
+                # lose the last batches, which the next add reads again.
+                connection.execute("PRAGMA synchronous = NORMAL")
         except BaseException:
             connection.close()
             raise
         store = cls(path, connection, settings)
-        store._repair_tables()
+        if not readonly:
+            store._repair_tables()
         return store
 
     def close(self) -> None:
@@ -455,6 +459,11 @@ class Store:
                 (json.dumps(unique[start : start + IN_CHUNK]),),
             ):
                 found[row] = decode_id(path)
+        if len(found) < len(unique):
+            raise InputError(
+                f"the index {self.path} is damaged (its tables name documents it does not "
+                "hold); restore it from a copy, or make it again with simhash index add"
+            )
         return found
 
     def scans(self, n_queries: int, max_distance: int) -> bool:
@@ -543,3 +552,24 @@ class Store:
 
 
 # ---------------------------------------------------------------------------- the file
+
+
+def _connect(path: str, timeout: float, readonly: bool) -> sqlite3.Connection:
+    """A connection to the index; read-only ones by URI, so that SQLite writes nothing, and
+    immutable where even its shared-memory file cannot be made (a read-only filesystem)."""
+    try:
+        if not readonly:
+            return sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+        try:
+            connection = sqlite3.connect(
+                f"{uri}?mode=ro", timeout=timeout, isolation_level=None, uri=True
+            )
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return connection
+        except sqlite3.OperationalError:
+            return sqlite3.connect(
+                f"{uri}?mode=ro&immutable=1", timeout=timeout, isolation_level=None, uri=True
+            )
+    except sqlite3.Error as exc:
+        raise translated(path, exc) from None

@@ -30,14 +30,14 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from ...errors import Moved
 from ...io.places import identity
 from .checks import Bounds, Digests, destination_of, finished, refusal, temp_name
 from .journal import Journal
 from .loading import load_plan
 from .steps import TEMP_SUFFIX, Action, LoadedPlan, Outcome, Status, Step
 
-
-__all__ = ["Moved", "apply", "apply_records", "load_plan"]
+__all__ = ["apply", "apply_records", "load_plan"]
 
 
 # ---------------------------------------------------------------------------- acting
@@ -53,10 +53,6 @@ def _sync_directory(path: str) -> None:
 
 
 _NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP}
-
-
-class Moved(Exception):
-    """The file was moved by another run while this one moved it: its destination holds it."""
 
 
 def _move(source: str, destination: str) -> None:

@@ -37,7 +37,7 @@ from ...errors import (
 )
 from ...io.sources import parquet
 from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
-from ...io.sources.records import RecordKind, block_lines, parse_lines
+from ...io.sources.records import RecordKind, block_lines, duplicate_ids, parse_lines
 from .cluster import Cluster, batch_as_given, reported
 
 __all__ = [
@@ -325,6 +325,9 @@ def read_records(
             check_settings(settings)
     if kept:
         docs = concatenate(docs for _, docs in kept)
+        twice = duplicate_ids(docs.ids)  # each part could check only its own lines
+        if twice is not None:
+            raise InputError(f"{source}: the id {twice!r} is given twice (ids must be unique)")
     else:
         width = n_words(settings.bits)
         docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)

@@ -68,30 +68,50 @@ class AtomicFile:
             except OSError as exc:
                 raise OutputError(f"cannot write {self.path}: {exc.strerror}") from None
             self._handle = open(descriptor, "wb")  # noqa: SIM115
-        self._handle.write(data)
+        try:
+            self._handle.write(data)
+        except OSError as exc:
+            self._failed(exc)
 
     def flush(self) -> None:
         if self._handle is not None:
-            self._handle.flush()
+            try:
+                self._handle.flush()
+            except OSError as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """A write that failed (a full disk, a file size limit): the unfinished report is
+        removed at once, the file at ``path`` left as it was, and the run stops saying so."""
+        self.discard()
+        raise OutputError(
+            f"cannot write {self.path}: {exc.strerror or exc} (it is left as it was)"
+        ) from None
 
     def commit(self) -> None:
         """Make the report the file at ``path`` (an empty one when nothing was written)."""
         if self._handle is None:
             self.write("")
         assert self._handle is not None and self._temp is not None
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
-        os.replace(self._temp, self.path)
+        try:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            os.replace(self._temp, self.path)
+        except OSError as exc:
+            self._failed(exc)
         self._temp = None
 
     def discard(self) -> None:
         """Remove the unfinished report; the file at ``path`` stays as it was."""
         if self._handle is not None:
-            self._handle.close()
+            with contextlib.suppress(OSError):  # its buffer cannot be written either
+                self._handle.close()
+            self._handle = None
         if self._temp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._temp)
+            self._temp = None
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from ...core.events import Event, Progress, Skipped
 from ...core.search import DedupeResult
 from .formats import counted
 from .records import budget_advice, skip_counts
+from .visible import visible
 
 __all__ = ["Messages"]
 
@@ -46,15 +47,20 @@ class Messages:
         if self.quiet:
             return
         if isinstance(event, Skipped):
-            line = Text.assemble(("warning: ", "yellow"), "skipped ", event.id, f": {event.reason}")
+            line = Text.assemble(
+                ("warning: ", "yellow"), "skipped ", visible(event.id), f": {visible(event.reason)}"
+            )
         else:
-            line = Text.assemble(("warning: ", "yellow"), event.id, f": {event.message}")
+            line = Text.assemble(
+                ("warning: ", "yellow"), visible(event.id), f": {visible(event.message)}"
+            )
         self.console.print(line)
 
     def info(self, text: str | Text) -> None:
-        """A summary or hint line."""
+        """A summary or hint line. A plain string is shown as it is (no markup), with the
+        names in it made visible; a Text is the package's own, styled."""
         if not self.quiet:
-            self.console.print(text)
+            self.console.print(Text(visible(text)) if isinstance(text, str) else text)
 
     @contextmanager
     def progress(self, description: str, *, shown: bool = True) -> Iterator[Progress]:

@@ -33,6 +33,7 @@ from .records import (
     survey_record,
     write_dedupe_document,
 )
+from .visible import visible
 
 __all__ = [
     "emit_apply",
@@ -79,7 +80,7 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
     table.add_column("fingerprint", no_wrap=True)
     table.add_column("features", justify="right")
     for record in records:
-        table.add_row(Text(record["id"]), record["fingerprint"], str(record["features"]))
+        table.add_row(Text(visible(record["id"])), record["fingerprint"], str(record["features"]))
     _console(out).print(table)
 
 
@@ -128,8 +129,8 @@ def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
     numbers = Table(show_header=False, box=None)
     numbers.add_column(style="bold", no_wrap=True)
     numbers.add_column(overflow="fold")
-    numbers.add_row("A", Text(f"{comparison.a}  {record['fingerprint_a']}"))
-    numbers.add_row("B", Text(f"{comparison.b}  {record['fingerprint_b']}"))
+    numbers.add_row("A", Text(f"{visible(comparison.a)}  {record['fingerprint_a']}"))
+    numbers.add_row("B", Text(f"{visible(comparison.b)}  {record['fingerprint_b']}"))
     numbers.add_row("hamming distance", f"{comparison.hamming} of {bits} bits")
     numbers.add_row("estimated cosine", f"{comparison.estimated_cosine:.3f}  = cos(pi * h / b)")
     numbers.add_row("true cosine", _cosine_text(comparison.cosine))
@@ -164,10 +165,10 @@ def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
     pairs = pair_records(result)
     ids = result.corpus.ids
     prefix = _shared_directory(ids)
-    under = f" (paths under {prefix})" if prefix else ""
+    under = f" (paths under {visible(prefix)})" if prefix else ""
 
     def shown(doc_id: str) -> Text:
-        return Text(doc_id[len(prefix) :])
+        return Text(visible(doc_id[len(prefix) :]))
 
     pair_table = Table(
         title=counted(len(pairs), "near-duplicate pair") + under,
@@ -232,9 +233,9 @@ def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]
         table.add_row(
             str(record["step"]),
             str(record["cluster"]),
-            Text(record["path"]),
+            Text(visible(record["path"])),
             Text(status, style=styles.get(record["status"], "")),
-            Text(record["detail"]),
+            Text(visible(record["detail"])),
         )
     table.title = f"{counted(sum(statuses.values()), 'step')} ({action})"
     _console(out).print(table)
@@ -250,7 +251,7 @@ def emit_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
     for key in records[0] if records else ():
         table.add_column(key, overflow="fold")
     for record in records:
-        table.add_row(*(Text(str(value)) for value in record.values()))
+        table.add_row(*(Text(visible(str(value))) for value in record.values()))
     _console(out).print(table)
 
 
@@ -274,8 +275,8 @@ def emit_matches(
     table.add_column("estimate", justify="right", no_wrap=True)
     for record in records:
         table.add_row(
-            Text(record["query"]),
-            Text(record["match"]),
+            Text(visible(record["query"])),
+            Text(visible(record["match"])),
             str(record["hamming"]),
             _cosine_text(record["estimated_cosine"]),
         )
@@ -296,7 +297,7 @@ def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
     numbers.add_column(style="bold", no_wrap=True)
     numbers.add_column(overflow="fold")
     per_document = stats["bytes_per_document"]
-    numbers.add_row("index", Text(stats["index"]))
+    numbers.add_row("index", Text(visible(stats["index"])))
     numbers.add_row("documents", f"{stats['documents']:,} ({stats['files']:,} files)")
     numbers.add_row(
         "settings",

@@ -5,15 +5,21 @@ Parquet tables (:mod:`.parquet`); :func:`read_records` is the one dispatch betwe
 from __future__ import annotations
 
 from . import parquet
+from .files import DEFAULT_MAX_BYTES
 from .records import OnBadLine, Record, RecordKind, read_texts, read_vectors
 
 __all__ = ["read_records"]
 
 
-def read_records(source: str, kind: RecordKind, on_bad_line: OnBadLine = None) -> list[Record]:
-    """The ``texts`` or ``vectors`` records of ``source``: JSON Lines (a path or ``-``), or
-    Parquet for a ``.parquet`` name."""
+def read_records(
+    source: str,
+    kind: RecordKind,
+    on_bad_line: OnBadLine = None,
+    max_line: int | None = DEFAULT_MAX_BYTES,
+) -> list[Record]:
+    """The ``texts`` or ``vectors`` records of ``source``: JSON Lines (a path or ``-``, no
+    line over ``max_line`` characters), or Parquet for a ``.parquet`` name."""
     if parquet.is_parquet(source):
         return parquet.read_records(source, kind, on_bad_line=on_bad_line)
     reader = read_texts if kind == "texts" else read_vectors
-    return list(reader(source, on_bad_line))
+    return list(reader(source, on_bad_line, max_line))

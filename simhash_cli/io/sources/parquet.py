@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...errors import InputError, MalformedLineError, ParameterError, PathNotFoundError
-from .records import OnBadLine, Record, RecordKind, parse_value
+from .records import OnBadLine, Record, RecordKind, UniqueIds, parse_value
 
 __all__ = ["MISSING_PYARROW", "is_parquet", "read_records", "row_groups"]
 
@@ -104,12 +104,15 @@ def read_records(
     values = table.column(column).to_pylist()
     ids = table.column("id").to_pylist() if "id" in wanted else [None] * len(values)
     records: list[Record] = []
+    unique = UniqueIds()
     for row, (doc_id, value) in enumerate(zip(ids, values, strict=True), start=first_row):
         record: dict[str, Any] = {column: _features(value) if kind == "vectors" else value}
         if doc_id is not None:
             record["id"] = doc_id
         try:
-            records.append(parse_value(kind, where, row, record))
+            parsed = parse_value(kind, where, row, record)
+            unique.check(parsed, f"{where}:{row}")
+            records.append(parsed)
         except MalformedLineError as error:
             if on_bad_line is None:
                 raise

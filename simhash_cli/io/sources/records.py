@@ -19,7 +19,7 @@ from typing import IO, Any, TypeVar
 from ...core.corpus import Settings
 from ...core.fingerprint import from_hex
 from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
-from .files import STDIN, os_reason
+from .files import DEFAULT_MAX_BYTES, STDIN, os_reason
 
 __all__ = [
     "FingerprintRecord",
@@ -27,8 +27,10 @@ __all__ = [
     "Record",
     "RecordKind",
     "TextRecord",
+    "UniqueIds",
     "VectorRecord",
     "block_lines",
+    "duplicate_ids",
     "parse_lines",
     "parse_value",
     "read_fingerprints",
@@ -102,18 +104,48 @@ def _reject_constant(name: str) -> float:
 OnBadLine = Callable[[MalformedLineError], None] | None
 
 
-def _json_lines(source: str, on_bad_line: OnBadLine = None) -> Iterator[tuple[str, int, Any]]:
-    """(where, line number, parsed value) for each non-blank line; errors name file:line."""
+def _json_lines(
+    source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
+) -> Iterator[tuple[str, int, Any]]:
+    """(where, line number, parsed value) for each non-blank line; errors name file:line. A
+    line longer than ``max_line`` characters is a malformed line, passed over without ever
+    being held whole: memory stays bounded whatever the input."""
     name = "<stdin>" if source == STDIN else source
     with _open_text(source) as handle:
         lineno = 0
         try:
-            for lineno, line in enumerate(handle, start=1):
+            for lineno, line in enumerate(_bounded_lines(handle, max_line), start=1):
+                if line is None:
+                    error = MalformedLineError(
+                        f"{name}:{lineno}",
+                        f"longer than {max_line:,} characters (--max-bytes)",
+                    )
+                    if on_bad_line is None:
+                        raise error
+                    on_bad_line(error)
+                    continue
                 value = _json_value(name, lineno, line, on_bad_line)
                 if value is not _NOTHING:
                     yield name, lineno, value
         except UnicodeDecodeError as exc:
             raise InputError(f"{name}:{lineno + 1}: not UTF-8 ({exc.reason})") from None
+
+
+def _bounded_lines(handle: IO[str], limit: int | None) -> Iterator[str | None]:
+    """The lines of ``handle``; None for each line over ``limit`` characters, read past a
+    chunk at a time and dropped."""
+    if limit is None:
+        yield from handle
+        return
+    while line := handle.readline(limit + 1):
+        if line.endswith("\n") or len(line) <= limit:  # (a newline is not counted)
+            yield line
+            continue
+        while not line.endswith("\n"):  # the rest of the long line, never kept
+            line = handle.readline(1 << 20)
+            if not line:
+                break
+        yield None
 
 
 _NOTHING = object()
@@ -168,17 +200,53 @@ def parse_lines(
     """The records of ``lines`` (line ``first_line`` onwards of ``name``), as the file's reader
     (:func:`read_vectors`, :func:`read_fingerprints`, :func:`read_texts`) would give them."""
     records: list[Record] = []
+    unique = UniqueIds()
     for lineno, line in enumerate(lines, start=first_line):
         value = _json_value(name, lineno, line, on_bad_line)
         if value is _NOTHING:
             continue
         try:
-            records.append(parse_value(kind, name, lineno, value))
+            record = parse_value(kind, name, lineno, value)
+            unique.check(record, f"{name}:{lineno}")
+            records.append(record)
         except MalformedLineError as error:
             if on_bad_line is None:
                 raise
             on_bad_line(error)
     return records
+
+
+class UniqueIds:
+    """The ids given so far, each with where it was first given: an id given twice (``dup``
+    twice, or ``1`` and ``"1"``, which are one id) is refused naming both places, since its
+    pairs could not be told apart, nor a document from itself."""
+
+    def __init__(self) -> None:
+        self._first: dict[object, str] = {}
+
+    def check(self, record: Record, where: str) -> None:
+        """Raises: MalformedLineError: the id was given before, at the place it names.
+        (Fingerprints of one id made with other settings are left for the check of settings,
+        which says more.)"""
+        key = (record.id, record.settings) if isinstance(record, FingerprintRecord) else record.id
+        first = self._first.setdefault(key, where)
+        if first != where:
+            raise MalformedLineError(
+                where,
+                f"the id {record.id!r} was already given at {first} (ids must be unique; leave "
+                '"id" out to have FILE:LINE as the id)',
+            )
+
+
+def duplicate_ids(ids: Sequence[str]) -> str | None:
+    """The first id that appears twice in ``ids``, or None (for input read in parts, whose
+    readers could each only check their own)."""
+    seen: set[str] = set()
+    for doc_id in ids:
+        if doc_id in seen:
+            return doc_id
+        seen.add(doc_id)
+    return None
 
 
 def _record_id(where: str, lineno: int, value: Any) -> str:
@@ -205,7 +273,9 @@ def _weight(where: str, lineno: int, key: str, raw: Any) -> float:
     return weight
 
 
-def read_vectors(source: str, on_bad_line: OnBadLine = None) -> Iterator[VectorRecord]:
+def read_vectors(
+    source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
+) -> Iterator[VectorRecord]:
     """Read ``--vectors`` JSON Lines: ``{"id": ..., "features": {feature: weight}}`` per line.
 
     A UTF-8 BOM, CRLF line ends and blank lines are accepted.  A missing ``id`` becomes
@@ -220,16 +290,22 @@ def read_vectors(source: str, on_bad_line: OnBadLine = None) -> Iterator[VectorR
     Raises:
         InputError: a malformed line, naming file and line; nothing is yielded past it.
     """
-    return _records(source, _vector_record, on_bad_line)
+    return _records(source, _vector_record, on_bad_line, max_line)
 
 
 def _records(
-    source: str, parse: Callable[[str, int, Any], R], on_bad_line: OnBadLine
+    source: str,
+    parse: Callable[[str, int, Any], R],
+    on_bad_line: OnBadLine,
+    max_line: int | None = DEFAULT_MAX_BYTES,
 ) -> Iterator[R]:
     """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
-    for where, lineno, value in _json_lines(source, on_bad_line):
+    unique = UniqueIds()
+    for where, lineno, value in _json_lines(source, on_bad_line, max_line):
         try:
-            yield parse(where, lineno, value)
+            record = parse(where, lineno, value)
+            unique.check(record, f"{where}:{lineno}")  # type: ignore[arg-type]
+            yield record
         except MalformedLineError as error:
             if on_bad_line is None:
                 raise
@@ -245,10 +321,12 @@ def _vector_record(where: str, lineno: int, value: Any) -> VectorRecord:
     return VectorRecord(_record_id(where, lineno, value), features)
 
 
-def read_texts(source: str, on_bad_line: OnBadLine = None) -> Iterator[TextRecord]:
+def read_texts(
+    source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
+) -> Iterator[TextRecord]:
     """Read ``--texts`` JSON Lines: ``{"id": ..., "text": "..."}`` per line (a missing ``id``
     becomes ``FILE:LINE``). ``on_bad_line``: as for :func:`read_vectors`."""
-    return _records(source, _text_record, on_bad_line)
+    return _records(source, _text_record, on_bad_line, max_line)
 
 
 def _text_record(where: str, lineno: int, value: Any) -> TextRecord:
@@ -260,7 +338,9 @@ def _text_record(where: str, lineno: int, value: Any) -> TextRecord:
 _FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
 
 
-def read_fingerprints(source: str, on_bad_line: OnBadLine = None) -> Iterator[FingerprintRecord]:
+def read_fingerprints(
+    source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
+) -> Iterator[FingerprintRecord]:
     """Read the JSON Lines that ``simhash fingerprint`` writes (``-f jsonl``).
 
     ``on_bad_line``: as for :func:`read_vectors`.
@@ -268,7 +348,7 @@ def read_fingerprints(source: str, on_bad_line: OnBadLine = None) -> Iterator[Fi
     Raises:
         InputError: a malformed record, naming file and line.
     """
-    return _records(source, _fingerprint_record, on_bad_line)
+    return _records(source, _fingerprint_record, on_bad_line, max_line)
 
 
 def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecord:
