@@ -7,8 +7,10 @@ files with other bytes. Each test states the promise it checks (README, "Safety"
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -373,3 +375,269 @@ def test_a_move_into_the_plans_own_protected_root_is_refused(tmp_path: Path) -> 
     assert result.exit_code == ExitCode.USAGE
     assert "under the protected root" in one_line_error(result)
     assert not (corpus / "dups").exists()
+
+
+# ---------------------------------------------------------------- 8. prune, a foreign WAL file
+
+
+def test_prune_keeps_entries_whose_directory_cannot_be_read(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    db = str(tmp_path / "idx.db")
+    assert run("index", "add", db, str(corpus), "-q").exit_code == ExitCode.OK
+    script = (
+        "import os, sys, errno\n"
+        "real = os.lstat\n"
+        "def lstat(path, *a, **k):\n"
+        f"    if str(path).startswith({str(corpus)!r}):\n"
+        "        raise PermissionError(errno.EACCES, 'Permission denied', path)\n"
+        "    return real(path, *a, **k)\n"
+        "os.lstat = lstat\n"
+        "from simhash_cli.cli import main\n"
+        "sys.exit(main(['index', 'prune', sys.argv[1], '-f', 'jsonl']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, db], capture_output=True, text=True)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert done.stdout == "" and "0 removed" in done.stderr
+    (corpus / "chess-openings.txt").unlink()  # one really gone: forgotten
+    gone = run("index", "prune", db, "-f", "jsonl")
+    assert [json.loads(line)["removed"] for line in gone.stdout.splitlines()] == [
+        str(corpus / "chess-openings.txt")
+    ]
+
+
+def test_a_foreign_wal_mode_database_is_refused_without_being_touched(tmp_path: Path) -> None:
+    db = tmp_path / "other.db"
+    maker = (
+        "import os, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1])\n"
+        "c.execute('PRAGMA journal_mode=WAL')\n"
+        "c.execute('CREATE TABLE t (x)')\n"
+        "c.execute('INSERT INTO t VALUES (1)')\n"
+        "c.commit()\n"
+        "os._exit(0)  # no checkpoint: the -wal stays beside it\n"
+    )
+    subprocess.run([sys.executable, "-c", maker, str(db)], check=True)
+    wal = Path(f"{db}-wal")
+    assert wal.exists()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for args in (
+        ["stats", str(db)],
+        ["query", str(db), str(SAMPLE)],
+        ["add", str(db), str(SAMPLE)],
+    ):
+        result = run("index", *args)
+        assert result.exit_code == ExitCode.ERROR
+        assert "not a simhash index" in one_line_error(result)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# ---------------------------------------------------------------- 9. the script
+
+
+def test_a_newline_in_the_plans_name_or_the_destination_runs_nothing(tmp_path: Path) -> None:
+    corpus, plan = planned(tmp_path)
+    odd = tmp_path / "plan\ntouch pwned-by-plan\n.json"
+    plan.rename(odd)
+    destination = str(tmp_path / "d\ntouch pwned-by-destination\n")
+    script = tmp_path / "review.sh"
+    made = run("apply", str(odd), "--action", "move-to", destination, "--script", str(script))
+    assert made.exit_code == ExitCode.OK, made.stderr
+    subprocess.run(["sh", "-n", str(script)], check=True)  # it parses
+    subprocess.run(["sh", str(script)], cwd=tmp_path, capture_output=True)
+    assert not list(tmp_path.glob("pwned*"))
+    header = [line for line in script.read_text().splitlines() if line.startswith("# ")]
+    assert any("plan: " in line and "\\x0a" in line for line in header)
+
+
+# ---------------------------------------------------------------- 10. names on the terminal
+
+
+HOSTILE_NAME = "a\x1b]0;pwned\x07\x1b[2J\rb\u202e\nc.txt"
+
+
+def test_control_characters_in_names_are_shown_escaped_on_the_terminal(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    (corpus / HOSTILE_NAME).write_text(text)
+    (corpus / "plain.txt").write_text(text + " more")
+    (corpus / "\x1b[31mbinary").write_bytes(b"\x00\x01")
+    for args in (
+        ["dedupe", str(corpus), "-f", "table"],
+        ["fingerprint", str(corpus), "-f", "table"],
+        ["compare", str(corpus / HOSTILE_NAME), str(corpus / "plain.txt"), "-f", "table"],
+        ["dedupe", str(corpus / "missing\x1b[2J")],
+    ):
+        result = run(*args)
+        shown = result.stdout + result.stderr
+        assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown, args
+        assert "\u202e" not in shown
+        assert "\\x1b" in shown, args
+    table = run("dedupe", str(corpus), "-f", "table").stdout
+    assert "\\n" in table and "\\u202e" in table
+    exact = run("dedupe", str(corpus), "-f", "jsonl").stdout
+    assert str(corpus / HOSTILE_NAME) in {json.loads(line)["a"] for line in exact.splitlines()} | {
+        json.loads(line)["b"] for line in exact.splitlines()
+    }  # data formats keep names exact
+
+
+# ---------------------------------------------------------------- 11. extreme weights
+
+
+@pytest.mark.parametrize("weight", [1.7976931348623157e308, 1e308, 1e200, 1e-200, 5e-324])
+def test_cosine_is_right_for_every_finite_weight(tmp_path: Path, weight: float) -> None:
+    vectors = tmp_path / "v.jsonl"
+    records = [
+        {"id": "a", "features": {"x": weight, "y": weight}},
+        {"id": "b", "features": {"x": weight, "y": weight}},
+        {"id": "c", "features": {"z": weight}},
+    ]
+    vectors.write_text("".join(json.dumps(r) + "\n" for r in records))
+    script = "import sys, warnings; warnings.simplefilter('error')\n" + (
+        "from simhash_cli.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "dedupe", "--vectors", str(vectors), "--threshold", "0",
+         "-f", "jsonl", "-q"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK and done.stderr == "", done.stderr
+    pairs = {(p["a"], p["b"]): p for p in map(json.loads, done.stdout.splitlines())}
+    assert pairs[("a", "b")]["cosine"] == 1.0 and pairs[("a", "b")]["hamming"] == 0
+
+
+# ---------------------------------------------------------------- 12. duplicate ids
+
+
+@pytest.mark.parametrize("second", ['"dup"', "1"])
+def test_an_id_given_twice_is_refused_naming_both_lines(tmp_path: Path, second: str) -> None:
+    first = '"dup"' if second == '"dup"' else '"1"'
+    texts = tmp_path / "t.jsonl"
+    texts.write_text(
+        f'{{"id": {first}, "text": "a b c d"}}\n\n{{"id": "x", "text": "e f"}}\n'
+        f'{{"id": {second}, "text": "a b c d e"}}\n'
+    )
+    result = run("dedupe", "--texts", str(texts))
+    assert result.exit_code == ExitCode.ERROR
+    error = one_line_error(result)
+    assert f"{texts}:4" in error and f"{texts}:1" in error
+    skipped = run("dedupe", "--texts", str(texts), "--on-error", "skip", "-f", "jsonl")
+    assert skipped.exit_code == ExitCode.OK and "malformed" in skipped.stderr
+
+
+# ---------------------------------------------------------------- 14. deep trees
+
+
+def test_a_tree_a_thousand_levels_deep_is_walked(tmp_path: Path) -> None:
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    (tmp_path / "top.txt").write_text(text)
+    descriptor = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(1100):  # relative to a descriptor: no path over PATH_MAX is built
+            os.mkdir("d", dir_fd=descriptor)
+            inner = os.open("d", os.O_RDONLY, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor = inner
+        with open(
+            os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=descriptor), "w"
+        ) as f:
+            f.write(text)
+    finally:
+        os.close(descriptor)
+    result = run("dedupe", str(tmp_path), "-f", "jsonl")
+    assert result.exit_code == ExitCode.OK, result.output[-500:]
+    assert "Traceback" not in result.stderr
+    assert len(result.stdout.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- 15. lines and streams
+
+
+def test_a_json_line_longer_than_max_bytes_is_never_held_whole(tmp_path: Path) -> None:
+    texts = tmp_path / "t.jsonl"
+    with texts.open("w") as out:
+        out.write(json.dumps({"id": "a", "text": "word " * 50}) + "\n")
+        out.write('{"id": "huge", "text": "' + "x" * 20_000_000 + '"}\n')
+        out.write(json.dumps({"id": "c", "text": "word " * 50 + "more"}) + "\n")
+    limited = "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20))"
+    for source, stdin in ((str(texts), None), ("-", texts.open("rb"))):
+        done = subprocess.run(
+            [sys.executable, "-c", limited + "\nfrom simhash_cli.cli import main\nsys.exit(main())",
+             "dedupe", "--texts", source, "--max-bytes", "1000000", "--on-error", "skip",
+             "-f", "jsonl"],
+            stdin=stdin, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == ExitCode.OK, done.stderr[-400:]
+        assert "longer than 1,000,000 characters" in done.stderr
+        assert len(done.stdout.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- 16. full disks
+
+
+def _file_size_limit() -> None:
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (600, 600))
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_partial_file(tmp_path: Path) -> None:
+    corpus, plan = planned(tmp_path)
+    before = contents(corpus)
+    for args in (
+        ["dedupe", str(corpus), "-q", "-f", "json", "-o", str(tmp_path / "out.json")],
+        ["dedupe", str(corpus), "-q", "--plan", str(tmp_path / "p2.json")],
+        ["apply", str(plan), "--action", "delete", CONSENT, "--script", str(tmp_path / "s.sh")],
+        ["apply", str(plan), "--action", "move-to", str(tmp_path / "d"), "--yes",
+         "--journal", str(tmp_path / "j")],
+    ):  # fmt: skip
+        done = subprocess.run(
+            [*SIMHASH, *args], preexec_fn=_file_size_limit, capture_output=True, text=True
+        )
+        assert done.returncode == ExitCode.ERROR, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert lines[-1].startswith("Error: cannot write") and "Traceback" not in done.stderr
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], args
+    for fmt in ("json", "jsonl", "table"):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [*SIMHASH, "dedupe", str(corpus), "-q", "-f", fmt], stdout=full,
+                stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+        assert done.returncode == ExitCode.ERROR
+        assert done.stderr == "Error: cannot write standard output: No space left on device\n"
+    # The run that acted stopped when its journal could not be written: what it moved is in
+    # the destination, every byte once.
+    assert contents(corpus, tmp_path / "d") == before
+
+
+def test_a_move_across_filesystems_onto_a_full_disk_leaves_no_partial_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from simhash_cli.app.actions.apply import apply, load_plan
+    from simhash_cli.app.actions.steps import Action, Status
+
+    corpus, plan_file = planned(tmp_path)
+    plan = load_plan(str(plan_file))
+    real_copy = shutil.copy2
+
+    def no_link(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    def full(source: str, destination: str, **kwargs: object) -> None:
+        with open(destination, "wb") as out:
+            out.write(b"half a file")
+        raise OSError(errno.ENOSPC, "No space left on device", destination)
+
+    monkeypatch.setattr(os, "link", no_link)
+    monkeypatch.setattr(shutil, "copy2", full)
+    dups = tmp_path / "dups"
+    outcomes = list(apply(plan, Action.MOVE_TO, destination=str(dups), execute=True))
+    monkeypatch.setattr(shutil, "copy2", real_copy)
+    assert {o.status for o in outcomes} == {Status.FAILED}
+    assert all("No space left" in o.detail for o in outcomes)
+    assert [p for p in dups.rglob("*") if p.is_file()] == []
+    assert len(list(corpus.iterdir())) == len(list(SAMPLE.iterdir()))

@@ -4,10 +4,13 @@ files as tasks, in order."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import logging
 import os
 import socket
+import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,16 +35,68 @@ EXTRA_MISSING = "{engine} dask needs the distributed extra: pip install 'simhash
 
 
 CONNECT_TIMEOUT = 10
+"""Seconds to reach a scheduler and hear it answer as one."""
+
+POLL = 2.0
+"""Seconds between looks at the cluster while waiting for a result."""
+
+NO_WORKER_GRACE = 20.0
+"""Seconds a cluster may have no worker before a run waiting on it gives up."""
 
 
 @dataclass(frozen=True)
 class Cluster:
-    """A client connected to a cluster: the one it started (``owned``) or an existing one."""
+    """A client connected to a cluster: the one it started (``owned``) or an existing one.
+
+    Every result is waited for through :meth:`result` and :meth:`gather`, which look at the
+    cluster while they wait: a cluster whose workers are all gone (an external one, whose
+    workers nobody restarts) ends the run with one error instead of a wait for ever.
+    """
 
     client: Any
     workers: int
     dashboard: str | None
     owned: bool
+
+    def gather(self, futures: Sequence[Any]) -> list[Any]:
+        """The results of ``futures``, in order."""
+        self._wait(futures)
+        return cast(list[Any], self.client.gather(list(futures)))
+
+    def result(self, future: Any) -> Any:
+        """The result of one future."""
+        self._wait([future])
+        return future.result()
+
+    def _wait(self, futures: Sequence[Any]) -> None:
+        distributed = import_distributed()
+        alone_since: float | None = None
+        while True:
+            try:
+                distributed.wait(list(futures), timeout=POLL)
+                return
+            except TimeoutError:
+                pass
+            if self.client.status not in ("running", "connecting"):
+                raise WorkerLostError("the dask scheduler went away (the client lost it)")
+            if _workers_of(self.client) == 0:
+                now = time.monotonic()
+                alone_since = now if alone_since is None else alone_since
+                if now - alone_since > NO_WORKER_GRACE:
+                    raise WorkerLostError(
+                        f"every worker of the dask cluster went away ({NO_WORKER_GRACE:.0f} s "
+                        "without one): start workers again, then run the same command"
+                    )
+            else:
+                alone_since = None
+
+
+def _workers_of(client: Any) -> int | None:
+    """How many workers the scheduler knows (None when it cannot be asked right now)."""
+    try:
+        return len(client.scheduler_info()["workers"])
+    except Exception:  # the scheduler is away: the client's status says so on the next look
+        return None
 
 
 def import_distributed() -> Any:
@@ -64,13 +119,13 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
     """
     distributed = import_distributed()
     if scheduler is not None:
+        _quiet_client_logs()
         try:
             _knock(scheduler)
-            client = distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
+            client, count = _answering(distributed, scheduler)
         except (OSError, TimeoutError, ValueError) as exc:
             raise SimhashError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
         try:
-            count = len(client.scheduler_info()["workers"])
             if count == 0:
                 # Tasks would wait for a worker for ever.
                 raise SimhashError(f"the dask cluster at {scheduler} has no workers")
@@ -96,6 +151,43 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             client.close()
     finally:
         cluster.close()
+
+
+def _answering(distributed: Any, scheduler: str) -> tuple[Any, int]:
+    """A client of ``scheduler`` and its number of workers, asked in a thread of its own: an
+    address that accepts connections and never answers as a scheduler (an HTTP server, the
+    dashboard's port, a silent listener) would otherwise hold the client for ever."""
+    box: dict[str, Any] = {}
+
+    def ask() -> None:
+        try:
+            client = distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
+            box["client"] = client
+            box["workers"] = len(client.scheduler_info()["workers"])
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=ask, name="simhash-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT + 5)
+    if "error" in box:
+        raise box["error"]
+    if thread.is_alive() or "workers" not in box:
+        raise SimhashError(
+            f"{scheduler} does not answer as a dask scheduler (no reply in "
+            f"{CONNECT_TIMEOUT + 5} s): is it the scheduler's address (tcp://HOST:8786), not "
+            "its dashboard's or another server's?"
+        )
+    return box["client"], box["workers"]
+
+
+def _quiet_client_logs() -> None:
+    """The client's own logs of a scheduler or worker going away (tracebacks, reconnection
+    attempts): the run says what happened in one line of its own."""
+    known = list(logging.root.manager.loggerDict)
+    for name in ["distributed", "tornado", "asyncio", *known]:
+        if name.split(".")[0] in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _knock(scheduler: str) -> None:
@@ -128,8 +220,13 @@ def reported() -> Iterator[None]:
             f"a dask worker died while running a task of ours ({exc.task}): killed, or out "
             "of memory; the workers' logs say which (smaller partitions need less memory)"
         ) from exc
-    except distributed.comm.CommClosedError as exc:
+    except (distributed.comm.CommClosedError, OSError) as exc:
         raise WorkerLostError(f"the dask cluster went away: {exc}") from exc
+    except concurrent.futures.CancelledError as exc:  # the scheduler went away
+        raise WorkerLostError(
+            "the dask scheduler went away while it ran our tasks: start it again, then run "
+            "the same command"
+        ) from exc
 
 
 Batch = tuple[list[Event], Corpus]
@@ -164,7 +261,7 @@ def mapper(cluster: Cluster) -> Mapper:
                 for args in arguments
             ]
             for future in futures:
-                yield future.result()
+                yield cluster.result(future)
                 future.release()
 
     return run

@@ -271,7 +271,7 @@ def read_paths(
             )
             for batch in batches
         ]
-        heads = (client.submit(_head, part).result() for part in parts)
+        heads = (cluster.result(client.submit(_head, part)) for part in parts)
         docs_parts = list(report_batches(batches, heads, on_event, on_read, skipped))
     if docs_parts:
         docs = concatenate(docs_parts)
@@ -313,7 +313,7 @@ def read_records(
             parts = _parquet_parts(cluster, source, job)
         else:
             parts = _json_lines_parts(cluster, source, job, block_bytes)
-        heads = (cluster.client.submit(_head, part).result() for part in parts)
+        heads = (cluster.result(cluster.client.submit(_head, part)) for part in parts)
         everything = list(report_batches([[]] * len(parts), heads, on_event, None, []))
     kept = [(part, docs) for part, docs in zip(parts, everything, strict=True) if len(docs)]
     skipped = [skip for docs in everything for skip in docs.skipped]
@@ -372,7 +372,7 @@ def _json_lines_parts(cluster: Cluster, source: str, job: Records, block_bytes: 
         for n, block in enumerate(file)
     ]
     data = client.compute([block for _, _, block in blocks])
-    counts = client.gather([client.submit(_count_lines, one) for one in data])
+    counts = cluster.gather([client.submit(_count_lines, one) for one in data])
     parts, first_line = [], 1
     for one, (name, n, _), count in zip(data, blocks, counts, strict=True):
         first_line = 1 if n == 0 else first_line

@@ -261,7 +261,7 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
             )
             for bucket in range(n_buckets)
         ]
-        counts = client.gather([client.submit(_counts, one) for one in found])
+        counts = cluster.gather([client.submit(_counts, one) for one in found])
         kept, candidates, checked, key_pairs = (sum(column) for column in zip(*counts, strict=True))
         _check_budgets(docs, config, scheme, kept, candidates, key_pairs)
         if kept > CLIENT_PAIRS:
@@ -280,7 +280,7 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
                 streamed,
                 clusters=clustering.clusters_of_labels(labels),
             )
-        pairs = sorted_pairs(client.gather([client.submit(_pairs, one) for one in found]))
+        pairs = sorted_pairs(cluster.gather([client.submit(_pairs, one) for one in found]))
     del splits, found
     return dedupe_result(docs, config, scheme, planned, candidates, checked, pairs)
 
@@ -297,7 +297,7 @@ def _labels_in_rounds(cluster: Cluster, found: list[Any], n_docs: int) -> NDArra
     labels = np.arange(n_docs, dtype=np.int64)
     while True:
         shared = client.scatter(labels, broadcast=True)
-        offers = client.gather([client.submit(_propose, one, shared) for one in found])
+        offers = cluster.gather([client.submit(_propose, one, shared) for one in found])
         roots = np.concatenate([root for root, _ in offers])
         if roots.size == 0:
             return labels
@@ -335,7 +335,9 @@ class StreamedPairs(ScoredPairs):
                 for bucket, one in enumerate(found):
                     if len(held[bucket]) == 0 and read[bucket] < sizes[bucket]:
                         stop = min(read[bucket] + size, sizes[bucket])
-                        held[bucket] = client.submit(_slice, one, read[bucket], stop).result()
+                        held[bucket] = cluster.result(
+                            client.submit(_slice, one, read[bucket], stop)
+                        )
                         read[bucket] = stop
                 live = [bucket for bucket in range(len(found)) if len(held[bucket])]
                 if not live:
