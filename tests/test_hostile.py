@@ -436,7 +436,7 @@ def test_a_foreign_wal_mode_database_is_refused_without_being_touched(tmp_path: 
 
 
 def test_a_newline_in_the_plans_name_or_the_destination_runs_nothing(tmp_path: Path) -> None:
-    corpus, plan = planned(tmp_path)
+    _corpus, plan = planned(tmp_path)
     odd = tmp_path / "plan\ntouch pwned-by-plan\n.json"
     plan.rename(odd)
     destination = str(tmp_path / "d\ntouch pwned-by-destination\n")
@@ -641,3 +641,283 @@ def test_a_move_across_filesystems_onto_a_full_disk_leaves_no_partial_copy(
     assert all("No space left" in o.detail for o in outcomes)
     assert [p for p in dups.rglob("*") if p.is_file()] == []
     assert len(list(corpus.iterdir())) == len(list(SAMPLE.iterdir()))
+
+
+# ---------------------------------------------------------------- 13. dask clusters
+
+distributed = pytest.importorskip("distributed")
+
+
+def _silent_listener() -> tuple[object, int]:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    return server, server.getsockname()[1]
+
+
+def test_an_address_that_is_not_a_dask_scheduler_is_one_line_not_a_hang(tmp_path: Path) -> None:
+    http = subprocess.Popen(
+        [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    silent, silent_port = _silent_listener()
+    try:
+        assert http.stdout is not None
+        http_port = int(http.stdout.readline().split(" port ")[1].split(" ")[0])
+        runs = [
+            subprocess.Popen(
+                [
+                    *SIMHASH,
+                    "dedupe",
+                    "--engine",
+                    "dask",
+                    "--scheduler",
+                    f"tcp://127.0.0.1:{port}",
+                    str(SAMPLE),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for port in (http_port, silent_port)
+        ]
+        for process in runs:
+            _, stderr = process.communicate(timeout=60)
+            assert process.returncode == ExitCode.ERROR
+            assert stderr.count("\n") == 1 and "does not answer as a dask scheduler" in stderr
+    finally:
+        http.kill()
+        http.wait()
+        silent.close()  # type: ignore[attr-defined]
+
+
+def _scheduler(port: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _worker(port: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}",
+         "--nthreads", "1", "--no-nanny"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _free_port() -> int:
+    server, port = _silent_listener()
+    server.close()  # type: ignore[attr-defined]
+    return port
+
+
+def _wait_for_workers(port: int, count: int) -> None:
+    client = distributed.Client(f"tcp://127.0.0.1:{port}", timeout="20s")
+    try:
+        client.wait_for_workers(count, timeout=30)
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("victim", ["workers", "scheduler"])
+def test_an_external_cluster_dying_mid_run_ends_it_in_one_line(tmp_path: Path, victim: str) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for number in range(3000):
+        words = " ".join(f"w{(number * 7 + i) % 5003}" for i in range(300))
+        (corpus / f"d{number:05}.txt").write_text(words)
+    port = _free_port()
+    scheduler = _scheduler(port)
+    worker = _worker(port)
+    try:
+        _wait_for_workers(port, 1)
+        run_ = subprocess.Popen(
+            [*SIMHASH, "dedupe", "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
+             str(corpus), "-q", "-f", "jsonl"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        import time
+
+        time.sleep(4)  # listing done, tasks running
+        (worker if victim == "workers" else scheduler).kill()
+        _, stderr = run_.communicate(timeout=90)
+        assert run_.returncode == ExitCode.ERROR, stderr
+        assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+        assert ("every worker" if victim == "workers" else "scheduler went away") in stderr
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()
+
+
+# ---------------------------------------------------------------- 17. a tampered index
+
+
+def _tamper(db: Path, *statements: str) -> None:
+    import sqlite3
+
+    connection = sqlite3.connect(db, isolation_level=None)
+    try:
+        for statement in statements:
+            connection.execute(statement)
+    finally:
+        connection.close()
+
+
+TAMPERING = {
+    "edited settings": ["UPDATE meta SET value = '7' WHERE key = 'seed'"],
+    "edited width": ["UPDATE meta SET value = '128' WHERE key = 'bits'"],
+    "impossible settings": ["UPDATE meta SET value = 'nonsense' WHERE key = 'tokenizer'"],
+    "a dropped table": ["DROP TABLE keys1"],
+    "a trigger": ["CREATE TRIGGER t AFTER INSERT ON docs BEGIN DELETE FROM docs; END"],
+    "an extra index": ["CREATE INDEX extra ON docs (size)"],
+    "rows deleted behind the tables": ["DELETE FROM docs"],
+    "a truncated list": ["UPDATE keys0 SET entries = substr(entries, 1, length(entries) - 3)"],
+}
+
+
+@pytest.mark.parametrize("how", list(TAMPERING))
+def test_a_tampered_index_is_called_damaged_in_one_line(tmp_path: Path, how: str) -> None:
+    db = tmp_path / "idx.db"
+    assert run("index", "add", str(db), str(SAMPLE), "-q").exit_code == ExitCode.OK
+    _tamper(db, *TAMPERING[how])
+    for args in (["query", str(db), str(SAMPLE)], ["dedupe", str(db)], ["stats", str(db)]):
+        result = run("index", *args, "-f", "jsonl")
+        if how.startswith(("rows deleted", "a truncated")) and args[0] != "query":
+            continue  # what only a look-up meets
+        assert result.exit_code == ExitCode.ERROR, (how, args, result.output)
+        assert "damaged" in one_line_error(result), (how, args)
+
+
+_READ_ONLY = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"'
+
+
+def _without_write_access(place: Path, command: list[str]) -> list[str]:
+    """``command`` run where ``place`` cannot be written: a read-only mount of it in a mount
+    namespace of its own when root (root writes through any mode bits), else its mode bits."""
+    if os.geteuid() != 0:
+        place.chmod(0o555)
+        for path in place.iterdir():
+            path.chmod(0o444)
+        return command
+    if shutil.which("unshare") is None:
+        pytest.skip("root without unshare: no way to take write access away")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", _READ_ONLY, str(place), "true"])
+    if probe.returncode != 0:
+        pytest.skip("no mount namespace here: no way to take write access away from root")
+    return ["unshare", "-m", "sh", "-c", _READ_ONLY, str(place), *command]
+
+
+def test_a_healthy_index_is_read_where_it_cannot_be_written(tmp_path: Path) -> None:
+    place = tmp_path / "ro"
+    place.mkdir()
+    db = place / "idx.db"
+    assert run("index", "add", str(db), str(SAMPLE), "-q").exit_code == ExitCode.OK
+    before = {p.name: p.read_bytes() for p in place.iterdir()}
+    try:
+        for args in (["stats", str(db)], ["query", str(db), str(SAMPLE / "volcano-report.txt")]):
+            command = _without_write_access(place, [*SIMHASH, "index", *args, "-f", "jsonl"])
+            done = subprocess.run(command, capture_output=True, text=True)
+            assert done.returncode == ExitCode.OK, (args, done.stderr)
+            assert "damaged" not in done.stderr
+    finally:
+        place.chmod(0o755)
+    assert {p.name: p.read_bytes() for p in place.iterdir()} == before
+
+
+# ---------------------------------------------------------------- 18. a tampered plan, journal
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (b'{"path": "/x", "status": "done"}\n', ":2: not a line of a simhash apply journal"),
+        (b'{"step": 99, "path": "/x", "status": "done"}\n', ":2: not a line"),
+        (b'{"step": 1, "path": "/x", "status": "burnt"}\n', ":2: not a line"),
+        (b"[1, 2]\n", ":2: not a line"),
+    ],
+)
+def test_a_tampered_journal_is_refused_naming_its_line(
+    tmp_path: Path, line: bytes, says: str
+) -> None:
+    _corpus, plan = planned(tmp_path)
+    dups = str(tmp_path / "dups")
+    first = run("apply", str(plan), "--action", "move-to", dups)  # a dry run: no journal
+    assert first.exit_code == ExitCode.OK
+    journal = Path(f"{plan}.journal")
+    done = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-q")
+    assert done.exit_code == ExitCode.OK
+    header = journal.read_bytes().split(b"\n")[0] + b"\n"
+    journal.write_bytes(header + line)
+    result = run("apply", str(plan), "--action", "move-to", dups, "--yes")
+    assert result.exit_code == ExitCode.ERROR and says in one_line_error(result)
+    assert journal.read_bytes() == header + line
+
+
+def test_a_journal_that_claims_a_step_never_taken_is_not_believed(tmp_path: Path) -> None:
+    corpus, plan = planned(tmp_path)
+    dups = str(tmp_path / "dups")
+    run("apply", str(plan), "--action", "move-to", dups, "--yes", "-q", "--journal",
+        str(tmp_path / "j"))  # fmt: skip
+    # A journal of the same plan, action and destination claiming all three steps done, for
+    # a fresh copy of the corpus where none was taken.
+    shutil.rmtree(dups)
+    shutil.rmtree(corpus)
+    shutil.copytree(SAMPLE, corpus)
+    _, plan = planned(tmp_path, corpus)
+    lines = Path(tmp_path / "j").read_bytes().split(b"\n")
+    header = json.loads(lines[0])
+    header["plan_sha256"] = hashlib.sha256(plan.read_bytes()).hexdigest()
+    claims = [json.dumps({"step": n, "path": "/x", "status": "done"}) for n in (1, 2, 3)]
+    Path(f"{plan}.journal").write_text(json.dumps(header) + "\n" + "\n".join(claims) + "\n")
+    result = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-f", "jsonl")
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert [json.loads(x)["status"] for x in result.stdout.splitlines()] == ["done"] * 3
+
+
+def test_a_plan_applied_from_another_directory_acts_on_the_same_files(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    plan = tmp_path / "plan.json"
+    made = subprocess.run(
+        [*SIMHASH, "dedupe", "-q", "--plan", "plan.json", "corpus"], cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert made.returncode == ExitCode.OK
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(
+        [*SIMHASH, "apply", str(plan), "--action", "move-to", "dups", "--yes", "-f", "jsonl"],
+        cwd=elsewhere, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert [json.loads(x)["status"] for x in done.stdout.splitlines()] == ["done"] * 3
+    assert contents(corpus, elsewhere / "dups") == contents(Path(SAMPLE))
+
+
+# ---------------------------------------------------------------- 19, 20. resources, messages
+
+
+def test_jobs_beyond_the_cores_are_capped_and_said() -> None:
+    done = subprocess.run(
+        [*SIMHASH, "fingerprint", "-j", "512", str(SAMPLE), "-q"], capture_output=True, text=True
+    )
+    assert done.returncode == ExitCode.OK
+    cores = len(os.sched_getaffinity(0))
+    if cores < 512:
+        assert f"512 jobs asked, {cores} cores here: {cores} processes are used" in done.stderr
+
+
+def test_an_index_of_vectors_queried_with_files_says_why(tmp_path: Path) -> None:
+    vectors = tmp_path / "v.jsonl"
+    vectors.write_text('{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}\n')
+    db = str(tmp_path / "idx.db")
+    assert run("index", "add", db, "--vectors", str(vectors), "-q").exit_code == ExitCode.OK
+    result = run("index", "query", db, str(SAMPLE))
+    assert result.exit_code != ExitCode.OK
+    error = one_line_error(result)
+    assert "not a tokenizer name" not in error and "vectors" in error

@@ -136,9 +136,43 @@ class Store:
             connection.close()
             raise
         store = cls(path, connection, settings)
-        if not readonly:
-            store._repair_tables()
+        try:
+            if not readonly:
+                store._repair_tables()
+            store._check_tables()
+        except BaseException:
+            connection.close()
+            raise
         return store
+
+    def _check_tables(self) -> None:
+        """Every table must list each stored document once: a list cut short, or documents
+        deleted behind the tables' back, make the index "damaged" here, not wrong later. (A
+        stale index, whose tables a writer rebuilds next, is scanned meanwhile.)"""
+        try:
+            self.connection.execute("BEGIN")  # one snapshot, whatever a writer commits
+            try:
+                if self._stale():
+                    return
+                documents = self.count()
+                size = self.lists.entry.itemsize
+                totals = [
+                    self.connection.execute(
+                        f"SELECT total(length(entries)) FROM keys{j}"
+                    ).fetchone()[0]
+                    for j in range(len(self.blocks))
+                ]
+            finally:
+                self.connection.execute("COMMIT")
+            for j, found in enumerate(totals):
+                if found != documents * size:
+                    raise InputError(
+                        f"the index {self.path} is damaged (table keys{j} lists "
+                        f"{found / size:,.1f} documents, {documents:,} are stored); restore it "
+                        "from a copy, or make it again with simhash index add"
+                    )
+        except sqlite3.DatabaseError as exc:
+            raise translated(self.path, exc) from None
 
     def close(self) -> None:
         self.connection.close()
