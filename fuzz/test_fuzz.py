@@ -85,3 +85,78 @@ def test_any_text_fingerprints_or_is_reported_empty(texts: list[str]) -> None:
     skipped: list[object] = []
     docs = corpus_from_texts(texts, on_event=skipped.append)
     assert len(docs) + len(skipped) == len(texts)
+
+
+# A plan: one that dedupe wrote, then mangled (values swapped for others of any JSON type,
+# keys dropped, paths respelled); and a journal: its header, then lines of any shape.
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=6,
+)
+_PATHS = st.sampled_from(
+    ["/a/b", "/a/./b", "a/b", "/a/../b", "//a", "/a\x00b", "", "/", "/a/b/", "\udcff"]
+)
+
+
+def _mangled(plan: dict, data: st.DataObject) -> dict:  # type: ignore[type-arg]
+    for cluster in plan["clusters"]:
+        for entry in cluster["files"]:
+            for key in list(entry):
+                choice = data.draw(st.integers(0, 6))
+                if choice == 0:
+                    del entry[key]
+                elif choice == 1:
+                    entry[key] = data.draw(_ANY_JSON)
+                elif choice == 2 and key == "path":
+                    entry[key] = data.draw(_PATHS)
+    if data.draw(st.booleans()):
+        plan[data.draw(st.sampled_from(["roots", "protect", "version", "clusters"]))] = data.draw(
+            _ANY_JSON
+        )
+    return plan
+
+
+@FUZZ
+@given(st.data())
+def test_plan_and_journal_readers_only_raise_simhash_errors(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    import json
+
+    from simhash_cli.app.actions.apply import apply, load_plan
+    from simhash_cli.app.actions.journal import Journal
+    from simhash_cli.app.actions.steps import Action
+
+    base = tmp_path_factory.getbasetemp()
+    plan_path = base / "fuzz-plan.json"
+    template = {
+        "version": 3,
+        "roots": [str(base)],
+        "protect": [],
+        "clusters": [
+            {
+                "keep": f"{base}/k.txt",
+                "files": [
+                    {"path": f"{base}/k.txt", "action": "keep", "device": 1, "inode": 1,
+                     "size": 1, "mtime_ns": 1, "sha256": "0" * 64},
+                    {"path": f"{base}/r.txt", "action": "remove", "device": 1, "inode": 2,
+                     "size": 1, "mtime_ns": 1, "sha256": "0" * 64},
+                ],
+            }
+        ],
+    }  # fmt: skip
+    plan_path.write_text(json.dumps(_mangled(template, data)))
+    with contextlib.suppress(SimhashError):
+        plan = load_plan(str(plan_path))
+        list(apply(plan, data.draw(st.sampled_from(list(Action))), destination=str(base / "d")))
+    journal_path = base / "fuzz.journal"
+    header = {"journal": 1, "plan": "p", "plan_sha256": "0" * 64, "action": "delete"}
+    lines = data.draw(st.lists(st.one_of(_ANY_JSON.map(json.dumps), st.text(max_size=20))))
+    journal_path.write_text(
+        "\n".join([json.dumps(header), *lines]) + data.draw(st.sampled_from(["", "\n"]))
+    )
+    journal = Journal(str(journal_path), header, steps=3)
+    with contextlib.suppress(SimhashError):
+        journal.open()
+    journal.close()

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
@@ -921,3 +923,66 @@ def test_an_index_of_vectors_queried_with_files_says_why(tmp_path: Path) -> None
     assert result.exit_code != ExitCode.OK
     error = one_line_error(result)
     assert "not a tokenizer name" not in error and "vectors" in error
+
+
+# ---------------------------------------------------------------- the property: nothing lost
+
+
+def _kept_files(plan: Path) -> dict[str, tuple[int, str]]:
+    kept = {}
+    for cluster in json.loads(plan.read_text())["clusters"]:
+        if cluster["keep"] is not None:
+            path = Path(cluster["keep"])
+            kept[str(path)] = (path.stat().st_ino, hashlib.sha256(path.read_bytes()).hexdigest())
+    return kept
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["plan", "twin"]),  # two plans of one corpus: no lock between them
+            st.floats(0.0, 0.4),  # when it starts
+            st.one_of(st.none(), st.floats(0.05, 0.8)),  # killed (SIGKILL) after, or left
+        ),
+        min_size=2,
+        max_size=4,
+    )
+)
+def test_interleaved_and_killed_applies_lose_no_byte_and_touch_no_kept_file(
+    runs: list[tuple[str, float, float | None]],
+) -> None:
+    import signal
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        corpus = root / "corpus"
+        many_pairs(corpus, 40)
+        _, plan = planned(root, corpus)
+        twin = root / "twin.json"
+        shutil.copy(plan, twin)
+        before, kept = contents(corpus), _kept_files(plan)
+        dups = root / "dups"
+        started = time.monotonic()
+        live = []
+        for which, start, kill_after in sorted(runs, key=lambda r: r[1]):
+            time.sleep(max(0.0, start - (time.monotonic() - started)))
+            command = [*SIMHASH, "apply", str(root / f"{which}.json"), "--action", "move-to",
+                       str(dups), "--yes", "-q"]  # fmt: skip
+            process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            live.append((process, None if kill_after is None else time.monotonic() + kill_after))
+        while any(p.poll() is None for p, _ in live):
+            for process, deadline in live:
+                if deadline is not None and time.monotonic() > deadline and process.poll() is None:
+                    process.send_signal(signal.SIGKILL)
+            time.sleep(0.02)
+        assert contents(corpus, dups) == before  # at every stop
+        final = subprocess.run(command, capture_output=True, text=True)  # and once more, whole
+        assert final.returncode in (ExitCode.OK, ExitCode.INCOMPLETE), final.stderr
+        assert contents(corpus, dups) == before
+        assert _kept_files(plan) == kept
+        assert not [p for p in corpus.iterdir() if p.name not in {Path(k).name for k in kept}]
