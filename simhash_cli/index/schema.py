@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import urllib.parse
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,8 @@ from ..errors import (
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
+    "check_lists",
+    "connect",
     "create_file",
     "create_schema",
     "decode_id",
@@ -277,3 +280,53 @@ def unsigned(words: NDArray[np.int64]) -> NDArray[np.uint64]:
 
 KEY_BITS = 16
 """Bits per table key: 1,000,000 random fingerprints share a 16-bit block with ~15 others."""
+
+
+def connect(path: str, timeout: float, readonly: bool) -> sqlite3.Connection:
+    """A connection to the index; read-only ones by URI, so that SQLite writes nothing, and
+    immutable where even its shared-memory file cannot be made (a read-only filesystem)."""
+    try:
+        if not readonly:
+            return sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+        try:
+            connection = sqlite3.connect(
+                f"{uri}?mode=ro", timeout=timeout, isolation_level=None, uri=True
+            )
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return connection
+        except sqlite3.OperationalError:
+            return sqlite3.connect(
+                f"{uri}?mode=ro&immutable=1", timeout=timeout, isolation_level=None, uri=True
+            )
+    except sqlite3.Error as exc:
+        raise translated(path, exc) from None
+
+
+def check_lists(path: str, connection: sqlite3.Connection, tables: int, entry_size: int) -> None:
+    """Every table must list each stored document once: a list cut short, or documents
+    deleted behind the tables' back, make the index "damaged" here, not wrong later. Read in
+    one snapshot, whatever a writer commits meanwhile; a stale index (its tables rebuilt by
+    the next writer) is not checked."""
+    try:
+        connection.execute("BEGIN")
+        try:
+            stale = connection.execute("SELECT value FROM meta WHERE key = 'stale'").fetchone()
+            if stale is not None and stale[0] == "1":
+                return
+            documents = int(connection.execute("SELECT count(*) FROM docs").fetchone()[0])
+            totals = [
+                connection.execute(f"SELECT total(length(entries)) FROM keys{j}").fetchone()[0]
+                for j in range(tables)
+            ]
+        finally:
+            connection.execute("COMMIT")
+    except sqlite3.DatabaseError as exc:
+        raise translated(path, exc) from None
+    for j, found in enumerate(totals):
+        if found != documents * entry_size:
+            raise InputError(
+                f"the index {path} is damaged (table keys{j} lists {found / entry_size:,.1f} "
+                f"documents, {documents:,} are stored); restore it from a copy, or make it "
+                "again with simhash index add"
+            )

@@ -25,7 +25,6 @@ import itertools
 import json
 import os
 import sqlite3
-import urllib.parse
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -48,6 +47,8 @@ from .lists import IN_CHUNK, Lists, no_rows, rows_and_prints, unique_matches
 from .schema import (
     KEY_BITS,
     SCHEMA_VERSION,
+    check_lists,
+    connect,
     create_file,
     decode_id,
     encode_id,
@@ -124,7 +125,7 @@ class Store:
             )
         recognise(path)  # another program's SQLite file is never opened by SQLite
         wait = BUSY_TIMEOUT if timeout is None else timeout
-        connection = _connect(path, wait, readonly)
+        connection = connect(path, wait, readonly)
         try:
             settings = read_settings(path, connection)
             connection.execute("PRAGMA cache_size = -65536")
@@ -146,33 +147,9 @@ class Store:
         return store
 
     def _check_tables(self) -> None:
-        """Every table must list each stored document once: a list cut short, or documents
-        deleted behind the tables' back, make the index "damaged" here, not wrong later. (A
-        stale index, whose tables a writer rebuilds next, is scanned meanwhile.)"""
-        try:
-            self.connection.execute("BEGIN")  # one snapshot, whatever a writer commits
-            try:
-                if self._stale():
-                    return
-                documents = self.count()
-                size = self.lists.entry.itemsize
-                totals = [
-                    self.connection.execute(
-                        f"SELECT total(length(entries)) FROM keys{j}"
-                    ).fetchone()[0]
-                    for j in range(len(self.blocks))
-                ]
-            finally:
-                self.connection.execute("COMMIT")
-            for j, found in enumerate(totals):
-                if found != documents * size:
-                    raise InputError(
-                        f"the index {self.path} is damaged (table keys{j} lists "
-                        f"{found / size:,.1f} documents, {documents:,} are stored); restore it "
-                        "from a copy, or make it again with simhash index add"
-                    )
-        except sqlite3.DatabaseError as exc:
-            raise translated(self.path, exc) from None
+        """Every table must list each stored document once (:func:`.schema.check_lists`); a
+        stale index, whose tables a writer rebuilds next, is scanned meanwhile."""
+        check_lists(self.path, self.connection, len(self.blocks), self.lists.entry.itemsize)
 
     def close(self) -> None:
         self.connection.close()
@@ -586,24 +563,3 @@ class Store:
 
 
 # ---------------------------------------------------------------------------- the file
-
-
-def _connect(path: str, timeout: float, readonly: bool) -> sqlite3.Connection:
-    """A connection to the index; read-only ones by URI, so that SQLite writes nothing, and
-    immutable where even its shared-memory file cannot be made (a read-only filesystem)."""
-    try:
-        if not readonly:
-            return sqlite3.connect(path, timeout=timeout, isolation_level=None)
-        uri = "file:" + urllib.parse.quote(os.path.abspath(path))
-        try:
-            connection = sqlite3.connect(
-                f"{uri}?mode=ro", timeout=timeout, isolation_level=None, uri=True
-            )
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return connection
-        except sqlite3.OperationalError:
-            return sqlite3.connect(
-                f"{uri}?mode=ro&immutable=1", timeout=timeout, isolation_level=None, uri=True
-            )
-    except sqlite3.Error as exc:
-        raise translated(path, exc) from None
