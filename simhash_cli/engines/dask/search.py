@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ...core import blocking, tables
@@ -70,10 +71,21 @@ CLIENT_PAIRS = 20_000_000
 
 @dataclass(frozen=True)
 class Piece:
-    """The rows of one partition that go to one bucket of one table."""
+    """The rows of one partition that go to one bucket of one table: their global rows,
+    fingerprints, and where each one's vector is in its :class:`Share`."""
 
     rows: NDArray[np.int64]
     fingerprints: NDArray[np.uint64]
+    at: NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Share:
+    """What one partition sends to one bucket: a piece per table, and the vectors of the
+    rows of all those pieces once (a row whose keys in several tables land in one bucket
+    travels there once, not once per table)."""
+
+    pieces: list[Piece]
     vectors: Vectors | None
 
 
@@ -102,32 +114,46 @@ class Found:
     key_pairs: int
 
 
-def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[list[Piece]]:
-    """For each bucket, for each table, the partition's rows whose key in that table goes to
-    that bucket (rows ascending)."""
+def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[Share]:
+    """For each bucket, the partition's rows whose key in some table goes to that bucket:
+    a piece per table (rows ascending), and their vectors once."""
     fingerprints = part.docs.fingerprints
     rows = offset + np.arange(fingerprints.shape[0], dtype=np.int64)
-    buckets: list[list[Piece]] = [[] for _ in range(n_buckets)]
+    chosen: list[list[NDArray[np.int64]]] = [[] for _ in range(n_buckets)]
     for table in range(len(search.tables)):
         bucket_of = tables.key_buckets(fingerprints, search.key(table), n_buckets)
         order = np.argsort(bucket_of, kind="stable")
         bounds = np.searchsorted(bucket_of[order], np.arange(n_buckets + 1)).tolist()
         for bucket, (lo, hi) in enumerate(itertools.pairwise(bounds)):
-            chosen = order[lo:hi]
-            vectors = None if part.vectors is None else part.vectors.take(chosen)
-            buckets[bucket].append(Piece(rows[chosen], fingerprints[chosen], vectors))
-    return buckets
+            chosen[bucket].append(order[lo:hi])
+    shares = []
+    for by_table in chosen:
+        union = np.unique(np.concatenate(by_table)) if by_table else np.empty(0, np.int64)
+        pieces = [
+            Piece(rows[local], fingerprints[local], np.searchsorted(union, local))
+            for local in by_table
+        ]
+        vectors = None if part.vectors is None else part.vectors.take(union)
+        shares.append(Share(pieces, vectors))
+    return shares
 
 
-def _pick(buckets: list[list[Piece]], bucket: int) -> list[Piece]:
-    return buckets[bucket]
+def _pick(shares: list[Share], bucket: int) -> Share:
+    return shares[bucket]
 
 
-def _search_bucket(pieces: list[list[Piece]], search: Search) -> Found:
-    """The pairs of one bucket of every table (``pieces``: per partition, per table), verified:
-    the local engine's work on these rows."""
+def _search_bucket(shares: list[Share], search: Search) -> Found:
+    """The pairs of one bucket of every table (``shares``: one per partition), verified: the
+    local engine's work on these rows."""
+    weights = None
+    starts = np.zeros(len(shares), dtype=np.int64)
+    if search.config.verify is Verify.EXACT:
+        vectors = [cast(Vectors, share.vectors) for share in shares]
+        sizes = np.array([v.indptr.size - 1 for v in vectors], dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        weights = Vectors.join(vectors).matrix()
     found = [
-        _search_table([by_table[table] for by_table in pieces], table, search)
+        _search_table([share.pieces[table] for share in shares], starts, weights, table, search)
         for table in range(len(search.tables))
     ]
     return Found(
@@ -138,14 +164,21 @@ def _search_bucket(pieces: list[list[Piece]], search: Search) -> Found:
     )
 
 
-def _search_table(pieces: list[Piece], table: int, search: Search) -> Found:
-    """The rows of one bucket of one table."""
+def _search_table(
+    pieces: list[Piece],
+    starts: NDArray[np.int64],
+    bucket_weights: sp.csr_array | None,
+    table: int,
+    search: Search,
+) -> Found:
+    """The rows of one bucket of one table (their vectors: rows of the bucket's matrix)."""
     rows = np.concatenate([piece.rows for piece in pieces])
     words = np.concatenate([piece.fingerprints for piece in pieces])
     settings, config = search.settings, search.config
     weights = None
-    if config.verify is Verify.EXACT:
-        weights = Vectors.join([cast(Vectors, piece.vectors) for piece in pieces]).matrix()
+    if bucket_weights is not None:
+        at = np.concatenate([start + piece.at for start, piece in zip(starts, pieces, strict=True)])
+        weights = sp.csr_array(bucket_weights[at])
     docs = Corpus([""] * rows.size, words, np.ones(rows.size, np.int64), settings, weights)
     copies = blocking.collapse(words, settings.bits)
     key_pairs = tables.key_pair_count(copies.fingerprints, search.key(table))
