@@ -110,8 +110,11 @@ def recognise(path: str) -> None:
         raise InputError(f"{path} is not a simhash index (not an SQLite database)")
     if len(header) < 100:
         raise InputError(f"the index {path} is damaged or truncated; restore it from a copy")
-    version = int.from_bytes(header[60:64], "big")
-    application = int.from_bytes(header[68:72], "big")
+    _check_kind(path, int.from_bytes(header[68:72], "big"), int.from_bytes(header[60:64], "big"))
+
+
+def _check_kind(path: str, application: int, version: int) -> None:
+    """An SQLite file's application id and schema version must be an index's, this one's."""
     if application != APPLICATION_ID:
         raise InputError(f"{path} is not a simhash index (an SQLite database of another kind)")
     if version > SCHEMA_VERSION:
@@ -172,13 +175,7 @@ def read_settings(path: str, connection: sqlite3.Connection) -> Settings:
                 f"the index {path} is damaged or truncated ({exc}); restore it from a copy"
             ) from None
         raise InputError(f"{path} is not a simhash index (not an SQLite database)") from None
-    if application != APPLICATION_ID:
-        raise InputError(f"{path} is not a simhash index (an SQLite database of another kind)")
-    if version > SCHEMA_VERSION:
-        raise InputError(
-            f"{path} was made by a newer simhash (index schema {version}; this one reads "
-            f"{SCHEMA_VERSION}): upgrade simhash-cli"
-        )
+    _check_kind(path, application, version)  # again: what SQLite reads, WAL included
     try:
         meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
         settings = Settings.from_names(
