@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..io.places import identity, inside, spot
@@ -34,7 +34,7 @@ class Reads:
     """
 
     files: tuple[str, ...] = ()
-    trees: tuple[str, ...] = field(default=())
+    trees: tuple[str, ...] = ()
 
 
 def sidecars(db: str) -> tuple[str, ...]:
