@@ -24,6 +24,8 @@ from .schema import unsigned
 __all__ = [
     "IN_CHUNK",
     "Lists",
+    "agree",
+    "disagreement",
     "no_rows",
     "probe_masks",
     "rows_and_prints",
@@ -164,6 +166,39 @@ class Lists:
             )
         self.write(connection, rows, prints, current)
 
+    def summary(self, connection: sqlite3.Connection, documents: int) -> list[dict[str, Any]]:
+        """Each table: its bits, its keys, and how evenly its lists spread."""
+        tables = []
+        for j, (start, width) in enumerate(self.blocks):
+            longest, keys = connection.execute(
+                f"SELECT max(length(entries)), count(*) FROM keys{j}"
+            ).fetchone()
+            tables.append(
+                {
+                    "table": j,
+                    "bits": f"{start}-{start + width - 1}",
+                    "keys": keys,
+                    "largest_bucket": (longest or 0) // self.entry.itemsize,
+                    "mean_bucket": documents / keys if keys else 0.0,
+                }
+            )
+        return tables
+
+    def everything(
+        self, connection: sqlite3.Connection
+    ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+        """Every (row, fingerprint) the first table lists."""
+        blobs = connection.execute("SELECT entries FROM keys0").fetchall()
+        data = b"".join(itertools.chain.from_iterable(blobs))
+        if len(data) % self.entry.itemsize:
+            raise InputError(
+                f"the index {self.path} is damaged (a list of table keys0 is cut short); "
+                "restore it from a copy"
+            )
+        entries = np.frombuffer(data, dtype=self.entry)
+        words = np.ascontiguousarray(entries["words"]).reshape(-1, self.words)
+        return entries["row"].astype(np.int64), words.astype(np.uint64)
+
     def look_up(
         self, connection: sqlite3.Connection, queries: NDArray[np.uint64], max_distance: int
     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
@@ -195,6 +230,30 @@ class Lists:
 
 
 IN_CHUNK = 20_000
+
+
+def agree(
+    rows: NDArray[np.int64],
+    fingerprints: NDArray[np.uint64],
+    listed_rows: NDArray[np.int64],
+    listed_prints: NDArray[np.uint64],
+) -> bool:
+    """Whether the documents' fingerprints (by row) are the ones a table lists for them."""
+    if listed_rows.size != rows.size:
+        return False
+    order = np.argsort(listed_rows, kind="stable")
+    return bool(
+        np.array_equal(listed_rows[order], rows)
+        and np.array_equal(listed_prints[order], fingerprints)
+    )
+
+
+def disagreement(path: str) -> InputError:
+    """A fingerprint edited in one place only: the index is "damaged", not quietly wrong."""
+    return InputError(
+        f"the index {path} is damaged (the fingerprints it stores and the ones its tables list "
+        "disagree); restore it from a copy, or make it again with simhash index add"
+    )
 
 
 def no_rows(words: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:

@@ -43,7 +43,15 @@ from ..errors import (
     PathNotFoundError,
     SettingsMismatchError,
 )
-from .lists import IN_CHUNK, Lists, no_rows, rows_and_prints, unique_matches
+from .lists import (
+    IN_CHUNK,
+    Lists,
+    agree,
+    disagreement,
+    no_rows,
+    rows_and_prints,
+    unique_matches,
+)
 from .schema import (
     KEY_BITS,
     SCHEMA_VERSION,
@@ -446,7 +454,17 @@ class Store:
             return np.zeros(0, np.int64), [], empty, np.zeros(0, np.int64)
         ids = [decode_id(row[1]) for row in rows]
         numbers = np.array([(row[0], row[2], *row[3:]) for row in rows], dtype=np.int64)
-        return numbers[:, 0], ids, unsigned(numbers[:, 2:]), numbers[:, 1]
+        fingerprints = unsigned(numbers[:, 2:])
+        self._check_agree(numbers[:, 0], fingerprints)
+        return numbers[:, 0], ids, fingerprints, numbers[:, 1]
+
+    def _check_agree(self, rows: NDArray[np.int64], fingerprints: NDArray[np.uint64]) -> None:
+        """Every document read (all of them, by row) is what the first table lists; a stale
+        index's tables wait for the next writer and say nothing yet."""
+        if not self._stale() and not agree(
+            rows, fingerprints, *self.lists.everything(self.connection)
+        ):
+            raise disagreement(self.path)
 
     def documents_of(
         self, ids: Sequence[str]
@@ -502,6 +520,7 @@ class Store:
                 query, doc, hamming = self._scan(queries, max_distance)
             else:
                 query, doc, hamming = self.lists.look_up(self.connection, queries, max_distance)
+                self._confirm(queries, query, doc, hamming)
         except sqlite3.Error as exc:
             raise translated(self.path, exc) from None
         finally:
@@ -510,10 +529,37 @@ class Store:
         order = np.lexsort((doc, hamming, query))
         return Matches(query[order], doc[order], hamming[order])
 
+    def _confirm(
+        self,
+        queries: NDArray[np.uint64],
+        query: NDArray[np.int64],
+        doc: NDArray[np.int64],
+        hamming: NDArray[np.int64],
+    ) -> None:
+        """The distances the tables gave, recomputed from the stored fingerprints of the rows
+        they matched (a few): a disagreement is a damaged index."""
+        wanted = np.unique(doc)
+        rows: list[NDArray[np.int64]] = []
+        prints: list[NDArray[np.uint64]] = []
+        for start in range(0, wanted.size, IN_CHUNK):
+            chunk = json.dumps(wanted[start : start + IN_CHUNK].tolist())
+            got = self._stored("id IN (SELECT value FROM json_each(?)) ORDER BY id", (chunk,))
+            rows.append(got[0])
+            prints.append(got[1])
+        stored_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        if not np.array_equal(stored_rows, wanted):
+            self.ids_of(doc)  # rows the tables name and the index does not hold: damaged
+        stored = np.concatenate(prints) if prints else np.zeros((0, self.words), np.uint64)
+        at = np.searchsorted(stored_rows, doc)
+        distance = np.bitwise_count(stored[at] ^ queries[query]).sum(axis=1, dtype=np.int64)
+        if not np.array_equal(distance, hamming):
+            raise disagreement(self.path)
+
     def _scan(
         self, queries: NDArray[np.uint64], max_distance: int
     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         rows, stored = self._stored("1 ORDER BY id", ())  # no ids: they are not needed here
+        self._check_agree(rows, stored)
         parts: list[NDArray[np.int64]] = []
         for q in range(queries.shape[0]):
             distance = np.bitwise_count(stored ^ queries[q]).sum(axis=1, dtype=np.int64)
@@ -528,21 +574,7 @@ class Store:
         documents = self.count()
         query = "SELECT count(*) FROM docs WHERE size IS NOT NULL"
         files = int(self.connection.execute(query).fetchone()[0])
-        size_of_entry = self.lists.entry.itemsize
-        tables = []
-        for j, (start, width) in enumerate(self.blocks):
-            longest, keys = self.connection.execute(
-                f"SELECT max(length(entries)), count(*) FROM keys{j}"
-            ).fetchone()
-            tables.append(
-                {
-                    "table": j,
-                    "bits": f"{start}-{start + width - 1}",
-                    "keys": keys,
-                    "largest_bucket": (longest or 0) // size_of_entry,
-                    "mean_bucket": documents / keys if keys else 0.0,
-                }
-            )
+        tables = self.lists.summary(self.connection, documents)
         size = sum(
             os.path.getsize(self.path + suffix)
             for suffix in ("", "-wal")
