@@ -543,13 +543,15 @@ class Store:
         prints: list[NDArray[np.uint64]] = []
         for start in range(0, wanted.size, IN_CHUNK):
             chunk = json.dumps(wanted[start : start + IN_CHUNK].tolist())
-            got = self._stored("id IN (SELECT value FROM json_each(?)) ORDER BY id", (chunk,))
+            got = self._stored("id IN (SELECT value FROM json_each(?))", (chunk,))
             rows.append(got[0])
             prints.append(got[1])
         stored_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        order = np.argsort(stored_rows)  # sorted here: ORDER BY would make SQLite scan them all
+        stored_rows = stored_rows[order]
         if not np.array_equal(stored_rows, wanted):
             self.ids_of(doc)  # rows the tables name and the index does not hold: damaged
-        stored = np.concatenate(prints) if prints else np.zeros((0, self.words), np.uint64)
+        stored = np.concatenate(prints)[order] if prints else np.zeros((0, self.words), np.uint64)
         at = np.searchsorted(stored_rows, doc)
         distance = np.bitwise_count(stored[at] ^ queries[query]).sum(axis=1, dtype=np.int64)
         if not np.array_equal(distance, hamming):
