@@ -329,3 +329,29 @@ def test_feature_keys_are_64_bit_fnv1a_over_utf16_units() -> None:
     assert keys.dtype == np.uint64
     assert keys.tolist() == [plain(text) for text in texts]
     assert int(keys[1]) == 0xAF63DC4C8601EC8C
+
+
+@given(
+    docs=st.lists(mapping_strategy, min_size=1, max_size=8),
+    bits=bits_strategy,
+    block=st.integers(1, 4),
+    batch=st.integers(1, 5),
+)
+def test_long_rows_summed_a_block_of_entries_at_a_time_give_the_same_bits(
+    docs: list[dict[str, float]], bits: int, block: int, batch: int
+) -> None:
+    # A document of millions of distinct features is summed SIGN_ENTRIES entries at a time,
+    # each block going on from the row's running total: the same order, the same rounding,
+    # hence the reference's bits even where float sums land next to zero.
+    import simhash_cli.core.fingerprint as fp
+
+    weights, names = from_mappings({k: float(v) for k, v in d.items()} for d in docs)
+    whole = fingerprint_matrix(weights, names, bits=bits, seed=3, batch_rows=batch)
+    saved = fp.SIGN_ENTRIES
+    fp.SIGN_ENTRIES = block
+    try:
+        blocked = fingerprint_matrix(weights, names, bits=bits, seed=3, batch_rows=batch)
+    finally:
+        fp.SIGN_ENTRIES = saved
+    assert np.array_equal(blocked, whole)
+    assert [to_int(row) for row in blocked] == [ref.fingerprint(d, bits, 3) for d in docs]

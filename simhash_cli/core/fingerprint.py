@@ -397,9 +397,71 @@ def fingerprint_matrix(
         )
         # Term counts are summed in float32 (about three times faster): bit for bit the same.
         dtype = np.float32 if approximate or _exact_in_float32(batch) else np.float64
-        totals = batch.astype(dtype) @ _signs_from_hashes(hashes[used], bits, dtype)
-        out[lo:hi] = _pack(np.asarray(totals) > 0)
+        totals = _signed_sums(batch.astype(dtype), hashes[used], bits, dtype)
+        out[lo:hi] = _pack(totals > 0)
     return out
+
+
+SIGN_ENTRIES = 1 << 18
+"""Entries of a row summed against one block of sign rows: a document of more distinct
+features is summed a block of its entries at a time, so that the sign rows in memory are at
+most about this many (64 MB at 64 bits in float32), not one per distinct feature (a document
+of 10,000,000 distinct words would need 2.5 GB of them)."""
+
+
+def _signed_sums(
+    batch: sp.csr_array, hashes: NDArray[np.uint32], bits: int, dtype: type[np.floating[Any]]
+) -> NDArray[np.floating[Any]]:
+    """``batch @ signs``, each row summed left to right over its entries in stored order.
+
+    Rows longer than :data:`SIGN_ENTRIES` are summed a block of entries at a time. Each block
+    after the first carries the row's running total as its first entry (weight 1, against a
+    sign row that is that total), so the sum goes on from exactly where it stopped, in the
+    same order and with the same rounding as one product over the whole row.
+    """
+    sizes = np.diff(batch.indptr)
+    if batch.nnz == 0 or int(sizes.max()) <= SIGN_ENTRIES:
+        return np.asarray(batch @ _signs_from_hashes(hashes, bits, dtype))
+    n = batch.shape[0]
+    position = np.arange(batch.nnz) - np.repeat(batch.indptr[:-1], sizes)
+    row_of = np.repeat(np.arange(n), sizes)
+    totals = np.zeros((n, bits), dtype=dtype)
+    for block in range(-(-int(sizes.max()) // SIGN_ENTRIES)):
+        taken = np.flatnonzero(position // SIGN_ENTRIES == block)
+        features, local = np.unique(batch.indices[taken], return_inverse=True)
+        rows = row_of[taken]
+        counts = np.bincount(rows, minlength=n)
+        if block == 0:
+            part = sp.csr_array(
+                (batch.data[taken], local.ravel(), _indptr(counts)), shape=(n, features.size)
+            )
+            totals = np.asarray(part @ _signs_from_hashes(hashes[features], bits, dtype))
+            continue
+        going = np.flatnonzero(counts)  # rows with entries in this block, the others are done
+        # Each going row: its running total first (column features.size + j), then its entries.
+        with_total = counts[going] + 1
+        indptr = _indptr(with_total)
+        entries = np.empty(int(indptr[-1]), dtype=np.int64)
+        weights = np.empty(int(indptr[-1]), dtype=dtype)
+        firsts = indptr[:-1]
+        entries[firsts] = features.size + np.arange(going.size)
+        weights[firsts] = 1
+        rest = np.ones(entries.size, dtype=bool)
+        rest[firsts] = False
+        entries[rest] = local.ravel()  # taken is in row order, and so are the going rows
+        weights[rest] = batch.data[taken]
+        part = sp.csr_array(
+            (weights, entries, indptr), shape=(going.size, features.size + going.size)
+        )
+        signs = np.vstack((_signs_from_hashes(hashes[features], bits, dtype), totals[going]))
+        totals[going] = np.asarray(part @ signs)
+    return totals
+
+
+def _indptr(counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    indptr = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr
 
 
 def to_int(row: NDArray[np.uint64]) -> int:
