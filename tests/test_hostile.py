@@ -531,23 +531,54 @@ def test_an_id_given_twice_is_refused_naming_both_lines(tmp_path: Path, second: 
 # ---------------------------------------------------------------- 14. deep trees
 
 
-def test_a_tree_a_thousand_levels_deep_is_walked(tmp_path: Path) -> None:
-    text = (SAMPLE / "volcano-report.txt").read_text()
-    (tmp_path / "top.txt").write_text(text)
-    descriptor = os.open(tmp_path, os.O_RDONLY)
+DEPTH = 1100
+
+
+def _deep_tree(root: Path, text: str) -> None:
+    """``root/d/d/.../d/deep.txt``, DEPTH levels, made relative to directory descriptors: no
+    path over PATH_MAX is ever built."""
+    descriptor = os.open(root, os.O_RDONLY)
     try:
-        for _ in range(1100):  # relative to a descriptor: no path over PATH_MAX is built
+        for _ in range(DEPTH):
             os.mkdir("d", dir_fd=descriptor)
             inner = os.open("d", os.O_RDONLY, dir_fd=descriptor)
             os.close(descriptor)
             descriptor = inner
-        with open(
-            os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=descriptor), "w"
-        ) as f:
-            f.write(text)
+        made = os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=descriptor)
+        with open(made, "w") as handle:
+            handle.write(text)
     finally:
         os.close(descriptor)
-    result = run("dedupe", str(tmp_path), "-f", "jsonl")
+
+
+def _remove_deep_tree(root: Path) -> None:
+    """The tree of :func:`_deep_tree` removed bottom up, iteratively (shutil.rmtree, and so
+    pytest's cleanup of old temporary directories, recurses once per level)."""
+    chain = [os.open(root, os.O_RDONLY)]
+    try:
+        while True:
+            try:
+                chain.append(os.open("d", os.O_RDONLY, dir_fd=chain[-1]))
+            except FileNotFoundError:
+                break
+        for name in os.listdir(chain[-1]):
+            os.unlink(name, dir_fd=chain[-1])
+        while len(chain) > 1:
+            os.close(chain.pop())
+            os.rmdir("d", dir_fd=chain[-1])
+    finally:
+        for descriptor in chain:
+            os.close(descriptor)
+
+
+def test_a_tree_a_thousand_levels_deep_is_walked(tmp_path: Path) -> None:
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    (tmp_path / "top.txt").write_text(text)
+    _deep_tree(tmp_path, text)
+    try:
+        result = run("dedupe", str(tmp_path), "-f", "jsonl")
+    finally:
+        _remove_deep_tree(tmp_path)
     assert result.exit_code == ExitCode.OK, result.output[-500:]
     assert "Traceback" not in result.stderr
     assert len(result.stdout.splitlines()) == 1
