@@ -206,6 +206,9 @@ def _sorted_rows(matrix: sp.csr_array) -> sp.csr_array:
     return result
 
 
+_NAMES_AT_ONCE = 1 << 20
+
+
 class _WordTable:
     """Word key -> provisional id, as an open-addressed array: no sort, no Python per token.
 
@@ -275,26 +278,50 @@ class _WordTable:
         checks = check[missed]
         if np.any(checks != checks[first][inverse]):
             raise KeyCollision("two different words share a 64-bit key")
-        known = [self.overflow.get(k) for k in keys.tolist()]
-        if any(
-            entry is not None and entry[1] != c
-            for entry, c in zip(known, checks[first].tolist(), strict=True)
-        ):
-            raise KeyCollision("two different words share a 64-bit key")
-        resolved = np.array([-1 if entry is None else entry[0] for entry in known], np.int64)
+        resolved = self._overflowing(keys, checks[first])
         new = resolved < 0
         if new.any():
             fresh = np.arange(len(names), len(names) + int(new.sum()))
             resolved[new] = fresh
-            starts = tokens.start[missed[first[new]]].tolist()
-            stops = tokens.stop[missed[first[new]]].tolist()
-            names.extend(tokens.text[a:b] for a, b in zip(starts, stops, strict=True))
+            starts = tokens.start[missed[first[new]]]
+            stops = tokens.stop[missed[first[new]]]
+            # A million names at a time: the offsets as Python ints only for those.
+            for lo in range(0, starts.size, _NAMES_AT_ONCE):
+                part = zip(
+                    starts[lo : lo + _NAMES_AT_ONCE].tolist(),
+                    stops[lo : lo + _NAMES_AT_ONCE].tolist(),
+                    strict=True,
+                )
+                names.extend(tokens.text[a:b] for a, b in part)
             self.count += int(new.sum())
             self._grow(self.count)
             self._place(keys[new], checks[first[new]], fresh)
         ids[missed] = resolved[inverse.reshape(-1)]
         ids[repeats] = ids[stand_in[slot[repeats]]]
         return ids
+
+    def _overflowing(
+        self, keys: NDArray[np.uint64], checks: NDArray[np.uint64]
+    ) -> NDArray[np.int64]:
+        """The ids of those of ``keys`` (distinct, none in its home slot) that the overflow
+        dict holds, -1 for new words. Only a key whose home slot another word holds can be in
+        the dict (slots are never emptied), so only those are looked up there.
+
+        Raises:
+            KeyCollision: a key in the dict with another check.
+        """
+        resolved = np.full(keys.size, -1, dtype=np.int64)
+        if not self.overflow:
+            return resolved
+        taken = np.flatnonzero(self.slot_id[(keys & self.mask).astype(np.intp)] >= 0)
+        known = [self.overflow.get(k) for k in keys[taken].tolist()]
+        if any(
+            entry is not None and entry[1] != c
+            for entry, c in zip(known, checks[taken].tolist(), strict=True)
+        ):
+            raise KeyCollision("two different words share a 64-bit key")
+        resolved[taken] = [-1 if entry is None else entry[0] for entry in known]
+        return resolved
 
     def _place(
         self, keys: NDArray[np.uint64], checks: NDArray[np.uint64], ids: NDArray[np.int64]
