@@ -54,7 +54,8 @@ def _written(writes: Mapping[str, str | None]) -> list[tuple[str, str, str]]:
 
 def _one_file(path: str, other: str) -> bool:
     """True when writing ``path`` would replace ``other`` (or the file ``other`` names)."""
-    if spot(path) == spot(other) and spot(path).directory is not None:
+    mine_spot = spot(path)
+    if mine_spot.directory is not None and mine_spot == spot(other):
         return True
     mine = identity(path)
     return mine is not None and mine == identity(other)

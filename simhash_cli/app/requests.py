@@ -17,8 +17,8 @@ from ..core.cosines import Verify
 from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
+from ..io.places import root_of
 from ..io.sinks.formats import Output
-from .actions.checks import under_root
 from .actions.plans import Keep
 from .actions.steps import Action, LoadedPlan
 from .engine import Need
@@ -396,7 +396,7 @@ class ApplyRequest:
         """
         refuse_overwrites(self._writes(), Reads(files=(plan.path, *plan.members())))
         if self.directory is not None:
-            root = under_root(self.directory, [*plan.protect, *self.protect])
+            root = root_of(self.directory, [*plan.protect, *self.protect])
             if root is not None:
                 raise BadValueError(
                     f"{self.directory} is under the protected root {root}", parameter="directory"
@@ -417,8 +417,4 @@ class ApplyRequest:
             )
         if os.path.exists(self.directory) and not os.path.isdir(self.directory):
             raise BadValueError(f"{self.directory} is not a directory", parameter="directory")
-        root = under_root(self.directory, self.protect)
-        if root is not None:
-            raise BadValueError(
-                f"{self.directory} is under the protected root {root}", parameter="directory"
-            )
+        # Under a protected root (the plan's or --protect): check_plan, once the plan is read.

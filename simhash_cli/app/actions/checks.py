@@ -28,16 +28,10 @@ __all__ = [
     "refusal",
     "static_refusal",
     "temp_name",
-    "under_root",
 ]
 
 CONSENT = "--delete-near-duplicates"
 """The words that consent to losing a near-duplicate's own bytes (delete, or a link over it)."""
-
-
-def under_root(path: str, roots: Sequence[str]) -> str | None:
-    """The protected root ``path`` is, or lies under (by identity, after resolving links)."""
-    return root_of(path, roots)
 
 
 def destination_of(directory: str, path: str) -> str:
@@ -92,7 +86,7 @@ def _destination_refusal(step: Step, destination: str, bounds: Bounds) -> str | 
     place = identity(destination)
     if place is not None and place in bounds.members - {(step.target.device, step.target.inode)}:
         return f"the destination {destination} is a file of the plan"
-    root = under_root(os.path.dirname(destination), bounds.protected)
+    root = root_of(os.path.dirname(destination), bounds.protected)
     if root is not None:
         return f"the destination {destination} is under the protected root {root}"
     return None
@@ -108,7 +102,7 @@ def static_refusal(
         placement = _placement(path, bounds)
         if placement is not None:
             return f"{what} {path} is {placement}"
-    root = under_root(target.path, bounds.protected)
+    root = root_of(target.path, bounds.protected)
     if root is not None:
         return f"under the protected root {root}"
     if (target.device, target.inode) == (kept.device, kept.inode):

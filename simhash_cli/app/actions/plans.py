@@ -119,10 +119,6 @@ def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
     return keys[keep]
 
 
-def _protected(path: str, roots: Sequence[str]) -> bool:
-    return root_of(path, roots) is not None
-
-
 def _resolved(path: str, roots: Sequence[str]) -> str:
     """``path`` as plans record it: absolute, its directory resolved. Raises FileChanged when
     it was reached through a symbolic link to a directory below the path given (followed with
@@ -202,7 +198,7 @@ def make_plan(
         for _, state, member in ranked:
             if state is kept:
                 action = "keep"
-            elif _protected(state.path, protected):
+            elif root_of(state.path, protected) is not None:
                 action = "protected"
             else:
                 action = "remove"

@@ -8,6 +8,7 @@ numbers (a missing id is the line's ``FILE:LINE``).
 
 from __future__ import annotations
 
+import collections
 import io
 import json
 import sys
@@ -241,12 +242,10 @@ class UniqueIds:
 def duplicate_ids(ids: Sequence[str]) -> str | None:
     """The first id that appears twice in ``ids``, or None (for input read in parts, whose
     readers could each only check their own)."""
-    seen: set[str] = set()
-    for doc_id in ids:
-        if doc_id in seen:
-            return doc_id
-        seen.add(doc_id)
-    return None
+    if len(set(ids)) == len(ids):  # the usual answer, found without a Python step per id
+        return None
+    counts = collections.Counter(ids)
+    return next(doc_id for doc_id in ids if counts[doc_id] > 1)
 
 
 def _record_id(where: str, lineno: int, value: Any) -> str:
