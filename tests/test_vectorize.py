@@ -20,7 +20,8 @@ from simhash_cli import (
     vectorize,
 )
 from simhash_cli.core.fingerprint import to_int
-from simhash_cli.core.vectorize import count_matrix, from_mappings, row_mapping
+from simhash_cli.core.tokenizer import WordTokens, word_tokens
+from simhash_cli.core.vectorize import _WordTable, count_matrix, from_mappings, row_mapping
 from simhash_cli.errors import KeyCollision
 
 
@@ -141,7 +142,7 @@ def test_batches_by_size_give_the_same_matrix() -> None:
 
 
 def test_the_word_table_grows_without_losing_a_word() -> None:
-    # 60,000 distinct words: the table starts with room for 16,384 and doubles twice.
+    # 60,000 distinct words: the table starts with room for 32,768 and doubles.
     texts = [" ".join(f"w{i}" for i in range(j, 60_000, 3)) + " w1 w1" for j in range(3)]
     weights, names = count_matrix(texts, batch_docs=1)
     assert len(names) == 60_000
@@ -149,3 +150,32 @@ def test_the_word_table_grows_without_losing_a_word() -> None:
         assert sorted(row_mapping(weights, names, row).items()) == sorted(
             (k, float(v)) for k, v in Counter(tokenize(text)).items()
         )
+
+
+@given(
+    words=st.lists(st.integers(0, 300), min_size=1, max_size=400),
+    homes=st.integers(1, 8),
+    batch=st.integers(1, 64),
+)
+def test_the_word_table_numbers_words_as_a_dict_would(
+    words: list[int], homes: int, batch: int
+) -> None:
+    # Keys forced onto a few home slots: long probe chains, and many words claiming one free
+    # slot in a round. Ids must still be those of a dict, numbered in order of first occurrence.
+    table, names = _WordTable(), list[str]()
+    expected: dict[int, int] = {}
+    for lo in range(0, len(words), batch):
+        part = words[lo : lo + batch]
+        text = " ".join(f"w{w}" for w in part)
+        tokens = word_tokens([text])
+        keyed = WordTokens(
+            tokens.text,
+            tokens.doc,
+            tokens.start,
+            tokens.stop,
+            np.array([(w % homes) + (w << 32) for w in part], dtype=np.uint64),
+            np.zeros(len(part), dtype=np.uint64),
+        )
+        ids = table.ids(keyed, names)
+        assert ids.tolist() == [expected.setdefault(w, len(expected)) for w in part]
+    assert names == [f"w{w}" for w in expected]

@@ -43,6 +43,7 @@ __all__ = [
     "hamming_rows",
     "n_words",
     "reference_order",
+    "reference_positions",
     "to_hex",
     "to_int",
     "validate_bits",
@@ -96,18 +97,27 @@ def reference_order(keys: Sequence[str]) -> list[int]:
     rest in their given order.  With integer weights the order never matters; with float
     weights it decides how the sums round, and so the bits of near-zero slots.
     """
-    indexed: list[tuple[int, int]] = []
-    rest: list[int] = []
-    for position, key in enumerate(keys):
-        # str.isdigit is a fast filter (C, no regex), but it also takes non-ASCII digits.
-        if key.isdigit() and _ARRAY_INDEX.fullmatch(key) and int(key) <= _MAX_ARRAY_INDEX:
-            indexed.append((int(key), position))
-        else:
-            rest.append(position)
+    order: list[int] = reference_positions(keys).tolist()
+    return order
+
+
+def reference_positions(keys: Sequence[str] | NDArray[np.object_]) -> NDArray[np.intp]:
+    """:func:`reference_order` as an array, with a Python step only for the keys made of
+    digits (``str.isdigit`` runs over the others in C; it also takes non-ASCII digits, which
+    the pattern then refuses)."""
+    n = len(keys)
+    digits = np.flatnonzero(np.fromiter(map(str.isdigit, keys), dtype=bool, count=n))
+    indexed = sorted(
+        (int(keys[p]), p)
+        for p in digits.tolist()
+        if _ARRAY_INDEX.fullmatch(keys[p]) and int(keys[p]) <= _MAX_ARRAY_INDEX
+    )
     if not indexed:
-        return rest
-    indexed.sort()
-    return [position for _, position in indexed] + rest
+        return np.arange(n)
+    lifted = np.fromiter((p for _, p in indexed), dtype=np.intp, count=len(indexed))
+    rest = np.ones(n, dtype=bool)
+    rest[lifted] = False
+    return np.concatenate((lifted, np.flatnonzero(rest)))
 
 
 def fnv1a(text: str) -> int:
