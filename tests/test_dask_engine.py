@@ -659,3 +659,42 @@ def test_components_in_rounds_follow_long_chains(cluster: Cluster) -> None:
         cluster, [cluster.client.scatter(dask_engine.Found(local.pairs, 0, 0, 0))], len(docs)
     )
     assert [c.tolist() for c in clusters_of_labels(labels)] == [c.tolist() for c in local.clusters]
+
+
+def test_an_id_given_in_two_blocks_is_refused_naming_both_lines(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    source = tmp_path / "texts.jsonl"
+    write_text_records(source, 200)
+    lines = source.read_bytes().split(b"\r\n")
+    lines[10] = b'{"id": "dup", "text": "one two three"}'
+    lines[250] = b'{"id": "dup", "text": "four five six"}'
+    source.write_bytes(b"\r\n".join(lines))
+    assert source.stat().st_size > 10 * 4_000  # the two lines are blocks apart
+    with pytest.raises(MalformedLineError) as raised:
+        records_on_dask(cluster, str(source), "texts", DedupeConfig(blocks=4))
+    assert str(raised.value).startswith(f"{source}:251: the id 'dup' was already given at ")
+    assert f"already given at {source}:11 " in str(raised.value)
+
+
+def test_a_line_longer_than_max_bytes_is_passed_over_on_the_cluster(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    source = tmp_path / "texts.jsonl"
+    write_text_records(source, 100)
+    lines = source.read_bytes().split(b"\r\n")
+    lines[40] = b'{"id": "huge", "text": "' + b"x" * 30_000 + b'"}'  # across several blocks
+    source.write_bytes(b"\r\n".join(lines))
+    config = DedupeConfig(blocks=4)
+    with pytest.raises(MalformedLineError, match=r"texts.jsonl:41: longer than 10,000 char"):
+        records_on_dask(cluster, str(source), "texts", config, max_line=10_000)
+    events: list[Any] = []
+    found = records_on_dask(
+        cluster, str(source), "texts", config, max_line=10_000, skip_bad_lines=True,
+        on_event=events.append,
+    )  # fmt: skip
+    assert [event.id for event in events] == [f"{source}:41"]
+    local = dedupe(
+        corpus_from_text_records(str(source), skip_bad_lines=True, max_line=10_000), config
+    )
+    assert_same(local, found, exact=True)

@@ -77,6 +77,9 @@ class Cluster:
                 return
             except TimeoutError:
                 pass
+            except ValueError:  # "No clients found": the client closed when it lost the scheduler
+                if self.client.status in ("running", "connecting"):
+                    raise
             if self.client.status not in ("running", "connecting"):
                 raise WorkerLostError("the dask scheduler went away (the client lost it)")
             if _workers_of(self.client) == 0:

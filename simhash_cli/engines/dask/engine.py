@@ -116,6 +116,7 @@ class DaskEngine:
                 on_event=hooks.event,
                 skip_bad_lines=source.skip_bad_lines,
                 check_settings=reading.check_recorded if stored else None,
+                max_line=reading.policy.max_bytes,
             )
 
 

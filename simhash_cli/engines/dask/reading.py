@@ -32,12 +32,20 @@ from ...core.events import Event, OnEvent, Skipped
 from ...core.fingerprint import feature_keys, n_words
 from ...errors import (
     InputError,
+    MalformedLineError,
     PathNotFoundError,
     SettingsMismatchError,
 )
 from ...io.sources import parquet
-from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
-from ...io.sources.records import RecordKind, block_lines, duplicate_ids, parse_lines
+from ...io.sources.files import DEFAULT_MAX_BYTES, DEFAULT_POLICY, ReadPolicy
+from ...io.sources.records import (
+    IdPlaces,
+    RecordKind,
+    UniqueIds,
+    duplicate_ids,
+    repeated_id,
+)
+from .blocks import Block, Lines, RowGroup, blocks_of, count_lines, files_of, read_block
 from .cluster import Cluster, batch_as_given, reported
 
 __all__ = [
@@ -151,51 +159,36 @@ def _head(part: Part) -> tuple[list[Event], Corpus]:
     return part.events, part.docs
 
 
-def _count_lines(data: bytes) -> int:
-    """Lines of a block as :func:`block_lines` splits them (universal newlines), counted
-    on the bytes: no UTF-8 sequence holds a CR or LF byte, and a block never ends between the CR
-    and LF of one line end (blocks end after an LF)."""
-    ends = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
-    return ends + (1 if data and data[-1:] not in (b"\n", b"\r") else 0)
-
-
 @dataclass(frozen=True)
 class Records:
-    """What every records task needs to know: the input's kind and how to fingerprint it."""
+    """What every records task needs to know: the input's kind, its line bound and how to
+    fingerprint it."""
 
     kind: RecordKind
     settings: Settings
     skip_bad_lines: bool
     keep_vectors: bool
+    max_line: int | None
 
 
-def _records_part(
-    data: bytes, name: str, first_line: int, first_block: bool, records: Records
-) -> Part:
-    """A block of a JSON Lines input: its records parsed as the file's reader would (line
-    numbers from ``first_line``), fingerprinted as the local engine does."""
+Piece = Lines | RowGroup
+
+
+def _records_part(piece: Piece, records: Records) -> Part:
+    """A block of JSON Lines or a row group of Parquet: its records parsed as the file's reader
+    would (lines and rows numbered in the whole file), fingerprinted as the local engine does."""
     events: list[Event] = []
     skipped: list[Skipped] = []
     on_bad_line = skipping(events.append, skipped) if records.skip_bad_lines else None
-    lines = block_lines(data, name, first_line, first_block=first_block)
-    parsed = parse_lines(lines, name, first_line, records.kind, on_bad_line)
+    parsed = piece.parse(records.kind, records.max_line, on_bad_line, UniqueIds())
     return _part_of(parsed, events, skipped, records)
 
 
-def _parquet_part(url: str, name: str, row_group: int, first_row: int, records: Records) -> Part:
-    """A row group of a Parquet input, as :func:`_records_part` a block of JSON Lines."""
-    events: list[Event] = []
-    skipped: list[Skipped] = []
-    on_bad_line = skipping(events.append, skipped) if records.skip_bad_lines else None
-    parsed = parquet.read_records(
-        url,
-        records.kind,
-        name=name,
-        row_group=row_group,
-        first_row=first_row,
-        on_bad_line=on_bad_line,
-    )
-    return _part_of(parsed, events, skipped, records)
+def _places(piece: Piece, records: Records, doc_id: str) -> list[str]:
+    """Where in ``piece`` the id ``doc_id`` was given (its records read again)."""
+    places = IdPlaces(doc_id)
+    piece.parse(records.kind, records.max_line, lambda error: None, places)
+    return places.places
 
 
 def _part_of(
@@ -296,26 +289,30 @@ def read_records(
     skip_bad_lines: bool = False,
     check_settings: Callable[[Settings], None] | None = None,
     block_bytes: int = BLOCK_BYTES,
+    max_line: int | None = DEFAULT_MAX_BYTES,
 ) -> OnCluster:
     """JSON Lines records (``kind``: texts, vectors or fingerprints) read by the workers a
     block of ``block_bytes`` at a time, or Parquet (``.parquet``) a row group at a time: a
     local path, a glob, or a URL that fsspec opens on the workers (s3://, gs://, https://, with
     that file system's package installed). ``check_settings`` is shown the settings of
-    fingerprint records.
+    fingerprint records. A line longer than ``max_line`` characters is a malformed line, passed
+    over unread.
 
     Raises:
         PathNotFoundError: no such file. InputError: one that cannot be read, a malformed
-        line (naming file and line), fingerprints made with different settings.
+        line (naming file and line), an id given twice (naming both), fingerprints made with
+        different settings.
     """
-    job = Records(kind, settings, skip_bad_lines, keep_vectors)
+    job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line)
     with reported():
         if parquet.is_parquet(source):
-            parts = _parquet_parts(cluster, source, job)
+            pieces = _parquet_pieces(source)
         else:
-            parts = _json_lines_parts(cluster, source, job, block_bytes)
+            pieces = _json_lines_pieces(cluster, source, job, block_bytes)
+        parts = [cluster.client.submit(_records_part, piece, job) for piece in pieces]
         heads = (cluster.result(cluster.client.submit(_head, part)) for part in parts)
         everything = list(report_batches([[]] * len(parts), heads, on_event, None, []))
-    kept = [(part, docs) for part, docs in zip(parts, everything, strict=True) if len(docs)]
+    kept = [(index, docs) for index, docs in enumerate(everything) if len(docs)]
     skipped = [skip for docs in everything for skip in docs.skipped]
     if kind == "fingerprints":
         if not kept:
@@ -325,15 +322,16 @@ def read_records(
             check_settings(settings)
     if kept:
         docs = concatenate(docs for _, docs in kept)
-        twice = duplicate_ids(docs.ids)  # each part could check only its own lines
+        twice = duplicate_ids(docs.ids)  # each part could check only its own records
         if twice is not None:
-            raise InputError(f"{source}: the id {twice!r} is given twice (ids must be unique)")
+            with reported():
+                raise _repeated(cluster, job, pieces, kept, twice)
     else:
         width = n_words(settings.bits)
         docs = Corpus([], np.zeros((0, width), np.uint64), np.zeros(0, np.int64), settings)
     docs.skipped = skipped
     sizes = [len(docs_part) for _, docs_part in kept]
-    return OnCluster(docs, [part for part, _ in kept], sizes, keep_vectors)
+    return OnCluster(docs, [parts[index] for index, _ in kept], sizes, keep_vectors)
 
 
 def check_source(source: str) -> None:
@@ -348,59 +346,51 @@ def check_source(source: str) -> None:
         raise PathNotFoundError(f"no such file or directory: {source}")
 
 
-def _json_lines_parts(cluster: Cluster, source: str, job: Records, block_bytes: int) -> list[Any]:
-    """Futures of the parts of a JSON Lines input, a block of bytes each: the blocks' lines
-    counted first, so that each part knows the number of its first line."""
-    from dask.bytes.core import read_bytes
-
-    try:
-        _, per_file, names = read_bytes(  # type: ignore[no-untyped-call]
-            source, delimiter=b"\n", blocksize=block_bytes, sample=False, include_path=True
-        )
-    except FileNotFoundError:
-        raise PathNotFoundError(f"no such file or directory: {source}") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read {source}: {exc}") from None
-    if not per_file:
-        raise PathNotFoundError(f"no such file or directory: {source}")
-    if len(per_file) == 1:
-        names = [source]  # named as given, as the local reader names it
+def _json_lines_pieces(
+    cluster: Cluster, source: str, job: Records, block_bytes: int
+) -> list[Piece]:
+    """The blocks of a JSON Lines input, their lines counted by the workers first, so that
+    each block knows the number of its first line."""
+    blocks = blocks_of(source, block_bytes)
     client = cluster.client
-    blocks = [
-        (name, n, block)
-        for name, file in zip(names, per_file, strict=True)
-        for n, block in enumerate(file)
-    ]
-    data = client.compute([block for _, _, block in blocks])
-    counts = cluster.gather([client.submit(_count_lines, one) for one in data])
-    parts, first_line = [], 1
-    for one, (name, n, _), count in zip(data, blocks, counts, strict=True):
-        first_line = 1 if n == 0 else first_line
-        parts.append(client.submit(_records_part, one, name, first_line, n == 0, job))
+    counts = cluster.gather(
+        [client.submit(_count_block, block, job.max_line, pure=False) for block in blocks]
+    )
+    pieces: list[Piece] = []
+    first_line = 1
+    for block, count in zip(blocks, counts, strict=True):
+        first_line = 1 if block.offset == 0 else first_line
+        pieces.append(Lines(block, first_line))
         first_line += count
-    return parts
+    return pieces
 
 
-def _parquet_parts(cluster: Cluster, source: str, job: Records) -> list[Any]:
-    """Futures of the parts of a Parquet input (a path, glob or URL), a row group each (the
-    files' footers are read here)."""
-    import fsspec
+def _count_block(block: Block, max_line: int | None) -> int:
+    return count_lines(read_block(block, max_line))
 
-    try:
-        fs, _, paths = fsspec.core.get_fs_token_paths(source)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read {source}: {exc}") from None
-    if not paths:
-        raise PathNotFoundError(f"no such file or directory: {source}")
-    urls = [fs.unstrip_protocol(path) if "://" in source else path for path in paths]
-    names = [source] if len(urls) == 1 else urls
-    parts = []
-    for url, name in zip(urls, names, strict=True):
+
+def _parquet_pieces(source: str) -> list[Piece]:
+    """The row groups of a Parquet input (a path, glob or URL; the files' footers are read
+    here), each with the number of its first row."""
+    pieces: list[Piece] = []
+    for url, name, _ in files_of(source):
         first_row = 1
         for group, rows in enumerate(parquet.row_groups(url)):
-            parts.append(cluster.client.submit(_parquet_part, url, name, group, first_row, job))
+            pieces.append(RowGroup(url, name, group, first_row))
             first_row += rows
-    return parts
+    return pieces
+
+
+def _repeated(
+    cluster: Cluster, job: Records, pieces: list[Piece], kept: list[tuple[int, Corpus]], doc_id: str
+) -> MalformedLineError:
+    """The error for an id given in two pieces, naming both places (in input order)."""
+    holding = [index for index, docs in kept if doc_id in docs.ids]
+    found = cluster.gather(
+        [cluster.client.submit(_places, pieces[i], job, doc_id, pure=False) for i in holding]
+    )
+    places = [place for one in found for place in one]
+    return repeated_id(doc_id, places[1], places[0])
 
 
 def _same_settings(parts: list[Corpus]) -> Settings:

@@ -74,8 +74,10 @@ def read_records(
     row_group: int | None = None,
     first_row: int = 1,
     on_bad_line: OnBadLine = None,
+    unique: UniqueIds | None = None,
 ) -> list[Record]:
-    """The records of one row group (or of the whole file), rows numbered from ``first_row``.
+    """The records of one row group (or of the whole file), rows numbered from ``first_row``;
+    ``unique`` is shown every record with its place (a fresh :class:`UniqueIds` by default).
 
     Raises:
         InputError: not a Parquet file, or without the column ``kind`` needs; a bad row
@@ -104,7 +106,7 @@ def read_records(
     values = table.column(column).to_pylist()
     ids = table.column("id").to_pylist() if "id" in wanted else [None] * len(values)
     records: list[Record] = []
-    unique = UniqueIds()
+    unique = unique or UniqueIds()
     for row, (doc_id, value) in enumerate(zip(ids, values, strict=True), start=first_row):
         record: dict[str, Any] = {column: _features(value) if kind == "vectors" else value}
         if doc_id is not None:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any, TypeVar
+from typing import IO, Any, AnyStr, TypeVar
 
 from ...core.corpus import Settings
 from ...core.fingerprint import from_hex
@@ -24,6 +24,7 @@ from .files import DEFAULT_MAX_BYTES, STDIN, os_reason
 
 __all__ = [
     "FingerprintRecord",
+    "IdPlaces",
     "OnBadLine",
     "Record",
     "RecordKind",
@@ -31,12 +32,14 @@ __all__ = [
     "UniqueIds",
     "VectorRecord",
     "block_lines",
+    "bounded_lines",
     "duplicate_ids",
     "parse_lines",
     "parse_value",
     "read_fingerprints",
     "read_texts",
     "read_vectors",
+    "repeated_id",
 ]
 
 R = TypeVar("R")
@@ -115,15 +118,9 @@ def _json_lines(
     with _open_text(source) as handle:
         lineno = 0
         try:
-            for lineno, line in enumerate(_bounded_lines(handle, max_line), start=1):
+            for lineno, line in enumerate(bounded_lines(handle, max_line), start=1):
                 if line is None:
-                    error = MalformedLineError(
-                        f"{name}:{lineno}",
-                        f"longer than {max_line:,} characters (--max-bytes)",
-                    )
-                    if on_bad_line is None:
-                        raise error
-                    on_bad_line(error)
+                    _too_long(f"{name}:{lineno}", max_line, on_bad_line)
                     continue
                 value = _json_value(name, lineno, line, on_bad_line)
                 if value is not _NOTHING:
@@ -132,17 +129,18 @@ def _json_lines(
             raise InputError(f"{name}:{lineno + 1}: not UTF-8 ({exc.reason})") from None
 
 
-def _bounded_lines(handle: IO[str], limit: int | None) -> Iterator[str | None]:
-    """The lines of ``handle``; None for each line over ``limit`` characters, read past a
-    chunk at a time and dropped."""
+def bounded_lines(handle: IO[AnyStr], limit: int | None) -> Iterator[AnyStr | None]:
+    """The lines of ``handle`` (text or bytes); None for each line over ``limit`` characters
+    (or bytes), read past a chunk at a time and dropped."""
     if limit is None:
         yield from handle
         return
     while line := handle.readline(limit + 1):
-        if line.endswith("\n") or len(line) <= limit:  # (a newline is not counted)
+        newline = "\n" if isinstance(line, str) else b"\n"
+        if line.endswith(newline) or len(line) <= limit:  # (a newline is not counted)
             yield line
             continue
-        while not line.endswith("\n"):  # the rest of the long line, never kept
+        while not line.endswith(newline):  # the rest of the long line, never kept
             line = handle.readline(1 << 20)
             if not line:
                 break
@@ -175,34 +173,58 @@ def parse_value(kind: RecordKind, name: str, lineno: int, value: Any) -> Record:
     return _PARSERS[kind](name, lineno, value)
 
 
-def block_lines(data: bytes, name: str, first_line: int, *, first_block: bool) -> list[str]:
-    """The lines of a block of a JSON Lines file (whole lines, as a reader of byte ranges cuts
-    them), split as :func:`open` splits a text file (universal newlines; a BOM dropped from the
-    file's first block).
+def block_lines(
+    raw: Sequence[bytes | None], name: str, first_line: int, *, first_block: bool
+) -> list[str | None]:
+    """A block of a JSON Lines file, read as its lines of bytes (each ending in LF, None for
+    one too long to read), decoded and split as :func:`open` splits a text file (universal
+    newlines; a BOM dropped from the file's first line).
 
     Raises:
         InputError: bytes that are not UTF-8, naming the line.
     """
-    try:
-        text = data.decode("utf-8-sig" if first_block else "utf-8")
-    except UnicodeDecodeError as exc:
-        line = first_line + data[: exc.start].count(b"\n")
-        raise InputError(f"{name}:{line}: not UTF-8 ({exc.reason})") from None
-    return list(io.StringIO(text, newline=None))
+    lines: list[str | None] = []
+    for k, line in enumerate(raw):
+        if line is None:
+            lines.append(None)
+            continue
+        try:
+            text = line.decode("utf-8-sig" if first_block and k == 0 else "utf-8")
+        except UnicodeDecodeError as exc:
+            before = line[: exc.start]
+            at = first_line + len(lines) + before.count(b"\r") - before.count(b"\r\n")
+            raise InputError(f"{name}:{at}: not UTF-8 ({exc.reason})") from None
+        lines.extend(io.StringIO(text, newline=None) if "\r" in text else (text,))
+    return lines
+
+
+def _too_long(where: str, limit: int | None, on_bad_line: OnBadLine) -> None:
+    error = MalformedLineError(where, f"longer than {limit:,} characters (--max-bytes)")
+    if on_bad_line is None:
+        raise error
+    on_bad_line(error)
 
 
 def parse_lines(
-    lines: Sequence[str],
+    lines: Sequence[str | None],
     name: str,
     first_line: int,
     kind: RecordKind,
     on_bad_line: OnBadLine = None,
+    *,
+    max_line: int | None = None,
+    unique: UniqueIds | None = None,
 ) -> list[Record]:
     """The records of ``lines`` (line ``first_line`` onwards of ``name``), as the file's reader
-    (:func:`read_vectors`, :func:`read_fingerprints`, :func:`read_texts`) would give them."""
+    (:func:`read_vectors`, :func:`read_fingerprints`, :func:`read_texts`) would give them. A
+    line that is None, or longer than ``max_line`` characters, was too long to be read.
+    ``unique`` is shown every record with its place (a fresh :class:`UniqueIds` by default)."""
     records: list[Record] = []
-    unique = UniqueIds()
+    unique = unique or UniqueIds()
     for lineno, line in enumerate(lines, start=first_line):
+        if line is None or (max_line is not None and len(line.rstrip("\r\n")) > max_line):
+            _too_long(f"{name}:{lineno}", max_line, on_bad_line)
+            continue
         value = _json_value(name, lineno, line, on_bad_line)
         if value is _NOTHING:
             continue
@@ -232,11 +254,31 @@ class UniqueIds:
         key = (record.id, record.settings) if isinstance(record, FingerprintRecord) else record.id
         first = self._first.setdefault(key, where)
         if first != where:
-            raise MalformedLineError(
-                where,
-                f"the id {record.id!r} was already given at {first} (ids must be unique; leave "
-                '"id" out to have FILE:LINE as the id)',
-            )
+            raise repeated_id(record.id, where, first)
+
+
+def repeated_id(doc_id: str, where: str, first: str) -> MalformedLineError:
+    """The error for ``doc_id`` given at ``where`` after ``first``."""
+    return MalformedLineError(
+        where,
+        f"the id {doc_id!r} was already given at {first} (ids must be unique; leave "
+        '"id" out to have FILE:LINE as the id)',
+    )
+
+
+class IdPlaces(UniqueIds):
+    """Shown records as :class:`UniqueIds` is, it collects the places of one id instead of
+    refusing repeats: where an id given twice across parts of an input read in parallel was
+    given (each part could check only its own records)."""
+
+    def __init__(self, wanted: str) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.places: list[str] = []
+
+    def check(self, record: Record, where: str) -> None:
+        if record.id == self.wanted:
+            self.places.append(where)
 
 
 def duplicate_ids(ids: Sequence[str]) -> str | None:
