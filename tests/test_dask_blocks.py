@@ -10,10 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-pytest.importorskip("fsspec")
-
-from simhash_cli.engines.dask.blocks import blocks_of, count_lines, read_block  # noqa: E402
-from simhash_cli.io.sources.records import block_lines  # noqa: E402
+from simhash_cli.engines.dask.blocks import blocks_of, count_lines, read_block
+from simhash_cli.io.sources.records import block_lines
 
 LINE = st.text(st.sampled_from("ab é\r"), max_size=12)
 

@@ -424,6 +424,16 @@ def write_text_records(path: Path, groups: int, *, seed: int = 3, prefix: str = 
     path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n")
 
 
+def records_with_lines(source: Path, n_groups: int, replaced: dict[int, bytes]) -> None:
+    """:func:`write_text_records`, then the lines at the (0-based) indices of ``replaced``
+    replaced by their bytes."""
+    write_text_records(source, n_groups)
+    lines = source.read_bytes().split(b"\r\n")
+    for index, line in replaced.items():
+        lines[index] = line
+    source.write_bytes(b"\r\n".join(lines))
+
+
 def records_on_dask(
     cluster: Cluster, source: str, kind: str, config: DedupeConfig, **options: Any
 ) -> DedupeResult:
@@ -481,11 +491,8 @@ def test_malformed_records_are_named_by_file_and_line_across_blocks(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     source = tmp_path / "texts.jsonl"
-    write_text_records(source, 200)
+    records_with_lines(source, 200, {150: b"{not json", 230: b'{"id": "x", "text": 5}'})
     lines = source.read_bytes().split(b"\r\n")
-    lines[150] = b"{not json"
-    lines[230] = b'{"id": "x", "text": 5}'
-    source.write_bytes(b"\r\n".join(lines))
     config = DedupeConfig(blocks=4)
     with pytest.raises(MalformedLineError, match=r"texts.jsonl:151: invalid JSON"):
         records_on_dask(cluster, str(source), "texts", config)
@@ -665,11 +672,11 @@ def test_an_id_given_in_two_blocks_is_refused_naming_both_lines(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     source = tmp_path / "texts.jsonl"
-    write_text_records(source, 200)
-    lines = source.read_bytes().split(b"\r\n")
-    lines[10] = b'{"id": "dup", "text": "one two three"}'
-    lines[250] = b'{"id": "dup", "text": "four five six"}'
-    source.write_bytes(b"\r\n".join(lines))
+    records_with_lines(
+        source,
+        200,
+        {10: b'{"id": "dup", "text": "one two three"}', 250: b'{"id": "dup", "text": "four"}'},
+    )
     assert source.stat().st_size > 10 * 4_000  # the two lines are blocks apart
     with pytest.raises(MalformedLineError) as raised:
         records_on_dask(cluster, str(source), "texts", DedupeConfig(blocks=4))
@@ -681,10 +688,8 @@ def test_a_line_longer_than_max_bytes_is_passed_over_on_the_cluster(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     source = tmp_path / "texts.jsonl"
-    write_text_records(source, 100)
-    lines = source.read_bytes().split(b"\r\n")
-    lines[40] = b'{"id": "huge", "text": "' + b"x" * 30_000 + b'"}'  # across several blocks
-    source.write_bytes(b"\r\n".join(lines))
+    huge = b'{"id": "huge", "text": "' + b"x" * 30_000 + b'"}'  # across several blocks
+    records_with_lines(source, 100, {40: huge})
     config = DedupeConfig(blocks=4)
     with pytest.raises(MalformedLineError, match=r"texts.jsonl:41: longer than 10,000 char"):
         records_on_dask(cluster, str(source), "texts", config, max_line=10_000)
