@@ -49,6 +49,10 @@ class Lines:
     block: Block
     first_line: int
 
+    @property
+    def name(self) -> str:
+        return self.block.name
+
     def parse(
         self, kind: RecordKind, max_line: int | None, on_bad_line: OnBadLine, unique: UniqueIds
     ) -> list[Record]:

@@ -390,6 +390,8 @@ def _repeated(
         [cluster.client.submit(_places, pieces[i], job, doc_id, pure=False) for i in holding]
     )
     places = [place for one in found for place in one]
+    if len(places) < 2:  # (the input changed while it was read)
+        return MalformedLineError(pieces[holding[0]].name, f"the id {doc_id!r} is given twice")
     return repeated_id(doc_id, places[1], places[0])
 
 
