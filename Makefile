@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit fuzz bench bench-index bench-dask bench-versions clean
+.PHONY: demo test lint unit fuzz bench bench-recall bench-index bench-dask bench-versions clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py --simhash-python $(BENCH_SIMHASH)/bin/python $(BENCH_ARGS)
 	$(BIN)/python bench/index_bench.py
 	$(BIN)/python bench/dask_bench.py
+	$(BIN)/python bench/recall.py --sizes 100000 1000000
+
+# Recall at scale against MinHash peers, 100,000 documents (a few minutes; SIZES="100000
+# 1000000" for both): docs/benchmarks-recall.md.
+SIZES ?= 100000
+bench-recall: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+	$(BIN)/python bench/recall.py --sizes $(SIZES)
 
 # The persistent index alone (about a minute): docs/benchmarks-index.md.
 bench-index: $(STAMP)
