@@ -241,7 +241,7 @@ class _WordTable:
 
     def ids(self, tokens: WordTokens, names: list[str]) -> NDArray[np.int64]:
         """Ids of every token; new words are named (appended to ``names``) and get new ids,
-        numbered in the order they first occur. Resolved a few million tokens at a time, so
+        numbered in the order they first occur. Resolved a million tokens at a time, so
         that the arrays made along the way stay small beside the table.
 
         Raises:
