@@ -125,19 +125,25 @@ def dedupe_ours_large_budget(texts: list[str]) -> list[tuple[int, int]]:
     return dedupe_ours(texts, max_candidates=LARGE_BUDGET)
 
 
-def dedupe_datasketch(texts: list[str]) -> list[tuple[int, int]]:
+def dedupe_datasketch(texts: list[str], threshold: float = 0.8) -> list[tuple[int, int]]:
     from datasketch import MinHash, MinHashLSH
 
     sets = [[t.encode() for t in set(WORD.findall(text.lower()))] for text in texts]
     signatures = MinHash.bulk(sets, num_perm=128)
-    lsh = MinHashLSH(threshold=0.8, num_perm=128)
+    lsh = MinHashLSH(threshold=threshold, num_perm=128)
     for i, signature in enumerate(signatures):
         lsh.insert(i, signature)
-    pairs = set()
-    for i, signature in enumerate(signatures):
-        for j in lsh.query(signature):
-            if j != i:
-                pairs.add((min(i, j), max(i, j)))
+    return lsh_pairs(lsh, signatures)
+
+
+def lsh_pairs(lsh: Any, signatures: list[Any]) -> list[tuple[int, int]]:
+    """Every pair (i < j) an LSH index (keys 0..n-1) gives for its own signatures."""
+    pairs = {
+        (min(i, j), max(i, j))
+        for i, signature in enumerate(signatures)
+        for j in lsh.query(signature)
+        if j != i
+    }
     return sorted(pairs)
 
 

@@ -17,7 +17,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+import peers  # noqa: E402
 import prose  # noqa: E402
 from peak_rss import tree_rss  # noqa: E402
 
@@ -70,7 +71,7 @@ def read_texts(path: Path) -> list[str]:
         return [json.loads(line)["text"] for line in handle]
 
 
-def verified(texts: list[str], candidates: set[tuple[int, int]]) -> list[tuple[int, int]]:
+def verified(texts: list[str], candidates: Collection[tuple[int, int]]) -> list[tuple[int, int]]:
     """The candidate pairs whose exact term-count cosine clears the threshold."""
     if not candidates:
         return []
@@ -82,7 +83,7 @@ def verified(texts: list[str], candidates: set[tuple[int, int]]) -> list[tuple[i
     return [tuple(p) for p in pairs[keep].tolist()]
 
 
-def minhash_rensa(texts: list[str]) -> set[tuple[int, int]]:
+def minhash_rensa(texts: list[str]) -> list[tuple[int, int]]:
     from rensa import RMinHash, RMinHashLSH
 
     lsh = RMinHashLSH(threshold=0.7, num_perm=128, num_bands=16)
@@ -92,31 +93,14 @@ def minhash_rensa(texts: list[str]) -> set[tuple[int, int]]:
         signature.update(list(set(WORD.findall(text.lower()))))
         lsh.insert(i, signature)
         signatures.append(signature)
-    return {
-        (min(i, j), max(i, j))
-        for i, signature in enumerate(signatures)
-        for j in lsh.query(signature)
-        if j != i
-    }
+    return peers.lsh_pairs(lsh, signatures)
 
 
-def minhash_datasketch(texts: list[str]) -> set[tuple[int, int]]:
-    from datasketch import MinHash, MinHashLSH
-
-    sets = [[t.encode() for t in set(WORD.findall(text.lower()))] for text in texts]
-    signatures = MinHash.bulk(sets, num_perm=128)
-    lsh = MinHashLSH(threshold=0.7, num_perm=128)
-    for i, signature in enumerate(signatures):
-        lsh.insert(i, signature)
-    return {
-        (min(i, j), max(i, j))
-        for i, signature in enumerate(signatures)
-        for j in lsh.query(signature)
-        if j != i
-    }
+def minhash_datasketch(texts: list[str]) -> list[tuple[int, int]]:
+    return peers.dedupe_datasketch(texts, threshold=0.7)
 
 
-PEERS: dict[str, Callable[[list[str]], set[tuple[int, int]]]] = {
+PEERS: dict[str, Callable[[list[str]], list[tuple[int, int]]]] = {
     "rensa": minhash_rensa,
     "datasketch": minhash_datasketch,
 }
