@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
+
+from simhash_cli.cli import main
+from simhash_cli.errors import ExitCode
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -37,3 +42,17 @@ def interruptible() -> None:
     whatever the test runner inherited (a job started with ``&`` by a shell without job
     control ignores SIGINT, and Python keeps an ignored SIGINT ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def planned(tmp_path: Path, corpus: Path | None = None) -> tuple[Path, Path]:
+    """A copy of the sample corpus (or ``corpus``) and its plan (``--keep first``: 2
+    clusters, 3 files marked remove)."""
+    if corpus is None:
+        corpus = tmp_path / "corpus"
+        shutil.copytree(SAMPLE, corpus)
+    plan = tmp_path / "plan.json"
+    made = CliRunner().invoke(
+        main, ["dedupe", "-q", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus)]
+    )
+    assert made.exit_code == ExitCode.OK, made.stderr
+    return corpus, plan

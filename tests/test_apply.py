@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from simhash_cli.cli import main
 from simhash_cli.core.events import stamp_of
 from simhash_cli.errors import ExitCode
 
-from conftest import ROOT, SAMPLE
+from conftest import ROOT, SAMPLE, planned
 
 
 def run(*args: str) -> Result:
@@ -58,16 +57,6 @@ def state(root: Path) -> dict[str, tuple[Any, ...]]:
     return entries
 
 
-def sample_copy(tmp_path: Path) -> tuple[Path, Path]:
-    """A copy of sample_corpus and a plan for it (2 clusters, 3 files marked remove)."""
-    corpus = tmp_path / "corpus"
-    shutil.copytree(SAMPLE, corpus)
-    plan = tmp_path / "plan.json"
-    made = run("dedupe", "-q", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus))
-    assert made.exit_code == ExitCode.OK, made.stderr
-    return corpus, plan
-
-
 def statuses(result: Result) -> list[str]:
     return [json.loads(line)["status"] for line in result.stdout.splitlines()]
 
@@ -81,7 +70,7 @@ KEPT = {
 
 
 def test_a_dry_run_checks_every_step_and_changes_nothing(tmp_path: Path) -> None:
-    _corpus, plan = sample_copy(tmp_path)
+    _corpus, plan = planned(tmp_path)
     before = state(tmp_path)
     result = run("apply", str(plan), "--action", "move-to", str(tmp_path / "dups"), "-f", "jsonl")
     assert result.exit_code == ExitCode.OK, result.stderr
@@ -94,7 +83,7 @@ def test_a_dry_run_checks_every_step_and_changes_nothing(tmp_path: Path) -> None
 def test_each_action_end_to_end_on_a_copy_of_the_sample_corpus(
     tmp_path: Path, action: Action
 ) -> None:
-    corpus, plan = sample_copy(tmp_path)
+    corpus, plan = planned(tmp_path)
     originals = {p.name: p.read_bytes() for p in corpus.iterdir()}
     dups = tmp_path / "dups"
     where = [str(dups)] if action is Action.MOVE_TO else []
@@ -146,7 +135,7 @@ def _touch_later(path: Path) -> None:
 def test_a_file_changed_after_the_plan_is_refused_and_left_as_it_is(
     tmp_path: Path, change: Any, says: str
 ) -> None:
-    corpus, plan = sample_copy(tmp_path)
+    corpus, plan = planned(tmp_path)
     change(corpus / "volcano-report.txt")
     before = state(corpus)
     result = run("apply", str(plan), "--action", "symlink", "--yes", "--delete-near-duplicates")
@@ -161,7 +150,7 @@ def test_a_file_changed_after_the_plan_is_refused_and_left_as_it_is(
 
 
 def test_same_size_same_mtime_other_bytes_is_caught_by_the_content_hash(tmp_path: Path) -> None:
-    corpus, plan = sample_copy(tmp_path)
+    corpus, plan = planned(tmp_path)
     target = corpus / "volcano-report.txt"
     info = target.stat()
     data = bytearray(target.read_bytes())
@@ -175,7 +164,7 @@ def test_same_size_same_mtime_other_bytes_is_caught_by_the_content_hash(tmp_path
 
 
 def test_a_changed_kept_file_refuses_its_whole_cluster(tmp_path: Path) -> None:
-    corpus, plan = sample_copy(tmp_path)
+    corpus, plan = planned(tmp_path)
     (corpus / "shipping-policy-copy.txt").write_text("rewritten since")
     result = run(
         "apply",
@@ -197,7 +186,7 @@ def test_a_changed_kept_file_refuses_its_whole_cluster(tmp_path: Path) -> None:
 
 
 def test_protected_roots_and_two_names_of_one_file_are_refused(tmp_path: Path) -> None:
-    corpus, plan = sample_copy(tmp_path)
+    corpus, plan = planned(tmp_path)
     protected = run(
         "apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--yes",
         "--protect", str(corpus), "-f", "jsonl",
@@ -222,7 +211,7 @@ def test_protected_roots_and_two_names_of_one_file_are_refused(tmp_path: Path) -
 
 
 def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
-    corpus, plan = sample_copy(tmp_path)
+    corpus, plan = planned(tmp_path)
     before = state(tmp_path)
     cases = [
         (["--action", "delete", "--yes"], "add --delete-near-duplicates"),
@@ -274,7 +263,7 @@ def test_a_plan_that_is_not_one_is_refused_in_one_line(
 
 
 def test_a_file_in_two_clusters_makes_the_plan_invalid(tmp_path: Path) -> None:
-    _corpus, plan = sample_copy(tmp_path)
+    _corpus, plan = planned(tmp_path)
     document = json.loads(plan.read_text())
     document["clusters"][1]["files"].append(dict(document["clusters"][0]["files"][1]))
     plan.write_text(json.dumps(document))
@@ -283,7 +272,7 @@ def test_a_file_in_two_clusters_makes_the_plan_invalid(tmp_path: Path) -> None:
 
 
 def test_a_journal_of_another_plan_is_refused(tmp_path: Path) -> None:
-    _corpus, plan = sample_copy(tmp_path)
+    _corpus, plan = planned(tmp_path)
     journal = tmp_path / "journal"
     first = run("apply", str(plan), "--action", "move-to", str(tmp_path / "a"), "--yes",
                 "--journal", str(journal))  # fmt: skip
@@ -356,7 +345,7 @@ def test_a_killed_apply_resumes_from_its_journal_to_the_same_end(tmp_path: Path)
 
 
 def test_a_step_cut_between_its_two_halves_is_finished_on_resume(tmp_path: Path) -> None:
-    _corpus, plan_file = sample_copy(tmp_path)
+    _corpus, plan_file = planned(tmp_path)
     plan = load_plan(str(plan_file))
     dups = str(tmp_path / "dups")
     # Killed after the move linked the new name and before it unlinked the old one.
@@ -376,7 +365,7 @@ def test_a_step_cut_between_its_two_halves_is_finished_on_resume(tmp_path: Path)
 
 
 def test_a_temporary_link_left_by_a_killed_run_is_replaced(tmp_path: Path) -> None:
-    corpus, plan_file = sample_copy(tmp_path)
+    corpus, plan_file = planned(tmp_path)
     plan = load_plan(str(plan_file))
     step = plan.steps[0]
     head, name = os.path.split(step.target.path)
@@ -385,7 +374,7 @@ def test_a_temporary_link_left_by_a_killed_run_is_replaced(tmp_path: Path) -> No
     assert [o.status for o in outcomes] == [Status.DONE] * 3
     assert not list(corpus.glob(".*"))
     # A file of that name that is not such a link is somebody's: the step is refused.
-    _corpus2, plan_file2 = sample_copy(tmp_path / "again")
+    _corpus2, plan_file2 = planned(tmp_path / "again")
     plan2 = load_plan(str(plan_file2))
     head, name = os.path.split(plan2.steps[0].target.path)
     Path(head, f".{name}.simhash-apply").write_text("mine")
@@ -448,7 +437,7 @@ def test_the_script_ends_where_apply_ends(tmp_path: Path, action: Action) -> Non
 
 
 def test_the_script_refuses_a_file_changed_after_it_was_written(tmp_path: Path) -> None:
-    corpus, plan = sample_copy(tmp_path)
+    corpus, plan = planned(tmp_path)
     script = tmp_path / "review.sh"
     made = run("apply", str(plan), "--action", "delete", "--delete-near-duplicates",
                "--script", str(script))  # fmt: skip
@@ -529,7 +518,7 @@ def test_apply_never_loses_a_kept_protected_or_changed_file(
 
 
 def test_a_journal_line_cut_short_by_a_kill_is_dropped(tmp_path: Path) -> None:
-    _corpus, plan = sample_copy(tmp_path)
+    _corpus, plan = planned(tmp_path)
     dups = str(tmp_path / "dups")
     journal = Path(f"{plan}.journal")
     first = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-f", "jsonl")
@@ -546,7 +535,7 @@ def test_a_journal_line_cut_short_by_a_kill_is_dropped(tmp_path: Path) -> None:
 def test_a_move_across_filesystems_copies_syncs_then_unlinks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _, plan_file = sample_copy(tmp_path)
+    _, plan_file = planned(tmp_path)
     plan = load_plan(str(plan_file))
 
     def no_links(source: str, destination: str) -> None:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 
-from conftest import SAMPLE, interruptible
+from conftest import SAMPLE, interruptible, planned
 
 SIMHASH = [sys.executable, "-m", "simhash_cli"]
 CONSENT = "--delete-near-duplicates"
@@ -59,17 +59,6 @@ def one_line_error(result: Result) -> str:
     assert lines and lines[-1].startswith("Error: "), result.stderr
     assert "Traceback" not in result.stderr
     return lines[-1]
-
-
-def planned(tmp_path: Path, corpus: Path | None = None) -> tuple[Path, Path]:
-    """A copy of the sample corpus and its plan (3 files marked remove)."""
-    if corpus is None:
-        corpus = tmp_path / "corpus"
-        shutil.copytree(SAMPLE, corpus)
-    plan = tmp_path / "plan.json"
-    made = run("dedupe", "-q", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus))
-    assert made.exit_code == ExitCode.OK, made.stderr
-    return corpus, plan
 
 
 def many_pairs(root: Path, pairs: int) -> None:
