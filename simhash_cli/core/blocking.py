@@ -45,6 +45,7 @@ __all__ = [
     "pairs_of_copies",
     "pairs_with_first",
     "sort_pairs",
+    "splitmix64",
     "validate_blocks",
 ]
 
@@ -367,6 +368,22 @@ def expand_copies(pairs: NDArray[np.int64], copies: Copies) -> NDArray[np.int64]
     return sort_pairs(
         np.concatenate((pairs_among_copies(copies), pairs_of_copies(pairs, copies)[0]))
     )
+
+
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+
+
+def splitmix64(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """splitmix64's finalizer, element-wise: a bijection of 64-bit words whose every output
+    bit depends on every input bit (a new array)."""
+    with np.errstate(over="ignore"):
+        h: NDArray[np.uint64] = values ^ (values >> np.uint64(30))
+        h *= _MIX_1
+        h ^= h >> np.uint64(27)
+        h *= _MIX_2
+        h ^= h >> np.uint64(31)
+    return h
 
 
 def run_positions(starts: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -34,6 +34,7 @@ from .blocking import (
     radix_order,
     run_positions,
     sort_pairs,
+    splitmix64,
     validate_blocks,
 )
 from .fingerprint import as_fingerprint_array, hamming_rows, validate_bits
@@ -294,25 +295,14 @@ def _key_digits(words: NDArray[np.uint64], key: Key) -> list[NDArray[np.uint16]]
     return [digit for start, width in key for digit in digits_of(words, start, width)]
 
 
-_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
-
-
-_MIX_2 = np.uint64(0x94D049BB133111EB)
-
 
 def key_buckets(words: NDArray[np.uint64], key: Key, n_buckets: int) -> NDArray[np.int64]:
     """Which of ``n_buckets`` each row goes to by its ``key`` (splitmix64 of the key's bits):
     rows with equal keys land in the same bucket, in any process on any machine."""
     h = np.zeros(words.shape[0], dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for start, width in key:
-            for column in bit_slice(words, start, width).T:
-                h = h ^ column
-                h ^= h >> np.uint64(30)
-                h *= _MIX_1
-                h ^= h >> np.uint64(27)
-                h *= _MIX_2
-                h ^= h >> np.uint64(31)
+    for start, width in key:
+        for column in bit_slice(words, start, width).T:
+            h = splitmix64(h ^ column)
     buckets: NDArray[np.int64] = (h % np.uint64(n_buckets)).astype(np.int64)
     return buckets
 

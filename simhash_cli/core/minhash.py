@@ -1,0 +1,145 @@
+"""Token sets -> MinHash signatures -> candidate pairs by banding, in numpy.
+
+A candidate path for prose, whose term-count vectors look alike for common words: the
+Jaccard similarity of two documents' feature sets separates near-duplicates from unrelated
+text with a collision chance of J per slot, where a sign bit of a fingerprint agrees with
+1 - theta / pi. The signatures only propose pairs; exact cosine decides.
+
+Signatures are one-permutation hashes (Li, Owen and Zhang 2012): every feature's 64-bit key
+is mixed once, its high bits choose one of ``slots`` bins and its low 32 bits are its value,
+and a document's signature holds the least value in each bin. That is one pass over the
+entries, where k independent permutations would be k passes. A bin that none of a document's
+features reaches is filled by optimal densification (Shrivastava 2017): bin j copies the
+first non-empty bin of a sequence that depends on j and the seed alone, so two documents
+with one set get one signature and each filled bin still collides with probability J.
+
+Banding (Broder 1997; Indyk and Motwani 1998): ``bands`` bands of ``rows`` bins each; two
+documents become candidates when they agree exactly on at least one band, with probability
+1 - (1 - J^rows)^bands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ParameterError
+from .blocking import equal_groups, pair_chunks, splitmix64
+
+__all__ = [
+    "EMPTY",
+    "band_candidate_chunks",
+    "candidate_probability",
+    "signatures",
+]
+
+EMPTY = np.uint32(0xFFFFFFFF)
+"""The value of a bin no feature reached (values are below it: see :func:`_values`)."""
+
+_SEED_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def signatures(
+    weights: sp.csr_array, keys: NDArray[np.uint64], *, slots: int = 128, seed: int = 0
+) -> NDArray[np.uint32]:
+    """The MinHash signature of every row's set of features (its stored entries; weights are
+    not used), densified: (n, slots) uint32. A row without entries is all :data:`EMPTY`.
+
+    Args:
+        weights: CSR (n, n_features).
+        keys: a 64-bit key for every column (one feature, one key, in every corpus:
+            :func:`~simhash_cli.core.fingerprint.feature_keys`).
+        slots: bins of the signature.
+        seed: picks the hash function.
+
+    Raises:
+        ParameterError: ``slots`` not from 1 to 2**16.
+    """
+    if not 1 <= slots <= 1 << 16:
+        raise ParameterError(f"slots must be from 1 to 65536, not {slots}")
+    n = weights.shape[0]
+    hashed = splitmix64(keys.astype(np.uint64) ^ splitmix64(np.array([seed], np.uint64)))
+    bins = ((hashed >> np.uint64(32)) % np.uint64(slots)).astype(np.int64)
+    values = _values(hashed)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(weights.indptr))
+    out = np.full(n * slots, EMPTY, dtype=np.uint32)
+    np.minimum.at(out, rows * slots + bins[weights.indices], values[weights.indices])
+    result = out.reshape(n, slots)
+    _densify(result, seed)
+    return result
+
+
+def _values(hashed: NDArray[np.uint64]) -> NDArray[np.uint32]:
+    """The low 32 bits, with EMPTY itself moved one down (so that it marks empty bins only)."""
+    values = (hashed & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    values[values == EMPTY] = EMPTY - np.uint32(1)
+    return values
+
+
+def _densify(signature: NDArray[np.uint32], seed: int) -> None:
+    """Fill every empty bin of rows that have a non-empty one, in place: bin j of a row takes
+    the value of bin ``pick(j, 1)``, ``pick(j, 2)``, ..., the first of them that the row's
+    features reached (the sequence is the same for every row)."""
+    filled = signature != EMPTY
+    rows, bins = np.nonzero(~filled & filled.any(axis=1)[:, None])
+    slots = signature.shape[1]
+    attempt = 0
+    while rows.size:
+        attempt += 1
+        source = _pick(bins, attempt, slots, seed)
+        found = filled[rows, source]
+        signature[rows[found], bins[found]] = signature[rows[found], source[found]]
+        rows, bins = rows[~found], bins[~found]
+
+
+def _pick(bins: NDArray[np.int64], attempt: int, slots: int, seed: int) -> NDArray[np.int64]:
+    key = (bins.astype(np.uint64) << np.uint64(32)) ^ np.uint64(attempt) ^ _SEED_MIX
+    mixed = splitmix64(key ^ splitmix64(np.array([seed], np.uint64)))
+    picked: NDArray[np.int64] = (mixed % np.uint64(slots)).astype(np.int64)
+    return picked
+
+
+def candidate_probability(jaccard: ArrayLike, *, bands: int, rows: int) -> NDArray[np.float64]:
+    """The chance that a pair at Jaccard similarity ``jaccard`` agrees on a band: the S-curve
+    1 - (1 - J^rows)^bands."""
+    j = np.asarray(jaccard, dtype=np.float64)
+    result: NDArray[np.float64] = 1.0 - (1.0 - j**rows) ** bands
+    return result
+
+
+def band_candidate_chunks(
+    signature: NDArray[np.uint32], *, bands: int, rows: int, chunk_pairs: int = 1 << 22
+) -> Iterator[NDArray[np.int64]]:
+    """Every pair (i < j) of rows that agree on all ``rows`` bins of at least one of
+    ``bands`` bands, each once (from the first band they share), in chunks of about
+    ``chunk_pairs``. Rows that are all EMPTY (no features) are never candidates.
+
+    Raises:
+        ParameterError: more bins than the signature has.
+    """
+    if bands * rows > signature.shape[1] or bands < 1 or rows < 1:
+        raise ParameterError(
+            f"{bands} bands of {rows} rows need {bands * rows} bins; the signatures have "
+            f"{signature.shape[1]}"
+        )
+    alive = np.flatnonzero(signature[:, 0] != EMPTY)
+    live = signature[alive]
+    for band in range(bands):
+        columns = live[:, band * rows : (band + 1) * rows]
+        order, starts, sizes = equal_groups(_digits(columns))
+        for local in pair_chunks(order, starts, sizes, chunk_pairs):
+            if band:
+                a, b = live[local[:, 0], : band * rows], live[local[:, 1], : band * rows]
+                agree = (a == b).reshape(-1, band, rows).all(axis=2).any(axis=1)
+                local = local[~agree]
+            if local.size:
+                yield alive[local]
+
+
+def _digits(columns: NDArray[np.uint32]) -> list[NDArray[np.uint16]]:
+    """The bins as 16-bit digits, for :func:`~simhash_cli.core.blocking.equal_groups`."""
+    halves = np.ascontiguousarray(columns).view(np.uint16)
+    return [halves[:, k] for k in range(halves.shape[1])]
