@@ -74,7 +74,7 @@ def signatures(
 
 def _values(hashed: NDArray[np.uint64]) -> NDArray[np.uint32]:
     """The low 32 bits, with EMPTY itself moved one down (so that it marks empty bins only)."""
-    values = (hashed & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    values: NDArray[np.uint32] = (hashed & np.uint64(0xFFFFFFFF)).astype(np.uint32)
     values[values == EMPTY] = EMPTY - np.uint32(1)
     return values
 

@@ -295,7 +295,6 @@ def _key_digits(words: NDArray[np.uint64], key: Key) -> list[NDArray[np.uint16]]
     return [digit for start, width in key for digit in digits_of(words, start, width)]
 
 
-
 def key_buckets(words: NDArray[np.uint64], key: Key, n_buckets: int) -> NDArray[np.int64]:
     """Which of ``n_buckets`` each row goes to by its ``key`` (splitmix64 of the key's bits):
     rows with equal keys land in the same bucket, in any process on any machine."""
