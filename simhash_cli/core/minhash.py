@@ -111,7 +111,7 @@ def candidate_probability(jaccard: ArrayLike, *, bands: int, rows: int) -> NDArr
 
 
 def band_candidate_chunks(
-    signature: NDArray[np.uint32], *, bands: int, rows: int, chunk_pairs: int = 1 << 22
+    signature: NDArray[np.uint32], *, bands: int, rows: int, chunk_pairs: int = 1 << 20
 ) -> Iterator[NDArray[np.int64]]:
     """Every pair (i < j) of rows that agree on all ``rows`` bins of at least one of
     ``bands`` bands, each once (from the first band they share), in chunks of about
@@ -131,10 +131,11 @@ def band_candidate_chunks(
         columns = live[:, band * rows : (band + 1) * rows]
         order, starts, sizes = equal_groups(_digits(columns))
         for local in pair_chunks(order, starts, sizes, chunk_pairs):
-            if band:
-                a, b = live[local[:, 0], : band * rows], live[local[:, 1], : band * rows]
-                agree = (a == b).reshape(-1, band, rows).all(axis=2).any(axis=1)
-                local = local[~agree]
+            earlier = np.zeros(local.shape[0], dtype=bool)
+            for before in range(band):  # a band at a time: memory of one band per pair
+                span = slice(before * rows, (before + 1) * rows)
+                earlier |= (live[local[:, 0], span] == live[local[:, 1], span]).all(axis=1)
+            local = local[~earlier]
             if local.size:
                 yield alive[local]
 
