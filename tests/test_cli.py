@@ -337,7 +337,8 @@ def test_dedupe_audit_reports_recall() -> None:
 def test_dedupe_low_recall_hint() -> None:
     result = run("dedupe", "--blocks", "4", str(SAMPLE))
     assert "expected recall at cosine 0.9: 0.30" in result.stderr
-    assert "hint: recall is low; --blocks 16 reaches 0.95" in result.stderr
+    assert "this run found about 0.84 of the pairs at cosine >= 0.9" in result.stderr
+    assert "hint: --blocks 8 would find about 1.00 of them" in result.stderr
 
 
 def test_dedupe_of_vectors(tmp_path: Path) -> None:
@@ -514,7 +515,7 @@ def test_max_distance_and_blocks_are_exclusive() -> None:
 def test_max_distance_hint() -> None:
     result = run("dedupe", "--max-distance", "3", str(SAMPLE))
     assert "from 4 Manku tables for pairs within 3 bits (as asked)" in result.stderr
-    assert "hint: recall is low; --max-distance 14 reaches 0.95" in result.stderr
+    assert "hint: --max-distance 6 would find about 0.95 of them" in result.stderr
 
 
 def test_plan_command() -> None:
@@ -582,3 +583,55 @@ def test_calibrate_command() -> None:
     alone = run("calibrate", str(SAMPLE / "chess-openings.txt"))
     assert alone.exit_code == ExitCode.ERROR
     assert alone.stderr == "Error: calibrate needs at least two documents with features\n"
+
+
+def test_minhash_scheme_on_the_command_line(tmp_path: Path) -> None:
+    result = run("dedupe", "--minhash", "16x8", "-f", "json", str(SAMPLE))
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["kind"] == "minhash" and summary["minhash"] == {"bands": 16, "rows": 8}
+    assert summary["blocks"] is None and summary["max_distance"] is None
+    assert summary["pairs"] == 4 and summary["planned"] is False
+    assert 0.0 < summary["estimated_recall"] <= 1.0
+    assert summary["estimated_from_pairs"] == 4
+    assert "from MinHash of feature sets, 16 bands of 8 bins (as asked)" in result.stderr
+    assert "Jaccard 0.81" in result.stderr  # what the expected recall is about
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text(
+        "".join(
+            json.dumps({"id": path.name, "text": path.read_text(encoding="utf-8")}) + "\n"
+            for path in sorted(SAMPLE.glob("*.txt"))
+        ),
+        encoding="utf-8",
+    )
+    records = run("dedupe", "--minhash", "16x8", "-f", "json", "--texts", str(texts))
+    assert json.loads(records.stdout)["summary"]["pairs"] == 4, records.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--minhash", "16"], "'16' is not BANDSxROWS (for example 16x8)"),
+        (["--minhash", "0x8"], "bands and rows from 1, at most 256 bins in all"),
+        (["--minhash", "64x8"], "bands and rows from 1, at most 256 bins in all"),
+        (["--minhash", "16x8", "--blocks", "4"], "--blocks and --minhash are two schemes"),
+        (
+            ["--minhash", "16x8", "--blocks", "4", "--max-distance", "3"],
+            "--blocks and --max-distance and --minhash are three schemes",
+        ),
+        (["--minhash", "16x8", "--verify", "estimate"], "leave out --verify estimate"),
+    ],
+)
+def test_minhash_options_that_do_not_go(args: list[str], message: str) -> None:
+    result = run("dedupe", *args, str(SAMPLE))
+    assert result.exit_code == ExitCode.USAGE
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_minhash_needs_words(tmp_path: Path) -> None:
+    fps = tmp_path / "fps.jsonl"
+    fps.write_text(run("fingerprint", str(SAMPLE)).stdout, encoding="utf-8")
+    result = run("dedupe", "--minhash", "16x8", "--fingerprints", str(fps))
+    assert result.exit_code == ExitCode.USAGE
+    assert "--minhash hashes the words of each document" in result.stderr

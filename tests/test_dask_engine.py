@@ -277,8 +277,11 @@ def simhash(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 
 def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster) -> None:
-    local = simhash("dedupe", "-f", "json", str(SAMPLE))
-    on_dask = simhash("dedupe", "-f", "json", "--engine", "dask", "--workers", "2", str(SAMPLE))
+    # The same scheme on both (the local planner may choose MinHash, which dask does not run).
+    local = simhash("dedupe", "-f", "json", "--blocks", "16", str(SAMPLE))
+    on_dask = simhash(
+        "dedupe", "-f", "json", "--blocks", "16", "--engine", "dask", "--workers", "2", str(SAMPLE)
+    )
     assert on_dask.returncode == local.returncode == ExitCode.OK, on_dask.stderr
     assert on_dask.stdout == local.stdout
     assert json.loads(on_dask.stdout)["pairs"]
@@ -286,8 +289,9 @@ def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster
     # An existing cluster, by its scheduler's address.
     address = cluster.client.scheduler.address
     remote = simhash(
-        "dedupe", "-f", "json", "--engine", "dask", "--scheduler", address, str(SAMPLE)
-    )
+        "dedupe", "-f", "json", "--blocks", "16", "--engine", "dask", "--scheduler", address,
+        str(SAMPLE),
+    )  # fmt: skip
     assert remote.returncode == ExitCode.OK, remote.stderr
     assert remote.stdout == local.stdout
     assert f"dask: cluster at {address} of 2 workers" in remote.stderr
@@ -554,12 +558,24 @@ def test_dedupe_texts_on_the_command_line(cluster: Cluster, tmp_path: Path) -> N
     source = tmp_path / "texts.jsonl"
     write_text_records(source, 40)
     address = cluster.client.scheduler.address
-    local = simhash("dedupe", "-f", "json", "--texts", str(source))
+    local = simhash("dedupe", "-f", "json", "--blocks", "16", "--texts", str(source))
     on_dask = simhash(
-        "dedupe", "-f", "json", "--texts", str(source), "--engine", "dask", "--scheduler", address
-    )
+        "dedupe", "-f", "json", "--blocks", "16", "--texts", str(source), "--engine", "dask",
+        "--scheduler", address,
+    )  # fmt: skip
     assert on_dask.returncode == local.returncode == ExitCode.OK, on_dask.stderr
     assert on_dask.stdout == local.stdout
+    # Left to choose, dask's planner takes a fingerprint scheme; MinHash is refused there.
+    chosen = simhash(
+        "dedupe", "-f", "json", "--texts", str(source), "--engine", "dask", "--scheduler", address
+    )
+    assert json.loads(chosen.stdout)["summary"]["kind"] in ("blocks", "tables"), chosen.stderr
+    refused = simhash(
+        "dedupe", "--minhash", "16x8", "--texts", str(source), "--engine", "dask",
+        "--scheduler", address,
+    )  # fmt: skip
+    assert refused.returncode == ExitCode.USAGE
+    assert "--engine dask does not take --minhash" in refused.stderr
     missing = simhash(
         "dedupe", "--texts", str(tmp_path / "no.jsonl"), "--engine", "dask", "--scheduler", address
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -15,6 +16,9 @@ from simhash_cli.core.minhash import (
     EMPTY,
     band_candidate_chunks,
     candidate_probability,
+    fewest_bands,
+    jaccard_pairs,
+    least_jaccard,
     signatures,
 )
 from simhash_cli.errors import ParameterError
@@ -62,6 +66,57 @@ def test_signatures_follow_the_definition(sets: list[set[int]], slots: int, seed
     keys = splitmix64(np.arange(41, dtype=np.uint64) + np.uint64(7))
     found = signatures(rows_of(sets, 41), keys, slots=slots, seed=seed)
     assert found.tolist() == [slow_signature(s, keys, slots, seed) for s in sets]
+
+
+@given(
+    sets=st.lists(st.sets(st.integers(0, 40), max_size=12), min_size=1, max_size=8),
+    chunk=st.integers(1, 30),
+)
+def test_signatures_do_not_depend_on_the_chunk(sets: list[set[int]], chunk: int) -> None:
+    keys = splitmix64(np.arange(41, dtype=np.uint64))
+    weights = rows_of(sets, 41)
+    whole = signatures(weights, keys, slots=16)
+    assert (signatures(weights, keys, slots=16, chunk_entries=chunk) == whole).all()
+    some = np.arange(len(sets), dtype=np.int64)[::-2]
+    chosen = signatures(weights, keys, slots=16, rows=some, chunk_entries=chunk)
+    assert (chosen == whole[some]).all()
+
+
+@given(sets=st.lists(st.sets(st.integers(0, 30), max_size=10), min_size=2, max_size=6))
+def test_jaccard_of_pairs_is_the_sets_overlap(sets: list[set[int]]) -> None:
+    pairs = np.array(list(itertools.combinations(range(len(sets)), 2)), dtype=np.int64)
+    found = jaccard_pairs(rows_of(sets, 31), pairs)
+    expected = [
+        len(sets[i] & sets[j]) / len(sets[i] | sets[j]) if sets[i] | sets[j] else 1.0
+        for i, j in pairs.tolist()
+    ]
+    assert found.tolist() == pytest.approx(expected)
+
+
+@given(cosine=st.floats(0.05, 1.0), small=st.integers(1, 40), extra=st.integers(0, 200))
+def test_least_jaccard_bounds_every_pair_of_sets_at_that_cosine(
+    cosine: float, small: int, extra: int
+) -> None:
+    # A set A of `small` features and B = A plus `extra` more: the case that overlaps least.
+    a, b = small, small + extra
+    set_cosine = a / math.sqrt(a * b)
+    assert a / b == pytest.approx(float(least_jaccard(set_cosine)))
+    # Any sets whose cosine reaches c overlap at least c^2.
+    if set_cosine >= cosine:
+        assert a / b >= float(least_jaccard(cosine)) - 1e-12
+
+
+@given(jaccard=st.floats(0.05, 0.99), rows=st.integers(1, 16), target=st.floats(0.5, 0.999))
+def test_fewest_bands_is_the_least_that_reaches_the_target(
+    jaccard: float, rows: int, target: float
+) -> None:
+    bands = fewest_bands(jaccard, rows, target)
+    if bands is None:  # even as many bands as fit in 256 bins fall short
+        most = 256 // rows
+        assert float(candidate_probability(jaccard, bands=most, rows=rows)) < target
+        return
+    assert float(candidate_probability(jaccard, bands=bands, rows=rows)) >= target
+    assert bands == 1 or float(candidate_probability(jaccard, bands=bands - 1, rows=rows)) < target
 
 
 def test_one_set_one_signature_and_no_empty_bin_left() -> None:

@@ -34,6 +34,7 @@ class Need(Enum):
         "{vectors}, {texts}, tfidf or standard input (it fingerprints files batch by batch)"
     )
     STORED_RECORDS = "{vectors} or {fingerprints}"
+    MINHASH = "{minhash} (its signatures are made where the vectors are)"
 
 
 def refuse(engine: str, refused: frozenset[Need], needs: Iterable[Need]) -> None:

@@ -139,6 +139,7 @@ class DedupeRequest:
     Attributes:
         blocks: equal blocks per fingerprint, ``auto``, or None when not asked (auto).
         max_distance: instead of blocks, Manku's tables for pairs within this many bits.
+        minhash: instead of blocks, (bands, rows) of a MinHash signature of the feature sets.
         verify: how candidates are verified, or None for the input's default (exact for text
             and vectors; estimate for fingerprints and the index, which hold no vectors).
         check: exit with DUPLICATES_FOUND when any pair is flagged.
@@ -153,6 +154,7 @@ class DedupeRequest:
     output: Output = field(default_factory=Output)
     blocks: int | Literal["auto"] | None = None
     max_distance: int | None = None
+    minhash: tuple[int, int] | None = None
     threshold: float = DEFAULT_THRESHOLD
     verify: Verify | None = None
     max_candidates: int = DEFAULT_MAX_CANDIDATES
@@ -178,6 +180,7 @@ class DedupeRequest:
         return DedupeConfig(
             blocks=AUTO if self.blocks is None else self.blocks,
             max_distance=self.max_distance,
+            minhash=self.minhash,
             threshold=self.threshold,
             verify=self.verification,
             max_candidates=self.max_candidates,
@@ -221,14 +224,33 @@ class DedupeRequest:
             Need.EMPTY_DOCUMENTS: self.reading.include_empty,
             Need.STDIN_PATH: self.source.reads_stdin_path,
             Need.TFIDF: self.reading.weighting is Weighting.TFIDF,
+            Need.MINHASH: self.minhash is not None,
         }
         return [need for need, wanted in asked.items() if wanted]
 
     def _check_scheme(self) -> None:
-        if self.max_distance is not None and self.blocks is not None:
+        named = {
+            "blocks": self.blocks is not None,
+            "max_distance": self.max_distance is not None,
+            "minhash": self.minhash is not None,
+        }
+        chosen = [name for name, given in named.items() if given]
+        if len(chosen) > 1:
+            listed = " and ".join(f"{{{name}}}" for name in chosen)
+            count = "two" if len(chosen) == 2 else "three"
+            raise UsageError(f"{listed} are {count} schemes: choose one", parameters=tuple(chosen))
+        if self.minhash is not None and (
+            self.source.kind in (Input.VECTORS, Input.FINGERPRINTS) or self.index is not None
+        ):
             raise UsageError(
-                "{blocks} and {max_distance} are two schemes: choose one",
-                parameters=("blocks", "max_distance"),
+                "{minhash} hashes the words of each document: give files or {texts} (not "
+                "{vectors}, {fingerprints} or {index})",
+                parameters=("minhash", "texts", "vectors", "fingerprints", "index"),
+            )
+        if self.minhash is not None and self.verification is not Verify.EXACT:
+            raise UsageError(
+                "{minhash} candidates are checked by true cosine: leave out {verify} estimate",
+                parameters=("minhash", "verify"),
             )
         # The width is known before reading unless the records say it themselves.
         if self.source.kind is Input.FINGERPRINTS:

@@ -211,7 +211,9 @@ def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> None:
 def survey_schemes(request: SurveyRequest, engine: Engine, hooks: Hooks) -> Survey:
     """``simhash plan``: the schemes for a corpus that is read, or one that is described."""
     if not request.source.empty:
-        corpus = load(request.source, request.reading, engine, hooks, vectors_needed=False)
+        # Documents of words keep their vectors: MinHash schemes are priced on their sets.
+        words = request.source.kind in (Input.PATHS, Input.TEXTS)
+        corpus = load(request.source, request.reading, engine, hooks, vectors_needed=words)
         return survey_for(
             corpus, threshold=request.threshold, max_candidates=request.max_candidates
         )

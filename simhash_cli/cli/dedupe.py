@@ -20,6 +20,7 @@ from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_dedupe
 from .main import Command, exit_with
 from .options import (
+    BANDS,
     BLOCKS,
     ENGINE,
     OUTPUT,
@@ -61,6 +62,15 @@ __all__ = ["dedupe_command"]
             metavar="K",
             help="Instead of --blocks: candidates are exactly the pairs of fingerprints within "
             "K bits (Manku's permuted tables), whatever the seed.",
+        ),
+        click.option(
+            "--minhash",
+            type=BANDS,
+            default=None,
+            metavar="BANDSxROWS",
+            help="Instead of --blocks: candidates share one of BANDS bands of ROWS bins of a "
+            "MinHash of each document's set of words (files and --texts; auto picks it when "
+            "it is cheaper), for example 16x8.",
         ),
         threshold_option,
         click.option(
@@ -120,10 +130,11 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
     """Find near-duplicate pairs and group them into clusters.
 
     Candidates come from the blocks of the fingerprints (--blocks: auto picks the cheapest
-    scheme that reaches 0.95 expected recall at --threshold on this corpus) or from Manku's
-    tables (--max-distance). Each candidate is verified against --threshold and pairs that
-    pass are grouped into clusters (connected components). The summary on stderr says which
-    scheme ran and its expected recall.
+    scheme that reaches 0.95 expected recall at --threshold on this corpus), from Manku's
+    tables (--max-distance) or from bands of a MinHash of the words (--minhash). Each
+    candidate is verified against --threshold and pairs that pass are grouped into clusters
+    (connected components). The summary on stderr says which scheme ran, its expected recall
+    and the share of the pairs this run is estimated to have found.
 
     \b
     Examples:

@@ -33,6 +33,7 @@ from ..app.settings import (
 )
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
+from ..core.minhash import MAX_SLOTS
 from ..core.search import DEFAULT_MAX_PAIRS
 from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
 from ..core.vectorize import Weighting
@@ -525,3 +526,27 @@ class BlocksType(click.ParamType):  # type: ignore[type-arg]
 
 
 BLOCKS = BlocksType()
+
+
+class BandsType(click.ParamType):  # type: ignore[type-arg]
+    """``BANDSxROWS``: MinHash bands of ROWS bins each, at most MAX_SLOTS bins in all."""
+
+    name = "BANDSxROWS"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, int]:
+        if isinstance(value, tuple):
+            return value
+        bands, x, rows = str(value).lower().partition("x")
+        if not (x and bands.isdigit() and rows.isdigit()):
+            self.fail(f"{value!r} is not BANDSxROWS (for example 16x8)", param, ctx)
+        pair = (int(bands), int(rows))
+        if min(pair) < 1 or pair[0] * pair[1] > MAX_SLOTS:
+            self.fail(
+                f"{value!r}: bands and rows from 1, at most {MAX_SLOTS} bins in all", param, ctx
+            )
+        return pair
+
+
+BANDS = BandsType()

@@ -27,14 +27,24 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
-from .blocking import equal_groups, pair_chunks, splitmix64
+from .blocking import equal_groups, pair_chunks, run_positions, splitmix64
 
 __all__ = [
     "EMPTY",
+    "MAX_SLOTS",
     "band_candidate_chunks",
     "candidate_probability",
+    "fewest_bands",
+    "jaccard_pairs",
+    "least_jaccard",
     "signatures",
 ]
+
+MAX_SLOTS = 256
+"""Bins a signature may have (bands x rows): 1 KB a document."""
+
+_CHUNK_ENTRIES = 1 << 22
+"""Stored entries of the weight matrix hashed at once (the temporaries of one chunk: ~100 MB)."""
 
 EMPTY = np.uint32(0xFFFFFFFF)
 """The value of a bin no feature reached (values are below it: see :func:`_values`)."""
@@ -43,7 +53,13 @@ _SEED_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def signatures(
-    weights: sp.csr_array, keys: NDArray[np.uint64], *, slots: int = 128, seed: int = 0
+    weights: sp.csr_array,
+    keys: NDArray[np.uint64],
+    *,
+    slots: int = 128,
+    seed: int = 0,
+    rows: NDArray[np.int64] | None = None,
+    chunk_entries: int = _CHUNK_ENTRIES,
 ) -> NDArray[np.uint32]:
     """The MinHash signature of every row's set of features (its stored entries; weights are
     not used), densified: (n, slots) uint32. A row without entries is all :data:`EMPTY`.
@@ -54,20 +70,35 @@ def signatures(
             :func:`~simhash_cli.core.fingerprint.feature_keys`).
         slots: bins of the signature.
         seed: picks the hash function.
+        rows: the rows to sign, in this order (default: all); the result has one per row.
+        chunk_entries: stored entries hashed at once (whole rows; the result is the same).
 
     Raises:
         ParameterError: ``slots`` not from 1 to 2**16.
     """
     if not 1 <= slots <= 1 << 16:
         raise ParameterError(f"slots must be from 1 to 65536, not {slots}")
-    n = weights.shape[0]
+    chosen = np.arange(weights.shape[0], dtype=np.int64) if rows is None else rows
     hashed = splitmix64(keys.astype(np.uint64) ^ splitmix64(np.array([seed], np.uint64)))
-    bins = ((hashed >> np.uint64(32)) % np.uint64(slots)).astype(np.int64)
+    bins = ((hashed >> np.uint64(32)) % np.uint64(slots)).astype(np.int32)
     values = _values(hashed)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(weights.indptr))
-    out = np.full(n * slots, EMPTY, dtype=np.uint32)
-    np.minimum.at(out, rows * slots + bins[weights.indices], values[weights.indices])
-    result = out.reshape(n, slots)
+    del hashed
+    n = chosen.size
+    result = np.full((n, slots), EMPTY, dtype=np.uint32)
+    flat = result.reshape(-1)
+    sizes = np.diff(weights.indptr)[chosen].astype(np.int64)
+    ends = np.cumsum(sizes)
+    start = 0
+    while start < n:
+        # Whole rows, about chunk_entries entries at a time (at least one row).
+        done = ends[start - 1] if start else 0
+        stop = min(n, max(start + 1, int(np.searchsorted(ends, done + chunk_entries, "right"))))
+        part = slice(start, stop)
+        entries = run_positions(weights.indptr[chosen[part]].astype(np.int64), sizes[part])
+        columns = weights.indices[entries]
+        local = np.repeat(np.arange(start, stop, dtype=np.int64), sizes[part])
+        np.minimum.at(flat, local * slots + bins[columns], values[columns])
+        start = stop
     _densify(result, seed)
     return result
 
@@ -108,6 +139,49 @@ def candidate_probability(jaccard: ArrayLike, *, bands: int, rows: int) -> NDArr
     j = np.asarray(jaccard, dtype=np.float64)
     result: NDArray[np.float64] = 1.0 - (1.0 - j**rows) ** bands
     return result
+
+
+def least_jaccard(cosine: ArrayLike) -> NDArray[np.float64]:
+    """The least Jaccard similarity two sets can have when the cosine of their 0/1 vectors is
+    ``cosine`` (c^2, when one set holds the other and is 1/c^2 times as large; 0 for c <= 0).
+
+    It is what the planner designs MinHash schemes for: a pair of documents at cosine T with
+    weights that follow presence overlaps at least T^2. Term counts can reach cosine T with
+    less overlap (a common word counted many times), which is why every run also estimates
+    its recall from the pairs it found.
+    """
+    c = np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+    least: NDArray[np.float64] = c * c
+    return least
+
+
+def fewest_bands(jaccard: float, rows: int, target: float) -> int | None:
+    """The fewest bands of ``rows`` bins that catch a pair at ``jaccard`` with probability
+    >= ``target`` and fit in :data:`MAX_SLOTS` bins; None when none do."""
+    most = MAX_SLOTS // rows
+    for bands in range(1, most + 1):
+        if float(candidate_probability(jaccard, bands=bands, rows=rows)) >= target:
+            return bands
+    return None
+
+
+def jaccard_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The exact Jaccard similarity of the sets of stored features of each pair of rows
+    (1.0 for two empty rows)."""
+    sets = sp.csr_array(
+        (np.ones(weights.indices.size, dtype=np.float32), weights.indices, weights.indptr),
+        shape=weights.shape,
+    )
+    sizes = np.diff(sets.indptr).astype(np.float64)
+    # Each distinct pair once (a sample of a small corpus repeats its few pairs).
+    distinct, back = np.unique(pairs, axis=0, return_inverse=True)
+    first, second = distinct[:, 0], distinct[:, 1]
+    shared = np.asarray(sets[first].multiply(sets[second]).sum(axis=1), dtype=np.float64)
+    union = sizes[first] + sizes[second] - shared
+    jaccard: NDArray[np.float64] = np.divide(
+        shared, union, out=np.ones_like(shared), where=union > 0
+    )
+    return jaccard[back.reshape(-1)]
 
 
 def band_candidate_chunks(

@@ -9,7 +9,7 @@ pair's true cosine.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,11 +18,12 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
-from . import blocking, cluster, cosines, tables
+from . import blocking, cluster, cosines, minhash, tables
 from .corpus import Corpus, Settings
 from .cosines import ScoredPairs, Verify
-from .fingerprint import hamming_rows, to_int
-from .schemes import Scheme, Survey, sample_background, survey
+from .fingerprint import feature_keys, hamming_rows, to_int
+from .recall import Advice, RunRecall, advise, run_recall
+from .schemes import TARGET_RECALL, Scheme, Survey, sample_background, survey
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
 
 __all__ = [
@@ -114,6 +115,9 @@ class DedupeConfig:
     max_distance: int | None = None
     """When set, candidates are exactly the pairs within this many bits (Manku's tables) and
     ``blocks`` is not used."""
+    minhash: tuple[int, int] | None = None
+    """When set, (bands, rows): candidates share a band of a MinHash signature of their
+    feature sets, and ``blocks`` is not used."""
     hamming_gate: bool = True
     """Skip the exact check of candidates whose Hamming distance a pair at the threshold
     reaches with odds below 1 in 10,000 (:func:`~simhash_cli.core.cosines.hamming_gate`)."""
@@ -158,6 +162,11 @@ class DedupeResult:
     empty_pairs: int = 0
     """Pairs of empty documents (``--include-empty``), among ``pairs``: estimate 1.0, cosine
     NaN (undefined), grouped with each other only."""
+    run_recall: RunRecall | None = None
+    """The share of the pairs at or above the threshold this run found, estimated from those
+    it found (None without true cosines)."""
+    advice: Advice | None = None
+    """When that share is below the target: the cheapest scheme predicted to reach it."""
 
 
 def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
@@ -180,11 +189,14 @@ def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -
 
 
 def _scheme(
-    docs: Corpus, config: DedupeConfig, copies: blocking.Copies
+    docs: Corpus, config: DedupeConfig, copies: blocking.Copies, *, minhash: bool = True
 ) -> tuple[Scheme, Survey | None]:
-    """The scheme the config names, or the planner's choice for this corpus."""
+    """The scheme the config names, or the planner's choice for this corpus (among the
+    fingerprint schemes only, without ``minhash``)."""
     bits = docs.settings.bits
     n_distinct = copies.fingerprints.shape[0]
+    if config.minhash is not None:
+        return Scheme.minhash(*config.minhash), None
     if config.max_distance is not None:
         k = config.max_distance
         if not 0 <= k < bits:
@@ -193,7 +205,11 @@ def _scheme(
     if config.blocks != AUTO:
         return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
     chosen = survey_for(
-        docs, threshold=config.threshold, max_candidates=config.max_candidates, copies=copies
+        docs,
+        threshold=config.threshold,
+        max_candidates=config.max_candidates,
+        copies=copies,
+        minhash=minhash,
     )
     return chosen.best_effort().scheme, chosen
 
@@ -204,19 +220,32 @@ def survey_for(
     threshold: float,
     max_candidates: int | None,
     copies: blocking.Copies | None = None,
+    minhash: bool = True,
 ) -> Survey:
     """The planner's view of this corpus: how many distinct fingerprints it has (copies of
     one are compared once), and how often those of unrelated documents agree by chance
-    (measured on a sample of their pairs)."""
+    (measured on a sample of their pairs); for documents of words, how much those pairs'
+    feature sets overlap, which prices the MinHash schemes (unless not ``minhash``)."""
     bits = docs.settings.bits
-    distinct = (copies or blocking.collapse(docs.fingerprints, bits)).fingerprints
+    copies = copies or blocking.collapse(docs.fingerprints, bits)
+    distinct = copies.fingerprints
     return survey(
         bits=bits,
         threshold=threshold,
         n_docs=distinct.shape[0],
-        background=sample_background(distinct),
+        background=sample_background(
+            distinct,
+            sets=docs.weights if minhash and has_sets(docs) else None,
+            set_rows=copies.representatives,
+        ),
         max_candidates=max_candidates,
     )
+
+
+def has_sets(docs: Corpus) -> bool:
+    """Whether the documents are sets of words at hand (text with its vectors), which MinHash
+    schemes need."""
+    return docs.weights is not None and docs.settings.tokenizer is not None
 
 
 def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
@@ -265,10 +294,13 @@ def check_config(docs: Corpus, config: DedupeConfig, *, has_vectors: bool) -> No
         )
 
 
-def choose_scheme(docs: Corpus, config: DedupeConfig) -> tuple[Scheme, Survey | None]:
+def choose_scheme(
+    docs: Corpus, config: DedupeConfig, *, minhash: bool = True
+) -> tuple[Scheme, Survey | None]:
     """The scheme :func:`dedupe` would run on these documents, and the planner's view when
-    it chose (``blocks="auto"``)."""
-    return _scheme(docs, config, blocking.collapse(docs.fingerprints, docs.settings.bits))
+    it chose (``blocks="auto"``; MinHash schemes only with ``minhash``)."""
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    return _scheme(docs, config, copies, minhash=minhash)
 
 
 def dedupe_result(
@@ -290,7 +322,14 @@ def dedupe_result(
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
-    by_blocks = scheme.max_distance is None
+    found = run_recall(docs, scheme, kept, config.threshold) if exact else None
+    advice = None
+    if found is not None and found.recall < TARGET_RECALL:
+        judged = planned or survey_for(
+            docs, threshold=config.threshold, max_candidates=config.max_candidates
+        )
+        affordable = [a for a in judged.assessments if judged.in_budget(a)]
+        advice = advise(found, affordable, bits=bits, target=TARGET_RECALL)
     return DedupeResult(
         corpus=docs,
         config=config,
@@ -301,11 +340,17 @@ def dedupe_result(
         pairs=kept,
         clusters=cluster.clusters(kept.pairs, len(docs)) if clusters is None else clusters,
         expected_recall=expected,
-        suggested_blocks=suggest_blocks(bits, config.threshold) if low and by_blocks else None,
+        suggested_blocks=(
+            suggest_blocks(bits, config.threshold) if low and scheme.kind == "blocks" else None
+        ),
         suggested_max_distance=(
-            suggest_max_distance(bits, config.threshold) if low and not by_blocks else None
+            suggest_max_distance(bits, config.threshold)
+            if low and scheme.kind == "tables"
+            else None
         ),
         audit=_audit(docs, audited, config.threshold) if audited is not None else None,
+        run_recall=found,
+        advice=advice,
     )
 
 
@@ -356,7 +401,9 @@ def _verified_pairs(
     """
     bits, fps = docs.settings.bits, copies.fingerprints
     chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
-    if scheme.max_distance is None:
+    if scheme.rows is not None:
+        chunks = _minhash_chunks(docs, scheme, copies)
+    elif scheme.max_distance is None:
         chunks = blocking.candidate_chunks(
             fps, bits, scheme.blocks, max_candidates=config.max_candidates
         )
@@ -385,6 +432,30 @@ def _verified_pairs(
     if config.audit:
         audited = blocking.expand_copies(np.concatenate(everything), copies)
     return budget.total, verifier.checked, kept, audited
+
+
+def _minhash_chunks(
+    docs: Corpus, scheme: Scheme, copies: blocking.Copies
+) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """Candidates among distinct fingerprints from the bands of their first documents'
+    MinHash signatures (seeded by the corpus's seed), with their Hamming distances."""
+    if not has_sets(docs):
+        raise ParameterError(
+            "{minhash} needs documents of words with their vectors (files or {texts}, "
+            "verified exactly)",
+            parameters=("minhash", "texts"),
+        )
+    assert docs.weights is not None and scheme.rows is not None
+    signature = minhash.signatures(
+        docs.weights,
+        feature_keys(docs.features),
+        slots=scheme.slots,
+        seed=docs.settings.seed,
+        rows=copies.representatives,
+    )
+    fps = copies.fingerprints
+    for pairs in minhash.band_candidate_chunks(signature, bands=scheme.blocks, rows=scheme.rows):
+        yield pairs, hamming_rows(fps[pairs[:, 0]], fps[pairs[:, 1]])
 
 
 def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -> Audit:

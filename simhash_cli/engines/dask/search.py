@@ -272,7 +272,7 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
     docs, parts, sizes = fingerprinted.docs, fingerprinted.parts, fingerprinted.sizes
     check_config(docs, config, has_vectors=fingerprinted.vectors)
     bits = docs.settings.bits
-    scheme, planned = choose_scheme(docs, config)
+    scheme, planned = choose_scheme(docs, config, minhash=False)
     if len(docs) < 2:
         none = sorted_pairs([])
         return dedupe_result(docs, config, scheme, planned, 0, 0, none)

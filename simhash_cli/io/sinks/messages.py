@@ -24,6 +24,7 @@ from rich.text import Text
 
 from ...core.corpus import Corpus
 from ...core.events import Event, Progress, Skipped
+from ...core.minhash import least_jaccard
 from ...core.search import DedupeResult
 from .formats import counted
 from .records import budget_advice, skip_counts
@@ -151,9 +152,26 @@ class Messages:
         )
         self.info(
             f"expected recall at cosine {config.threshold:g}: {result.expected_recall:.2f} "
-            "(chance that a pair exactly at the threshold becomes a candidate)"
+            f"({expected_recall_meaning(result)})"
         )
-        if result.suggested_blocks is not None:
+        found = result.run_recall
+        if found is not None:
+            self.info(
+                f"this run found about {found.recall:.2f} of {estimated_pairs(result)} "
+                f"(estimated from the {counted(found.pairs, 'pair')} it found among them and "
+                f"each one's chance of being found{rare_pairs(found.rare)})"
+            )
+        if result.advice is not None:
+            advice = result.advice
+            self.info(
+                Text(
+                    f"hint: {advice.assessment.scheme.option} would find about "
+                    f"{advice.recall:.2f} of them, comparing about "
+                    f"{advice.assessment.expected_candidates:,.0f} unrelated pairs",
+                    style="yellow",
+                )
+            )
+        elif result.suggested_blocks is not None:
             self.info(
                 Text(
                     f"hint: recall is low; --blocks {result.suggested_blocks} reaches 0.95 at "
@@ -193,3 +211,39 @@ class Messages:
                 f"{audit.recall:.2f}) and proposed "
                 f"{counted(audit.false_candidates, 'false candidate')}"
             )
+
+
+def expected_recall_meaning(result: DedupeResult) -> str:
+    """What the expected recall of the result's scheme is the chance of."""
+    if result.scheme.rows is None:
+        return "chance that a pair exactly at the threshold becomes a candidate"
+    least = float(least_jaccard(result.config.threshold))
+    return (
+        "chance that a pair exactly at the threshold becomes a candidate when its word sets "
+        f"overlap as little as that cosine allows, Jaccard {least:.2f}"
+    )
+
+
+def estimated_pairs(result: DedupeResult) -> str:
+    """The pairs a run's recall estimate is about: those at the threshold that the scheme
+    finds with some chance."""
+    found, threshold = result.run_recall, result.config.threshold
+    assert found is not None
+    if found.rarely_below is None:
+        return f"the pairs at cosine >= {threshold:g}"
+    if result.scheme.rows is None:
+        return f"the pairs at cosine >= {found.rarely_below:.2f}"
+    return (
+        f"the pairs at cosine >= {threshold:g} whose word sets overlap at Jaccard "
+        f"{found.rarely_below:.2f} or more"
+    )
+
+
+def rare_pairs(rare: int) -> str:
+    """The pairs found below what the estimate covers, when there are any."""
+    if not rare:
+        return ""
+    return (
+        f"; it also found {counted(rare, 'pair')} outside them, which the scheme rarely finds: "
+        "how many such pairs there are cannot be estimated"
+    )

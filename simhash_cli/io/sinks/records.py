@@ -139,7 +139,7 @@ def skip_counts(skipped: Sequence[Skipped]) -> dict[str, int]:
 def summary_record(result: DedupeResult) -> Record:
     """The numbers behind a dedupe run."""
     docs, config = result.corpus, result.config
-    audit = result.audit
+    audit, found = result.audit, result.run_recall
     return {
         "documents": len(docs),
         "skipped": len(docs.skipped),
@@ -153,11 +153,32 @@ def summary_record(result: DedupeResult) -> Record:
         **settings_record(docs.settings),
         "scheme": result.scheme.label(docs.settings.bits),
         "planned": result.survey is not None,
-        "blocks": result.scheme.blocks if result.scheme.max_distance is None else None,
+        "kind": result.scheme.kind,
+        "blocks": result.scheme.blocks if result.scheme.kind == "blocks" else None,
         "max_distance": result.scheme.max_distance,
+        "minhash": None
+        if result.scheme.rows is None
+        else {"bands": result.scheme.blocks, "rows": result.scheme.rows},
         "threshold": config.threshold,
         "verify": config.verify.value,
         "expected_recall": result.expected_recall,
+        "estimated_recall": None if found is None else found.recall,
+        "estimated_from_pairs": None if found is None else found.pairs,
+        "estimate_excludes": None
+        if found is None or found.rarely_below is None
+        else {
+            "measure": "cosine" if result.scheme.rows is None else "jaccard",
+            "below": found.rarely_below,
+            "pairs_found": found.rare,
+        },
+        "advice": None
+        if result.advice is None
+        else {
+            "option": result.advice.assessment.scheme.option,
+            "scheme": result.advice.assessment.scheme.label(docs.settings.bits),
+            "estimated_recall": result.advice.recall,
+            "expected_candidates": result.advice.assessment.expected_candidates,
+        },
         "suggested_blocks": result.suggested_blocks,
         "suggested_max_distance": result.suggested_max_distance,
         "audit": None
@@ -249,7 +270,7 @@ def shown_assessments(plan: Survey, *, others: int = 5) -> list[Assessment]:
     shown: list[Assessment] = [] if plan.chosen is None else [plan.chosen]
     for assessment in plan.assessments:
         scheme = assessment.scheme
-        page = scheme.max_distance is None and scheme.blocks in PAGE_BLOCKS
+        page = scheme.kind == "blocks" and scheme.blocks in PAGE_BLOCKS
         if page and assessment not in shown:
             shown.append(assessment)
     reaching = [a for a in plan.assessments if a.recall >= plan.target and a not in shown]
@@ -270,6 +291,8 @@ def survey_record(plan: Survey) -> Record:
             "kind": scheme.kind,
             "blocks": scheme.blocks,
             "max_distance": scheme.max_distance,
+            "rows": scheme.rows,
+            "option": scheme.option,
             "tables": scheme.tables,
             "recall": assessment.recall,
             "expected_candidates": assessment.expected_candidates,
