@@ -6,7 +6,7 @@ Both engines make their corpora of records here, so that a record means the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from ..core.fingerprint import (
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings
 from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
-from ..io.sources import read_records
+from ..io.sources import iter_records, read_records
 from ..io.sources.files import DEFAULT_MAX_BYTES
 from ..io.sources.records import FingerprintRecord, TextRecord, VectorRecord, read_fingerprints
 
@@ -85,7 +85,8 @@ def corpus_from_text_records(
     settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer, weighting)
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
-    records: list[Any] = read_records(source, "texts", on_bad_line, max_line)
+    # One record at a time: only the ids are kept, each text is counted and let go.
+    records: Iterator[Any] = iter_records(source, "texts", on_bad_line, max_line)
     return from_text_records(records, settings, on_event, skipped, include_empty)
 
 
@@ -148,7 +149,7 @@ def from_vector_records(
 
 
 def from_text_records(
-    records: Sequence[TextRecord],
+    records: Iterable[TextRecord],
     settings: Settings,
     on_event: OnEvent,
     skipped: list[Skipped],
@@ -158,9 +159,15 @@ def from_text_records(
     token skipped (reported)."""
     if settings.tokenizer is None or settings.weighting is None:
         raise ParameterError("texts need a tokenizer and a weighting")
-    counts, features = count_matrix((record.text for record in records), settings.tokenizer)
+    ids: list[str] = []
+
+    def texts() -> Iterator[str]:
+        for record in records:
+            ids.append(record.id)
+            yield record.text
+
+    counts, features = count_matrix(texts(), settings.tokenizer)
     weights = apply_weighting(counts, settings.weighting)
-    ids = [record.id for record in records]
     return from_weights(
         ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, include_empty=include_empty
     )

@@ -20,6 +20,7 @@ from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows,
 
 __all__ = [
     "ScoredPairs",
+    "UnitRows",
     "Verify",
     "cosine_pairs",
     "estimate_cosine_rows",
@@ -30,6 +31,7 @@ __all__ = [
     "sketch",
     "unit_cosine_pairs",
     "unit_rows",
+    "unit_scales",
     "validate_threshold",
 ]
 
@@ -109,29 +111,76 @@ def estimate_limit(threshold: float, bits: int) -> int:
     return int(distances[reaching].max()) if reaching.any() else -1
 
 
-def unit_rows(weights: sp.csr_array) -> tuple[sp.csr_array, NDArray[np.bool_]]:
-    """Rows scaled to unit L2 norm, and which rows had a norm at all (all-zero rows stay 0).
+@dataclass(frozen=True)
+class UnitRows:
+    """A weight matrix whose rows are made unit (L2 norm 1) when they are asked for, so that
+    the corpus is not held twice: the per-row scales are kept, the scaled rows are not.
 
     Cosine does not depend on scale, so neither may its arithmetic: each row is first divided
     by its largest absolute weight (entry by entry, so that a subnormal largest weight gives 1,
     not an infinite reciprocal), which keeps the squares of the norm between 1 and the row's
-    length for every finite weight, 1e308 and 5e-324 alike.
+    length for every finite weight, 1e308 and 5e-324 alike; then by that scaled norm.
+
+    Attributes:
+        weights: the matrix, as given.
+        largest: each row's largest absolute weight (0 for an all-zero row).
+        norms: each row's norm after that first division (0 for an all-zero row).
     """
-    csr = sp.csr_array(weights).astype(np.float64)
+
+    weights: sp.csr_array
+    largest: NDArray[np.float64]
+    norms: NDArray[np.float64]
+
+    @property
+    def has_norm(self) -> NDArray[np.bool_]:
+        """Which rows have a direction (all-zero rows stay 0 and have no cosine)."""
+        has: NDArray[np.bool_] = self.norms > 0
+        return has
+
+    def rows(self, which: NDArray[np.int64]) -> sp.csr_array:
+        """Rows ``which`` (in that order), made unit: float64, summed, sorted, no zeros."""
+        chunk = _canonical(self.weights[which])
+        owner = which[np.repeat(np.arange(which.size), np.diff(chunk.indptr))]
+        data = chunk.data / self.largest[owner] / self.norms[owner]
+        return sp.csr_array((data, chunk.indices, chunk.indptr), shape=chunk.shape)
+
+
+def _canonical(weights: sp.csr_array) -> sp.csr_array:
+    csr: sp.csr_array = sp.csr_array(weights).astype(np.float64)
     csr.sum_duplicates()
     csr.eliminate_zeros()
-    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
-    largest = np.zeros(csr.shape[0], dtype=np.float64)
-    filled = np.diff(csr.indptr) > 0
-    if csr.data.size:
-        largest[filled] = np.maximum.reduceat(np.abs(csr.data), csr.indptr[:-1][filled])
-    scaled = csr.data / largest[rows]
-    norms = np.sqrt(np.bincount(rows, weights=scaled * scaled, minlength=csr.shape[0]))
-    has_norm = norms > 0
-    unit = sp.csr_array(
-        (scaled / norms[rows], csr.indices.copy(), csr.indptr.copy()), shape=csr.shape
-    )
-    return unit, has_norm
+    return csr
+
+
+def unit_scales(weights: sp.csr_array) -> UnitRows:
+    """The scales of :class:`UnitRows`, found about _CHUNK_ENTRIES entries at a time."""
+    n = weights.shape[0]
+    largest = np.zeros(n, dtype=np.float64)
+    norms = np.zeros(n, dtype=np.float64)
+    indptr = weights.indptr
+    start = 0
+    while start < n:
+        end = int(indptr[start]) + _CHUNK_ENTRIES
+        stop = min(n, max(start + 1, int(np.searchsorted(indptr, end, side="right")) - 1))
+        chunk = _canonical(weights[start:stop])
+        counts = np.diff(chunk.indptr)
+        rows = np.repeat(np.arange(stop - start), counts)
+        filled = counts > 0
+        part = largest[start:stop]
+        if chunk.data.size:
+            part[filled] = np.maximum.reduceat(np.abs(chunk.data), chunk.indptr[:-1][filled])
+        scaled = chunk.data / part[rows]
+        norms[start:stop] = np.sqrt(
+            np.bincount(rows, weights=scaled * scaled, minlength=stop - start)
+        )
+        start = stop
+    return UnitRows(weights, largest, norms)
+
+
+def unit_rows(weights: sp.csr_array) -> tuple[sp.csr_array, NDArray[np.bool_]]:
+    """Every row scaled to unit L2 norm (see :class:`UnitRows`), and which rows had a norm."""
+    scales = unit_scales(weights)
+    return scales.rows(np.arange(weights.shape[0])), scales.has_norm
 
 
 def cosine_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -144,17 +193,13 @@ def cosine_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.
     Returns:
         float64 (k,), clipped to [-1, 1].
     """
-    unit, has_norm = unit_rows(weights)
-    return unit_cosine_pairs(unit, has_norm, pairs)
+    return unit_cosine_pairs(unit_scales(weights), pairs)
 
 
-def unit_cosine_pairs(
-    unit: sp.csr_array, has_norm: NDArray[np.bool_], pairs: NDArray[np.int64]
-) -> NDArray[np.float64]:
-    """:func:`cosine_pairs` on rows already made unit by :func:`unit_rows` (done once, when
-    pairs come in many chunks)."""
+def unit_cosine_pairs(unit: UnitRows, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`cosine_pairs` with the scales found once (when pairs come in many chunks)."""
     out = np.empty(pairs.shape[0], dtype=np.float64)
-    row_sizes = np.diff(unit.indptr).astype(np.int64)
+    row_sizes = np.diff(unit.weights.indptr).astype(np.int64)
     cost = np.cumsum(row_sizes[pairs[:, 0]] + row_sizes[pairs[:, 1]])
     cuts = np.searchsorted(
         cost, np.arange(_CHUNK_ENTRIES, cost[-1] if cost.size else 0, _CHUNK_ENTRIES), side="right"
@@ -166,8 +211,9 @@ def unit_cosine_pairs(
     ):
         if hi > lo:
             chunk = pairs[lo:hi]
-            dots = unit[chunk[:, 0]].multiply(unit[chunk[:, 1]]).sum(axis=1)
+            dots = unit.rows(chunk[:, 0]).multiply(unit.rows(chunk[:, 1])).sum(axis=1)
             out[lo:hi] = np.asarray(dots).ravel()
+    has_norm = unit.has_norm
     out[~(has_norm[pairs[:, 0]] & has_norm[pairs[:, 1]])] = np.nan
     return np.clip(out, -1.0, 1.0)
 

@@ -168,14 +168,18 @@ def fewest_bands(jaccard: float, rows: int, target: float) -> int | None:
 def jaccard_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
     """The exact Jaccard similarity of the sets of stored features of each pair of rows
     (1.0 for two empty rows)."""
+    # Each distinct pair once (a sample of a small corpus repeats its few pairs), and only
+    # the rows they name, as sets (the whole corpus is never copied).
+    distinct, back = np.unique(pairs, axis=0, return_inverse=True)
+    named, local = np.unique(distinct, return_inverse=True)
+    local = local.reshape(distinct.shape)
+    chosen = sp.csr_array(weights[named])
     sets = sp.csr_array(
-        (np.ones(weights.indices.size, dtype=np.float32), weights.indices, weights.indptr),
-        shape=weights.shape,
+        (np.ones(chosen.indices.size, dtype=np.float32), chosen.indices, chosen.indptr),
+        shape=chosen.shape,
     )
     sizes = np.diff(sets.indptr).astype(np.float64)
-    # Each distinct pair once (a sample of a small corpus repeats its few pairs).
-    distinct, back = np.unique(pairs, axis=0, return_inverse=True)
-    first, second = distinct[:, 0], distinct[:, 1]
+    first, second = local[:, 0], local[:, 1]
     shared = np.asarray(sets[first].multiply(sets[second]).sum(axis=1), dtype=np.float64)
     union = sizes[first] + sizes[second] - shared
     jaccard: NDArray[np.float64] = np.divide(

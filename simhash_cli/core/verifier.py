@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import CandidateBudgetError, PairBudgetError
@@ -115,11 +114,10 @@ class Verifier:
             self.limit = cosines.hamming_gate(config.threshold, self.bits)
         else:
             self.limit = self.bits
-        self.unit: sp.csr_array | None = None
-        self.has_norm = np.zeros(0, dtype=bool)
+        self.unit: cosines.UnitRows | None = None
         if self.exact:
             assert docs.weights is not None
-            self.unit, self.has_norm = cosines.unit_rows(docs.weights)
+            self.unit = cosines.unit_scales(docs.weights)
         self.undecided = (
             sketches and self.exact and config.hamming_gate and self.bits < cosines.SKETCH_BITS
         )
@@ -165,7 +163,7 @@ class Verifier:
         cosine = np.full(pairs.shape[0], np.nan)
         if self.unit is not None:
             self.checked += pairs.shape[0]
-            cosine = cosines.unit_cosine_pairs(self.unit, self.has_norm, pairs)
+            cosine = cosines.unit_cosine_pairs(self.unit, pairs)
         estimate = cosines.estimate_cosine_rows(distance, self.bits)
         scored = ScoredPairs(pairs, distance, estimate, cosine)
         config = self.config
