@@ -36,6 +36,7 @@ from simhash_cli.core.vectorize import count_matrix  # noqa: E402
 CACHE = HERE / ".cache" / "prose"
 THRESHOLD = 0.9
 WORD = re.compile(r"\w+")
+ESTIMATE = re.compile(r"this run found about ([0-9.]+)")
 SIMHASH = [str(Path(sys.executable).parent / "simhash")]
 
 
@@ -52,16 +53,18 @@ def corpus(n: int, seed: int) -> tuple[Path, Path]:
     return texts, truth
 
 
-def measured(command: list[str], stdout: Path) -> tuple[float, float]:
-    """Run ``command`` with its output to ``stdout``: (wall seconds, peak GB of the tree)."""
+def measured(command: list[str], stdout: Path, stderr: Path) -> tuple[float, float]:
+    """Run ``command`` with its output to ``stdout`` and ``stderr``: (wall seconds, peak GB of
+    the tree)."""
     start = time.monotonic()
-    with stdout.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out)
+    with stdout.open("wb") as out, stderr.open("wb") as messages:
+        process = subprocess.Popen(command, stdout=out, stderr=messages)
         peak = 0
         while process.poll() is None:
             peak = max(peak, tree_rss(process.pid))
             time.sleep(0.2)
     if process.returncode:
+        sys.stderr.write(stderr.read_text(encoding="utf-8", errors="replace"))
         raise SystemExit(f"{command[0]} failed ({process.returncode})")
     return time.monotonic() - start, peak / 1e6
 
@@ -144,9 +147,9 @@ def tools(n: int) -> list[tuple[str, list[str], bool]]:
     """(label, command after the corpus path is appended, whether its output is ours)."""
     listed = [
         ("simhash dedupe --texts (defaults: tf, 0.9, exact)",
-         [*SIMHASH, "dedupe", "-q", "-f", "jsonl", "--texts"], True),
+         [*SIMHASH, "dedupe", "-f", "jsonl", "--texts"], True),
         ("same, --weighting tfidf",
-         [*SIMHASH, "dedupe", "-q", "-f", "jsonl", "--weighting", "tfidf", "--texts"], True),
+         [*SIMHASH, "dedupe", "-f", "jsonl", "--weighting", "tfidf", "--texts"], True),
         (PEER_LABELS["rensa"], [sys.executable, __file__, "--peer", "rensa"], False),
     ]  # fmt: skip
     if n <= 100_000:  # datasketch's Python loop takes minutes at a million
@@ -171,12 +174,13 @@ def main() -> int:
         source, truth_path = corpus(n, args.seed)
         truth = np.load(truth_path)
         for label, command, ours in tools(n):
-            output = CACHE / "pairs.jsonl"
-            wall, peak = measured([*command, str(source)], output)
+            output, messages = CACHE / "pairs.jsonl", CACHE / "messages.txt"
+            wall, peak = measured([*command, str(source)], output, messages)
             recall, precision = scored(pairs_of(output, ours), truth, source)
+            said = ESTIMATE.search(messages.read_text(encoding="utf-8")) if ours else None
             row = (
                 f"| {n:,} | {label} | {wall:.1f} s | {peak:.1f} GB | {recall:.3f} "
-                f"| {precision:.3f} |"
+                f"| {said.group(1) if said else '-'} | {precision:.3f} |"
             )
             print(row, flush=True)
             rows.append(row)
@@ -195,11 +199,13 @@ def write(path: Path, rows: list[str], seed: int) -> None:
         "dropped, a header added, case changed). Truth: the planted pairs whose exact "
         "term-count cosine is >= 0.9 (on 20,000 documents, `prose.py --check` finds all pairs "
         "at >= 0.9 to be planted but for about one in a thousand). Recall: the share of the "
-        "truth a tool reports; precision: the share of its pairs at exact cosine >= 0.9. Wall "
+        "truth a tool reports; the run's estimate: the share simhash-cli's summary says it "
+        "found (its Horvitz-Thompson estimate, see the README's \"What a run found\"); "
+        "precision: the share of its pairs at exact cosine >= 0.9. Wall "
         "time and peak resident memory of each tool's whole process tree, on this machine "
         "(2 cores), in one run.\n\n"
-        "| N | tool, settings | wall | peak RSS | recall | precision |\n"
-        "|---|---|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
+        "| N | tool, settings | wall | peak RSS | recall | the run's estimate | precision |\n"
+        "|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
     )
 
 

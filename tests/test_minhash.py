@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simhash_cli.core import minhash
 from simhash_cli.core.blocking import splitmix64
 from simhash_cli.core.minhash import (
     EMPTY,
@@ -117,6 +119,17 @@ def test_fewest_bands_is_the_least_that_reaches_the_target(
         return
     assert float(candidate_probability(jaccard, bands=bands, rows=rows)) >= target
     assert bands == 1 or float(candidate_probability(jaccard, bands=bands - 1, rows=rows)) < target
+
+
+def test_densifying_a_block_of_rows_at_a_time_changes_nothing() -> None:
+    rng = np.random.default_rng(5)
+    sets = [
+        set(rng.choice(300, int(rng.integers(0, 12)), replace=False).tolist()) for _ in range(50)
+    ]
+    keys = splitmix64(np.arange(300, dtype=np.uint64))
+    whole = signatures(rows_of(sets, 300), keys, slots=32)
+    with mock.patch.object(minhash, "_CHUNK_ENTRIES", 40):  # one row (32 bins) a block
+        assert (signatures(rows_of(sets, 300), keys, slots=32) == whole).all()
 
 
 def test_one_set_one_signature_and_no_empty_bin_left() -> None:

@@ -120,7 +120,7 @@ def test_the_estimate_is_unbiased_over_many_runs() -> None:
 
 def test_advice_is_the_cheapest_scheme_predicted_to_reach_the_target() -> None:
     cosine = np.array([0.9, 0.9, 0.9])  # 8 blocks find 0.934 of such pairs, 16 all
-    found = RunRecall(0.5, 3, 0, None, np.ones(3), cosine, None)
+    found = RunRecall(0.5, 3, 0, False, None, np.ones(3), cosine, None)
     judged = [
         Assessment(Scheme("blocks", 16), 1.0, 100.0, 500.0),
         Assessment(Scheme("blocks", 8), 0.93, 10.0, 50.0),

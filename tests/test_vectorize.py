@@ -8,6 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,7 +30,19 @@ def test_counts_are_term_frequencies() -> None:
     weights, names = vectorize(["the cat the hat", "dog"])
     assert row_mapping(weights, names, 0) == {"cat": 1.0, "hat": 1.0, "the": 2.0}
     assert row_mapping(weights, names, 1) == {"dog": 1.0}
-    assert weights.dtype == np.float64
+    assert weights.dtype == np.float32  # counts below 2**24 are exact in it
+
+
+def test_counts_that_float32_would_round_are_kept_in_float64() -> None:
+    from simhash_cli.core.tokenizer import TokenizerConfig
+    from simhash_cli.core.vectorize import _Counter
+
+    counter = _Counter(TokenizerConfig())
+    big = sp.csr_array(np.array([[2**24 + 1, 3]], dtype=np.float64))
+    counter.add_counts(big, ["a", "b"])
+    matrix, names = counter.matrix()
+    assert matrix.dtype == np.float64
+    assert row_mapping(matrix, names, 0) == {"a": float(2**24 + 1), "b": 3.0}
 
 
 def test_columns_put_integer_like_features_first_like_javascript() -> None:

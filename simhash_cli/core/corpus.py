@@ -212,8 +212,10 @@ def from_weights(
     """
     n_docs = weights.shape[0]
     n_features = np.diff(weights.indptr).astype(np.int64)
-    entry_rows = np.repeat(np.arange(n_docs), n_features)
-    n_nonzero = np.bincount(entry_rows[weights.data != 0], minlength=n_docs)
+    # Stored zeros are rare: find their rows, rather than a row number for every entry.
+    zeros = np.flatnonzero(weights.data == 0)
+    zero_rows = np.searchsorted(weights.indptr, zeros, side="right") - 1
+    n_nonzero = n_features - np.bincount(zero_rows, minlength=n_docs)
     empty = np.flatnonzero(n_nonzero == 0)
     if include_empty:
         n_features[empty] = 0

@@ -365,8 +365,8 @@ def fingerprint_matrix(
     which is what makes float weights agree bit for bit with :func:`fingerprint`.
 
     Args:
-        weights: CSR (n_docs, n_features) float64 weights; entries in each row in the order the
-            reference would iterate them.
+        weights: CSR (n_docs, n_features) float64 weights (or float32 counts, which are exact
+            in it); entries in each row in the order the reference would iterate them.
         features: the n_features column names.
         bits: fingerprint width.
         seed: global seed.
@@ -386,7 +386,7 @@ def fingerprint_matrix(
     csr = sp.csr_array(weights)
     if csr.shape[1] != len(features):
         raise InputError(f"{csr.shape[1]} weight columns but {len(features)} feature names")
-    data = np.asarray(csr.data, dtype=np.float64)
+    data = csr.data  # float32 counts stay float32 (each batch is cast as it is summed)
     if not np.all(np.isfinite(data)):
         raise InputError("weights must be finite numbers")
     hashes = feature_hashes(features, seed=seed)

@@ -113,7 +113,15 @@ def _values(hashed: NDArray[np.uint64]) -> NDArray[np.uint32]:
 def _densify(signature: NDArray[np.uint32], seed: int) -> None:
     """Fill every empty bin of rows that have a non-empty one, in place: bin j of a row takes
     the value of bin ``pick(j, 1)``, ``pick(j, 2)``, ..., the first of them that the row's
-    features reached (the sequence is the same for every row)."""
+    features reached (the sequence is the same for every row). Rows are filled a block of
+    about _CHUNK_ENTRIES bins at a time (the empty bins' positions are held for one block)."""
+    rows_at_once = max(1, _CHUNK_ENTRIES // max(1, signature.shape[1]))
+    for start in range(0, signature.shape[0], rows_at_once):
+        _densify_rows(signature[start : start + rows_at_once], seed)
+
+
+def _densify_rows(signature: NDArray[np.uint32], seed: int) -> None:
+    """:func:`_densify` on a block of rows (a view, filled in place)."""
     filled = signature != EMPTY
     rows, bins = np.nonzero(~filled & filled.any(axis=1)[:, None])
     slots = signature.shape[1]

@@ -47,8 +47,10 @@ class RunRecall:
     Attributes:
         recall: found / estimated pairs at or above the threshold, among the pairs the scheme
             finds with a chance of at least LEAST_CHANCE.
-        pairs: the found pairs the estimate was made from.
-        rare: found pairs set aside: their chance was below LEAST_CHANCE.
+        pairs: the found pairs the estimate was made from (scaled from the sample when the
+            pairs found were more than SAMPLE_PAIRS).
+        rare: found pairs set aside, their chance below LEAST_CHANCE (scaled likewise).
+        sampled: whether the estimate was made on a sample of the pairs found.
         rarely_below: where that chance ends: the Jaccard (MinHash) or cosine (fingerprint
             schemes) below which pairs are rarely found; None when every pair at the
             threshold is found with at least that chance.
@@ -60,6 +62,7 @@ class RunRecall:
     recall: float
     pairs: int
     rare: int
+    sampled: bool
     rarely_below: float | None
     weights: NDArray[np.float64]
     cosine: NDArray[np.float64]
@@ -100,6 +103,7 @@ def run_recall(
     real = np.flatnonzero(np.isfinite(kept.cosine))
     if real.size == 0:
         return None
+    scale = real.size / min(real.size, SAMPLE_PAIRS)
     if real.size > SAMPLE_PAIRS:
         real = np.sort(np.random.default_rng(0).choice(real, SAMPLE_PAIRS, replace=False))
     pairs, cosine = kept.pairs[real], kept.cosine[real]
@@ -113,8 +117,9 @@ def run_recall(
         return None
     return RunRecall(
         recall=float(counted.sum() / np.sum(1.0 / chance[counted])),
-        pairs=int(counted.sum()),
-        rare=int((~counted).sum()),
+        pairs=round(int(counted.sum()) * scale),
+        rare=round(int((~counted).sum()) * scale),
+        sampled=scale > 1,
         rarely_below=_rarely_below(scheme, docs.settings.bits, threshold),
         weights=1.0 / chance[counted],
         cosine=cosine[counted],

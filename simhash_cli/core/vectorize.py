@@ -1,4 +1,5 @@
-"""Documents -> sparse weight matrix ``(n_docs, n_features)``, float64, CSR.
+"""Documents -> sparse weight matrix ``(n_docs, n_features)``, CSR (term counts in float32,
+which holds every count below 2**24 exactly; weights made from them in float64).
 
 Columns are ordered the way JavaScript would iterate a document's features (integer-like
 features first, numerically; then the rest in sorted order), and every row keeps its entries in
@@ -67,7 +68,8 @@ def count_matrix(
         batch_chars: characters counted together (bounds memory for long documents).
 
     Returns:
-        (counts, features): float64 CSR of shape (n_docs, n_features) and the column names,
+        (counts, features): CSR of shape (n_docs, n_features), float32 (float64 if a count
+        reaches 2**24, where float32 would round it), and the column names,
         in :func:`~simhash_cli.core.fingerprint.reference_order` of the sorted features, so a
         document's entries are in an order that depends on that document alone.  A text
         without tokens is an empty row.
@@ -196,10 +198,12 @@ class _Counter:
         self.ids = []
         columns = column_of_id[ids]
         del ids
-        data = np.concatenate(self.counts, dtype=np.float64) if self.counts else np.empty(0)
+        exact = all(int(part.max(initial=0)) < _FLOAT32_EXACT for part in self.counts)
+        kind = np.float32 if exact else np.float64
+        data = np.concatenate(self.counts, dtype=kind) if self.counts else np.empty(0, kind)
         self.counts = []
         matrix = sp.csr_array((data, columns, indptr), shape=(sizes.size, final.size))
-        # Sorted in place: for the whole corpus (float64, tens of thousands of columns) this
+        # Sorted in place: for the whole corpus (floats, tens of thousands of columns) this
         # beats the round trip through CSC that wins on a batch's small integer counts.
         matrix.sort_indices()
         features: list[str] = names[final].tolist()
@@ -218,6 +222,9 @@ def _sorted_rows(matrix: sp.csr_array) -> sp.csr_array:
 
 
 _TOKENS_AT_ONCE = 1 << 20
+
+_FLOAT32_EXACT = 1 << 24
+"""Integers below this are exact in float32."""
 
 
 class _WordTable:
@@ -369,15 +376,15 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
     """Term counts -> weights, entry order kept.
 
     Args:
-        counts: float64 CSR (n_docs, n_features) of term counts.
+        counts: CSR (n_docs, n_features) of term counts.
         weighting: the scheme; ``tfidf`` takes its document frequencies from ``counts``.
 
     Returns:
-        A new float64 CSR of the same shape and sparsity.
+        ``counts`` itself for tf; otherwise a new float64 CSR of the same shape and sparsity.
     """
     if weighting is Weighting.TF:
         return counts
-    weights: sp.csr_array = sp.csr_array(counts, copy=True)
+    weights: sp.csr_array = sp.csr_array(counts.astype(np.float64))  # a copy
     data = weights.data
     if weighting is Weighting.BINARY:
         data[:] = 1.0
@@ -387,7 +394,7 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
     elif weighting is Weighting.TFIDF and counts.shape[0] and counts.shape[1]:
         from sklearn.feature_extraction.text import TfidfTransformer  # slow import, rarely needed
 
-        idf = TfidfTransformer(norm=None, smooth_idf=True).fit(counts).idf_
+        idf = TfidfTransformer(norm=None, smooth_idf=True).fit(weights).idf_  # float64
         data *= idf[weights.indices]
     return weights
 

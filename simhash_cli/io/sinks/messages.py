@@ -156,10 +156,11 @@ class Messages:
         )
         found = result.run_recall
         if found is not None:
+            about = "about " if found.sampled else ""
             self.info(
                 f"this run found about {found.recall:.2f} of {estimated_pairs(result)} "
-                f"(estimated from the {counted(found.pairs, 'pair')} it found among them and "
-                f"each one's chance of being found{rare_pairs(found.rare)})"
+                f"(estimated from {about or 'the '}{counted(found.pairs, 'pair')} it found among them "
+                f"and each one's chance of being found{rare_pairs(found.rare, about)})"
             )
         if result.advice is not None:
             advice = result.advice
@@ -239,11 +240,11 @@ def estimated_pairs(result: DedupeResult) -> str:
     )
 
 
-def rare_pairs(rare: int) -> str:
+def rare_pairs(rare: int, about: str) -> str:
     """The pairs found below what the estimate covers, when there are any."""
     if not rare:
         return ""
     return (
-        f"; it also found {counted(rare, 'pair')} outside them, which the scheme rarely finds: "
-        "how many such pairs there are cannot be estimated"
+        f"; it also found {about}{counted(rare, 'pair')} outside them, which the scheme rarely "
+        "finds: how many such pairs there are cannot be estimated"
     )
