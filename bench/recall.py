@@ -200,7 +200,7 @@ def write(path: Path, rows: list[str], seed: int) -> None:
         "term-count cosine is >= 0.9 (on 20,000 documents, `prose.py --check` finds all pairs "
         "at >= 0.9 to be planted but for about one in a thousand). Recall: the share of the "
         "truth a tool reports; the run's estimate: the share simhash-cli's summary says it "
-        "found (its Horvitz-Thompson estimate, see the README's \"What a run found\"); "
+        'found (its Horvitz-Thompson estimate, see the README\'s "What a run found"); '
         "precision: the share of its pairs at exact cosine >= 0.9. Wall "
         "time and peak resident memory of each tool's whole process tree, on this machine "
         "(2 cores), in one run.\n\n"

@@ -159,8 +159,8 @@ class Messages:
             about = "about " if found.sampled else ""
             self.info(
                 f"this run found about {found.recall:.2f} of {estimated_pairs(result)} "
-                f"(estimated from {about or 'the '}{counted(found.pairs, 'pair')} it found among them "
-                f"and each one's chance of being found{rare_pairs(found.rare, about)})"
+                f"(estimated from {about or 'the '}{counted(found.pairs, 'pair')} it found "
+                f"among them and each one's chance of being found{rare_pairs(found.rare, about)})"
             )
         if result.advice is not None:
             advice = result.advice
