@@ -28,6 +28,7 @@ from .actions.steps import LoadedPlan
 from .batches import iter_fingerprints
 from .engine import Engine
 from .hooks import Hooks
+from .memory import release_freed_memory
 from .records import corpus_from_fingerprints, corpus_from_text_records, corpus_from_vectors
 from .requests import (
     ApplyRequest,
@@ -107,11 +108,15 @@ def load(
     """Everything ``source`` names, as one corpus. Without ``vectors_needed`` the fingerprints
     of files are streamed and no vectors kept (tfidf aside: its weights need them all)."""
     if source.is_records:
-        return load_records(source, reading, hooks)
-    with hooks.progress("reading") as progress:
-        if not vectors_needed and reading.weighting is not Weighting.TFIDF:
-            return concatenate(stream(source, reading, engine, hooks, progress))
-        return engine.read_files(source.paths, reading, hooks, progress, distinct=distinct)
+        docs = load_records(source, reading, hooks)
+    else:
+        with hooks.progress("reading") as progress:
+            if not vectors_needed and reading.weighting is not Weighting.TFIDF:
+                docs = concatenate(stream(source, reading, engine, hooks, progress))
+            else:
+                docs = engine.read_files(source.paths, reading, hooks, progress, distinct=distinct)
+    release_freed_memory()  # the reading's batches, before the search's own peak
+    return docs
 
 
 def stream(

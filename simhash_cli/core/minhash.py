@@ -212,7 +212,7 @@ def band_candidate_chunks(
             f"{signature.shape[1]}"
         )
     alive = np.flatnonzero(signature[:, 0] != EMPTY)
-    live = signature[alive]
+    live = signature if alive.size == signature.shape[0] else signature[alive]  # no copy
     for band in range(bands):
         columns = live[:, band * rows : (band + 1) * rows]
         order, starts, sizes = equal_groups(_digits(columns))
