@@ -192,3 +192,26 @@ def test_the_word_table_numbers_words_as_a_dict_would(
         ids = table.ids(keyed, names)
         assert ids.tolist() == [expected.setdefault(w, len(expected)) for w in part]
     assert names == [f"w{w}" for w in expected]
+
+
+@given(
+    parts=st.lists(st.lists(st.integers(0, 2**31 - 1), max_size=40), max_size=12),
+    segment=st.integers(1, 16),
+)
+def test_entries_come_back_in_order_whatever_the_segments(
+    parts: list[list[int]], segment: int
+) -> None:
+    from simhash_cli.core.vectorize import _Entries
+
+    store = _Entries()
+    store.SEGMENT = segment
+    for part in parts:
+        store.append(np.array(part, dtype=np.int32))
+    flat = [value for part in parts for value in part]
+    assert len(store) == len(flat)
+    assert store.largest == max(flat, default=0)
+    assert store.drain(np.int64).tolist() == flat
+    assert len(store) == 0
+    table = np.arange(2**8, dtype=np.int32)[::-1]
+    store.append(np.array([0, 5, 255], dtype=np.int32))
+    assert store.drain(np.int32, table).tolist() == [255, 250, 0]

@@ -14,6 +14,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,8 +100,8 @@ class _Counter:
         self.vocabulary: dict[str, int] = {}  # the analyzer path's feature -> id
         self.names: list[str] = []  # feature of each provisional id, in first-seen order
         # int32: four bytes an entry instead of eight, over millions of documents
-        self.ids: list[NDArray[np.int32]] = []
-        self.counts: list[NDArray[np.int32]] = []
+        self.ids = _Entries()
+        self.counts = _Entries()
         self.sizes: list[NDArray[np.int64]] = []
 
     def add(self, texts: list[str]) -> None:
@@ -192,22 +193,67 @@ class _Counter:
         offset = np.int32 if int(sizes.sum()) < 2**31 else np.int64
         indptr = np.zeros(sizes.size + 1, dtype=offset)
         np.cumsum(sizes, out=indptr[1:])
-        # Each list is joined, then dropped, before the next is: the entries are held about
-        # twice at most, not four times.
-        ids = np.concatenate(self.ids) if self.ids else np.empty(0, np.int32)
-        self.ids = []
-        columns = column_of_id[ids]
-        del ids
-        exact = all(int(part.max(initial=0)) < _FLOAT32_EXACT for part in self.counts)
-        kind = np.float32 if exact else np.float64
-        data = np.concatenate(self.counts, dtype=kind) if self.counts else np.empty(0, kind)
-        self.counts = []
+        # Each store is emptied a segment at a time into the matrix's arrays: the entries are
+        # held about twice at most, and the segments' memory goes back to the system.
+        columns = self.ids.drain(np.int32, column_of_id)
+        kind = np.float32 if self.counts.largest < _FLOAT32_EXACT else np.float64
+        data = self.counts.drain(kind)
         matrix = sp.csr_array((data, columns, indptr), shape=(sizes.size, final.size))
         # Sorted in place: for the whole corpus (floats, tens of thousands of columns) this
         # beats the round trip through CSC that wins on a batch's small integer counts.
         matrix.sort_indices()
         features: list[str] = names[final].tolist()
         return matrix, features
+
+
+class _Entries:
+    """int32 entries appended batch by batch, kept in segments of SEGMENT entries.
+
+    A batch's few megabytes, freed, would stay in the C heap (glibc keeps blocks of that size
+    for reuse), so a million documents' entries would be held twice, once in their batches and
+    once in the matrix. Segments of 32 MB are mapped and unmapped whole instead.
+    """
+
+    SEGMENT = 1 << 23
+
+    def __init__(self) -> None:
+        self.full: list[NDArray[np.int32]] = []
+        self.current = np.empty(0, dtype=np.int32)
+        self.used = 0
+        self.largest = 0
+
+    def append(self, values: NDArray[np.int32]) -> None:
+        if values.size:
+            self.largest = max(self.largest, int(values.max()))
+        while values.size:
+            if self.used == self.current.size:
+                if self.current.size:
+                    self.full.append(self.current)
+                self.current = np.empty(max(self.SEGMENT, values.size), dtype=np.int32)
+                self.used = 0
+            taken = min(values.size, self.current.size - self.used)
+            self.current[self.used : self.used + taken] = values[:taken]
+            self.used += taken
+            values = values[taken:]
+
+    def __len__(self) -> int:
+        return sum(part.size for part in self.full) + self.used
+
+    def drain(
+        self, dtype: type[np.generic], through: NDArray[np.int32] | None = None
+    ) -> NDArray[Any]:
+        """Every entry in order (mapped ``through`` a lookup table when given), as ``dtype``;
+        each segment is let go as soon as it is copied."""
+        out = np.empty(len(self), dtype=dtype)
+        parts = [*self.full, self.current[: self.used]]
+        self.full, self.current, self.used = [], np.empty(0, dtype=np.int32), 0
+        at = 0
+        while parts:
+            part = parts.pop(0)
+            out[at : at + part.size] = part if through is None else through[part]
+            at += part.size
+            del part
+        return out
 
 
 def _sorted_rows(matrix: sp.csr_array) -> sp.csr_array:
