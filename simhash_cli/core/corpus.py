@@ -158,6 +158,12 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @property
+    def has_word_sets(self) -> bool:
+        """Whether each document's set of words is at hand (text read with its vectors), as
+        MinHash needs."""
+        return self.weights is not None and self.settings.tokenizer is not None
+
     def select(self, rows: NDArray[np.int64]) -> Corpus:
         """The documents at ``rows``, in that order, with their vectors and stamps."""
         return Corpus(

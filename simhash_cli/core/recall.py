@@ -35,9 +35,9 @@ SAMPLE_PAIRS = 200_000
 """Found pairs the estimate is made from (a seeded sample of them when there are more)."""
 
 LEAST_CHANCE = 0.05
-"""The smallest chance a found pair is weighted by: one lucky pair stands for at most 20 (a
-trimmed estimator; without it a single pair found against odds of 1 in 1,000 would claim a
-thousand missed ones, and the estimate would swing from run to run)."""
+"""Found pairs whose chance of being found was below this are set aside, not counted: each
+would stand for more than 20 others, and one found against the odds would swing the estimate
+from run to run."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,9 @@ def run_recall(
     if real.size > SAMPLE_PAIRS:
         real = np.sort(np.random.default_rng(0).choice(real, SAMPLE_PAIRS, replace=False))
     pairs, cosine = kept.pairs[real], kept.cosine[real]
-    text = docs.weights is not None and docs.settings.tokenizer is not None
-    jaccard = jaccard_pairs(docs.weights, pairs) if text and docs.weights is not None else None
+    jaccard = None
+    if docs.has_word_sets and docs.weights is not None:
+        jaccard = jaccard_pairs(docs.weights, pairs)
     chance = _chance(scheme, docs.settings.bits, cosine, jaccard)
     if chance is None:
         return None

@@ -235,17 +235,11 @@ def survey_for(
         n_docs=distinct.shape[0],
         background=sample_background(
             distinct,
-            sets=docs.weights if minhash and has_sets(docs) else None,
+            sets=docs.weights if minhash and docs.has_word_sets else None,
             set_rows=copies.representatives,
         ),
         max_candidates=max_candidates,
     )
-
-
-def has_sets(docs: Corpus) -> bool:
-    """Whether the documents are sets of words at hand (text with its vectors), which MinHash
-    schemes need."""
-    return docs.weights is not None and docs.settings.tokenizer is not None
 
 
 def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
@@ -439,7 +433,7 @@ def _minhash_chunks(
 ) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """Candidates among distinct fingerprints from the bands of their first documents'
     MinHash signatures (seeded by the corpus's seed), with their Hamming distances."""
-    if not has_sets(docs):
+    if not docs.has_word_sets:
         raise ParameterError(
             "{minhash} needs documents of words with their vectors (files or {texts}, "
             "verified exactly)",
