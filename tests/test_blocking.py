@@ -304,3 +304,18 @@ def test_scheme_tables_and_their_keys() -> None:
     assert len(scheme_tables(64, 6, 3)) == math.comb(6, 3)
     with pytest.raises(ParameterError):
         scheme_tables(64, 5)
+
+
+@given(st.lists(st.integers(0, 20), max_size=40), st.integers(1, 30))
+def test_size_spans_cover_every_item_in_order_within_the_size(
+    sizes: list[int], per_span: int
+) -> None:
+    from simhash_cli.core.blocking import size_spans
+
+    spans = list(size_spans(np.array(sizes, dtype=np.int64), per_span))
+    assert [lo for lo, _ in spans] == [0, *[hi for _, hi in spans[:-1]]][: len(spans)]
+    assert (spans[-1][1] if spans else 0) == len(sizes)
+    for lo, hi in spans:
+        assert hi > lo
+        assert hi - lo == 1 or sum(sizes[lo:hi]) <= per_span
+        assert hi == len(sizes) or sum(sizes[lo : hi + 1]) > per_span

@@ -386,6 +386,19 @@ def splitmix64(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
     return h
 
 
+def size_spans(sizes: NDArray[np.int64], per_span: int) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges [lo, hi) of items whose ``sizes`` add up to at most ``per_span``
+    (an item larger than that is a range alone): whole rows, about so many entries at a time."""
+    ends = np.cumsum(sizes)
+    n, start = int(sizes.size), 0
+    while start < n:
+        done = int(ends[start - 1]) if start else 0
+        stop = int(np.searchsorted(ends, done + per_span, side="right"))
+        stop = min(n, max(start + 1, stop))
+        yield start, stop
+        start = stop
+
+
 def run_positions(starts: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np.int64]:
     """The positions of runs [start, start + size), concatenated."""
     offsets = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from scipy.special import bdtr
 
 from ..errors import ParameterError
+from .blocking import size_spans
 from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
 
 __all__ = [
@@ -160,11 +161,7 @@ def unit_scales(weights: sp.csr_array) -> UnitRows:
     n = weights.shape[0]
     largest = np.zeros(n, dtype=np.float64)
     norms = np.zeros(n, dtype=np.float64)
-    indptr = weights.indptr
-    start = 0
-    while start < n:
-        end = int(indptr[start]) + _CHUNK_ENTRIES
-        stop = min(n, max(start + 1, int(np.searchsorted(indptr, end, side="right")) - 1))
+    for start, stop in size_spans(np.diff(weights.indptr).astype(np.int64), _CHUNK_ENTRIES):
         chunk = _canonical(weights[start:stop])
         counts = np.diff(chunk.indptr)
         rows = np.repeat(np.arange(stop - start), counts)
@@ -176,7 +173,6 @@ def unit_scales(weights: sp.csr_array) -> UnitRows:
         norms[start:stop] = np.sqrt(
             np.bincount(rows, weights=scaled * scaled, minlength=stop - start)
         )
-        start = stop
     return UnitRows(weights, largest, norms)
 
 
@@ -203,19 +199,11 @@ def unit_cosine_pairs(unit: UnitRows, pairs: NDArray[np.int64]) -> NDArray[np.fl
     """:func:`cosine_pairs` with the scales found once (when pairs come in many chunks)."""
     out = np.empty(pairs.shape[0], dtype=np.float64)
     row_sizes = np.diff(unit.weights.indptr).astype(np.int64)
-    cost = np.cumsum(row_sizes[pairs[:, 0]] + row_sizes[pairs[:, 1]])
-    cuts = np.searchsorted(
-        cost, np.arange(_CHUNK_ENTRIES, cost[-1] if cost.size else 0, _CHUNK_ENTRIES), side="right"
-    )
-    for lo, hi in zip(
-        np.concatenate(([0], cuts)).tolist(),
-        np.concatenate((cuts, [pairs.shape[0]])).tolist(),
-        strict=True,
-    ):
-        if hi > lo:
-            chunk = pairs[lo:hi]
-            dots = unit.rows(chunk[:, 0]).multiply(unit.rows(chunk[:, 1])).sum(axis=1)
-            out[lo:hi] = np.asarray(dots).ravel()
+    cost = row_sizes[pairs[:, 0]] + row_sizes[pairs[:, 1]]
+    for lo, hi in size_spans(cost, _CHUNK_ENTRIES):
+        chunk = pairs[lo:hi]
+        dots = unit.rows(chunk[:, 0]).multiply(unit.rows(chunk[:, 1])).sum(axis=1)
+        out[lo:hi] = np.asarray(dots).ravel()
     has_norm = unit.has_norm
     out[~(has_norm[pairs[:, 0]] & has_norm[pairs[:, 1]])] = np.nan
     return np.clip(out, -1.0, 1.0)

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
-from .blocking import equal_groups, pair_chunks, run_positions, splitmix64
+from .blocking import equal_groups, pair_chunks, run_positions, size_spans, splitmix64
 
 __all__ = [
     "EMPTY",
@@ -87,18 +87,12 @@ def signatures(
     result = np.full((n, slots), EMPTY, dtype=np.uint32)
     flat = result.reshape(-1)
     sizes = np.diff(weights.indptr)[chosen].astype(np.int64)
-    ends = np.cumsum(sizes)
-    start = 0
-    while start < n:
-        # Whole rows, about chunk_entries entries at a time (at least one row).
-        done = ends[start - 1] if start else 0
-        stop = min(n, max(start + 1, int(np.searchsorted(ends, done + chunk_entries, "right"))))
+    for start, stop in size_spans(sizes, chunk_entries):
         part = slice(start, stop)
         entries = run_positions(weights.indptr[chosen[part]].astype(np.int64), sizes[part])
         columns = weights.indices[entries]
         local = np.repeat(np.arange(start, stop, dtype=np.int64), sizes[part])
         np.minimum.at(flat, local * slots + bins[columns], values[columns])
-        start = stop
     _densify(result, seed)
     return result
 
