@@ -8,6 +8,7 @@ skip, without it.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import logging
 import os
@@ -64,7 +65,7 @@ from simhash_cli.errors import (
     WorkerLostError,
 )
 from simhash_cli.io.sinks import records as sink_records
-from simhash_cli.io.sinks.formats import Format
+from simhash_cli.io.sinks.formats import Format, Listing
 from simhash_cli.io.sinks.tables import emit_dedupe
 from simhash_cli.io.sources.files import ReadPolicy
 
@@ -640,17 +641,19 @@ def test_past_the_client_pairs_they_stay_on_the_workers_and_give_the_same_output
     assert np.array_equal(merged.pairs, local.pairs.pairs)
     assert np.array_equal(merged.hamming, local.pairs.hamming)
     assert [c.tolist() for c in found.clusters] == [c.tolist() for c in local.clusters]
-    for fmt in (Format.JSON, Format.JSONL, Format.CSV):
+    for fmt, listing in itertools.product(
+        (Format.JSON, Format.JSONL, Format.CSV, Format.GROUPS), Listing
+    ):
         ours, theirs = io.StringIO(), io.StringIO()
-        emit_dedupe(found, fmt, ours)
-        emit_dedupe(local, fmt, theirs)
-        if verify is Verify.ESTIMATE:
+        emit_dedupe(found, fmt, ours, listing)
+        emit_dedupe(local, fmt, theirs, listing)
+        if verify is Verify.ESTIMATE or fmt is Format.GROUPS:
             assert ours.getvalue() == theirs.getvalue()
     if verify is Verify.EXACT:  # cosines may differ in their last bits (sums in another order)
         assert np.allclose(merged.cosine, local.pairs.cosine, rtol=0, atol=1e-12)
         ours, theirs = io.StringIO(), io.StringIO()
-        emit_dedupe(found, Format.JSONL, ours)
-        emit_dedupe(local, Format.JSONL, theirs)
+        emit_dedupe(found, Format.JSONL, ours, Listing.PAIRS)
+        emit_dedupe(local, Format.JSONL, theirs, Listing.PAIRS)
         strip = [
             {key: value for key, value in json.loads(line).items() if key != "cosine"}
             for line in theirs.getvalue().splitlines()

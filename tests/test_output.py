@@ -6,6 +6,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import IO
 
 import pytest
 from hypothesis import given
@@ -14,8 +15,9 @@ from hypothesis import strategies as st
 from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
 from simhash_cli.core.corpus import Corpus
 from simhash_cli.core.events import Skipped
+from simhash_cli.core.search import DedupeResult
 from simhash_cli.io.sinks import records as sink_records
-from simhash_cli.io.sinks.formats import Format, RecordWriter, default_format
+from simhash_cli.io.sinks.formats import Format, Listing, RecordWriter, default_format
 from simhash_cli.io.sinks.messages import Messages
 from simhash_cli.io.sinks.records import dedupe_document, fingerprint_records, pair_records
 from simhash_cli.io.sinks.tables import emit_dedupe, emit_fingerprints
@@ -38,6 +40,10 @@ def render(fmt: Format, emit: object, value: object) -> str:
     out = io.StringIO()
     emit(value, fmt, out)  # type: ignore[operator]
     return out.getvalue()
+
+
+def emit_pairs(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
+    emit_dedupe(result, fmt, out, Listing.PAIRS)
 
 
 @given(names=st.lists(ids, min_size=1, max_size=6, unique=True), bits=st.sampled_from([8, 64, 136]))
@@ -68,9 +74,9 @@ def test_dedupe_formats_agree(tmp_path_factory: object, names: list[str]) -> Non
     tmp = tmp_path_factory.mktemp("o")  # type: ignore[attr-defined]
     result = dedupe(make_corpus(tmp, names, 64), DedupeConfig(blocks=8, threshold=0.5))
     pairs = pair_records(result)
-    document = json.loads(render(Format.JSON, emit_dedupe, result))
-    lines = [json.loads(line) for line in render(Format.JSONL, emit_dedupe, result).splitlines()]
-    rows = list(csv.DictReader(io.StringIO(render(Format.CSV, emit_dedupe, result))))
+    document = json.loads(render(Format.JSON, emit_pairs, result))
+    lines = [json.loads(line) for line in render(Format.JSONL, emit_pairs, result).splitlines()]
+    rows = list(csv.DictReader(io.StringIO(render(Format.CSV, emit_pairs, result))))
     assert document["pairs"] == lines == pairs
     assert [(r["a"], r["b"], int(r["hamming"])) for r in rows] == [
         (p["a"], p["b"], p["hamming"]) for p in pairs
@@ -82,10 +88,8 @@ def test_null_cosine_in_json_and_empty_cell_in_csv(tmp_path: Path) -> None:
     result = dedupe(
         make_corpus(tmp_path, ["a", "b"], 64), DedupeConfig(verify=Verify.ESTIMATE, threshold=0.5)
     )
-    assert json.loads(render(Format.JSON, emit_dedupe, result))["pairs"][0]["cosine"] is None
-    assert (
-        next(csv.DictReader(io.StringIO(render(Format.CSV, emit_dedupe, result))))["cosine"] == ""
-    )
+    assert json.loads(render(Format.JSON, emit_pairs, result))["pairs"][0]["cosine"] is None
+    assert next(csv.DictReader(io.StringIO(render(Format.CSV, emit_pairs, result))))["cosine"] == ""
 
 
 def test_paths_are_never_read_as_markup(tmp_path: Path) -> None:
@@ -133,10 +137,57 @@ def test_dedupe_output_written_in_chunks_is_the_same_bytes(
     assert len(result.pairs) > 3 and len(result.clusters) >= 1
     monkeypatch.setattr(sink_records, "PAIR_CHUNK", chunk)
     document = dedupe_document(result)
-    assert render(Format.JSON, emit_dedupe, result) == json.dumps(document, indent=2) + "\n"
-    lines = render(Format.JSONL, emit_dedupe, result).splitlines()
+    assert render(Format.JSON, emit_pairs, result) == json.dumps(document, indent=2) + "\n"
+    lines = render(Format.JSONL, emit_pairs, result).splitlines()
     assert [json.loads(line) for line in lines] == document["pairs"]
     empty = dedupe(make_corpus(tmp_path, ["a", "b"], 64), DedupeConfig(blocks=8, threshold=1.0))
     assert len(empty.pairs) == 0
     expected = json.dumps(dedupe_document(empty), indent=2) + "\n"
-    assert render(Format.JSON, emit_dedupe, empty) == expected
+    assert render(Format.JSON, emit_pairs, empty) == expected
+
+
+# A file name never holds NUL, which ends a name in the -0 groups format.
+names_of_files = ids.filter(lambda name: "\0" not in name)
+
+
+@given(names=st.lists(names_of_files, min_size=2, max_size=7, unique=True))
+def test_clusters_agree_in_every_format(tmp_path_factory: object, names: list[str]) -> None:
+    """JSON's clusters, the JSON Lines and CSV cluster listings and the groups format hold the
+    same members; each cluster's central member is one of them, at cosine 1 to itself."""
+    tmp = tmp_path_factory.mktemp("o")  # type: ignore[attr-defined]
+    result = dedupe(make_corpus(tmp, names, 64), DedupeConfig(blocks=8, threshold=0.5))
+
+    def emitted(fmt: Format, *, null: bool = False) -> str:
+        out = io.StringIO()
+        emit_dedupe(result, fmt, out, Listing.CLUSTERS, null=null)
+        return out.getvalue()
+
+    clusters = json.loads(emitted(Format.JSON))["clusters"]
+    assert [json.loads(line) for line in emitted(Format.JSONL).splitlines()] == clusters
+    rows = list(csv.DictReader(io.StringIO(emitted(Format.CSV))))
+    assert len(rows) == sum(c["size"] for c in clusters)
+    groups = emitted(Format.GROUPS, null=True).split("\0\0")[:-1]
+    assert len(groups) == len(clusters)
+    for cluster, group in zip(clusters, groups, strict=True):
+        assert cluster["central"] in cluster["members"]
+        assert len(cluster["cosines"]) == cluster["size"] == len(cluster["members"])
+        assert cluster["cosines"][cluster["members"].index(cluster["central"])] == 1.0
+        mine = [r for r in rows if int(r["cluster"]) == cluster["cluster"]]
+        assert mine[0]["id"] == cluster["central"]  # central first
+        assert sorted(r["id"] for r in mine) == sorted(cluster["members"])
+        assert group.split("\0") == [r["id"] for r in mine]
+
+
+def test_groups_are_blank_line_separated_or_nul_ended(tmp_path: Path) -> None:
+    names = ["a b", "c\nd", "e"]
+    result = dedupe(make_corpus(tmp_path, ["x", "y"], 64), DedupeConfig(blocks=8, threshold=0.5))
+    lines = io.StringIO()
+    emit_dedupe(result, Format.GROUPS, lines, Listing.CLUSTERS)
+    assert lines.getvalue() in ("x\ny\n\n", "y\nx\n\n")
+    result = dedupe(make_corpus(tmp_path, names, 64), DedupeConfig(blocks=8, threshold=0.5))
+    out = io.StringIO()
+    emit_dedupe(result, Format.GROUPS, out, Listing.CLUSTERS, null=True)
+    written = out.getvalue()
+    assert written.endswith("\0\0")
+    groups = written[:-2].split("\0\0")
+    assert [sorted(g.split("\0")) for g in groups] == [sorted(names)]

@@ -4,13 +4,21 @@ live), stdout sent to a file or a pipe. CliRunner never sees this: no test of it
 
 from __future__ import annotations
 
+import csv
+import fcntl
+import io
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
+import termios
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
+import pyte
 import pytest
 
 from conftest import SAMPLE
@@ -18,10 +26,16 @@ from conftest import SAMPLE
 SIMHASH = str(Path(sys.executable).parent / "simhash")
 
 
-def on_a_terminal(args: list[str], stdout: int) -> tuple[int, bytes]:
-    """Run ``simhash ARGS`` with stderr on a pseudo-terminal and stdout to ``stdout``; the exit
-    code and what the terminal showed."""
+ROWS = 400  # tall enough that nothing a command shows scrolls off the emulated screen
+
+
+def on_a_terminal(
+    args: list[str], stdout: int | None, *, columns: int = 100, cwd: Path | None = None
+) -> tuple[int, bytes]:
+    """Run ``simhash ARGS`` with stderr on a pseudo-terminal of ``columns`` columns and stdout
+    to ``stdout`` (None: the terminal too); the exit code and the bytes the terminal got."""
     master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, columns, 0, 0))
     shown = bytearray()
 
     def drain() -> None:
@@ -36,14 +50,16 @@ def on_a_terminal(args: list[str], stdout: int) -> tuple[int, bytes]:
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="100")
-    env.pop("NO_COLOR", None)
+    env = dict(os.environ, TERM="xterm-256color")
+    for name in ("NO_COLOR", "COLUMNS", "LINES"):  # the terminal's own size, as a user's
+        env.pop(name, None)
     try:
         done = subprocess.run(
             [SIMHASH, *args],
             stdin=subprocess.DEVNULL,
-            stdout=stdout,
+            stdout=slave if stdout is None else stdout,
             stderr=slave,
+            cwd=cwd,
             env=env,
             timeout=120,
             check=False,
@@ -86,3 +102,131 @@ def test_records_reach_a_pipe_while_progress_is_drawn_on_the_terminal(tmp_path: 
     os.close(read_end)
     assert code == 0, shown.decode(errors="replace")
     assert received.count(b'"fingerprint"') == 8  # piped: JSON Lines, every document
+
+
+def screen_of(shown: bytes, columns: int) -> list[str]:
+    """What a person sees once the command is done: the bytes played on a terminal emulator
+    (live progress drawn and erased), trailing blank lines dropped."""
+    screen = pyte.Screen(columns, ROWS)
+    pyte.ByteStream(screen).feed(shown)
+    lines = [line.rstrip() for line in screen.display]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A copy of the sample corpus as ``c/``, a plan of it and an index of it."""
+    shutil.copytree(SAMPLE, tmp_path / "c")
+    for args in (["dedupe", "-q", "--plan", "plan.json", "c"], ["index", "add", "-q", "db", "c"]):
+        done = subprocess.run([SIMHASH, *args], cwd=tmp_path, capture_output=True, check=False)
+        assert done.returncode == 0, done.stderr
+    return tmp_path
+
+
+# Every command that writes data (``index add`` and ``prune`` only say what they did).
+COMMANDS = {
+    "fingerprint": ["fingerprint", "c"],
+    "dedupe": ["dedupe", "c"],
+    "compare": ["compare", "c/shipping-policy.txt", "c/shipping-policy-revised.txt"],
+    "plan": ["plan", "c"],
+    "calibrate": ["calibrate", "c"],
+    "apply": ["apply", "plan.json", "--action", "move-to", "moved"],
+    "index query": ["index", "query", "db", "c/shipping-policy.txt"],
+    "index dedupe": ["index", "dedupe", "db"],
+    "index stats": ["index", "stats", "db"],
+}
+
+
+def parses(fmt: str) -> Callable[[str], object]:
+    """A reader of the format that fails on anything else."""
+    if fmt == "json":
+        return json.loads
+    if fmt == "jsonl":
+        return lambda text: [json.loads(line) for line in text.splitlines()]
+    if fmt == "csv":
+        return lambda text: list(csv.DictReader(io.StringIO(text, newline="")))
+    return lambda text: text
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl", "csv"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_data_lands_in_the_file_and_messages_on_the_terminal(
+    workdir: Path, command: str, fmt: str
+) -> None:
+    """Every command and format, stdout to a file and stderr on an 80-column terminal: the
+    data all in the file, in its format; none of it on the screen; the screen's words none of
+    the file's."""
+    out = workdir / "out"
+    with open(out, "wb") as handle:
+        code, shown = on_a_terminal(
+            [*COMMANDS[command], "-f", fmt], handle.fileno(), columns=80, cwd=workdir
+        )
+    screen = screen_of(shown, 80)
+    assert code == 0, "\n".join(screen)
+    data = out.read_text(encoding="utf-8")
+    assert data.strip(), f"{command} -f {fmt} wrote nothing to its file"
+    assert parses(fmt)(data) is not None
+    shown_lines = {line.strip() for line in screen if line.strip()}
+    written = {line.strip() for line in data.splitlines() if len(line.strip()) > 3}
+    assert not shown_lines & written, f"data on the screen: {sorted(shown_lines & written)[:3]}"
+    assert not any("━" in line or "⠋" in line for line in screen), "progress left on the screen"
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+@pytest.mark.parametrize("listing", ["clusters", "pairs"])
+def test_tables_fit_the_terminal_without_breaking_a_name(
+    workdir: Path, columns: int, listing: str
+) -> None:
+    """dedupe's table on a terminal of 80 or 160 columns: one line per row, each name whole
+    or shortened with an ellipsis, never folded onto a second line."""
+    deep = workdir / "c" / "a rather long directory name" / "and another level below it"
+    deep.mkdir(parents=True)
+    long_name = "shipping-policy-copied-again-with-a-rather-long-name-indeed.txt"
+    shutil.copy(workdir / "c" / "shipping-policy.txt", deep / long_name)
+    code, shown = on_a_terminal(
+        ["dedupe", "-q", "--list", listing, "c"], None, columns=columns, cwd=workdir
+    )
+    screen = screen_of(shown, columns)
+    assert code == 0, "\n".join(screen)
+    names = sorted(p.name for p in (workdir / "c").rglob("*.txt"))
+    rule = next(n for n, line in enumerate(screen) if "────" in line)
+    body = [line for line in screen[rule + 1 :] if line.strip()]
+    # One line per row, nothing folded: 6 members of 2 clusters, or 6 + 1 pairs.
+    assert len(body) == (6 if listing == "clusters" else 7), "\n".join(screen)
+    for line in body:
+        cells = line.split()
+        assert any(name in line or "…" in line for name in names), line
+        assert not any(cell.endswith("-") for cell in cells), line  # no name cut at a dash
+    if columns == 160 and listing == "clusters":
+        assert any(long_name in line for line in body)  # room enough: shown whole
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl", "csv", "groups"])
+def test_a_reader_gone_is_exit_141_in_every_format(fmt: str) -> None:
+    """``simhash dedupe -f FMT DIR | head -1`` whose reader has gone: 141, quietly, as a Unix
+    tool ends when its pipe closes."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [SIMHASH, "dedupe", "-q", "-f", fmt, str(SAMPLE)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == b""
+
+
+def test_apply_draws_its_table_after_the_bar_is_gone(workdir: Path) -> None:
+    code, shown = on_a_terminal(COMMANDS["apply"], None, columns=80, cwd=workdir)
+    screen = screen_of(shown, 80)
+    assert code == 0, "\n".join(screen)
+    assert screen[0].startswith("3 steps (move-to)"), "\n".join(screen)
+    assert not any("━" in line for line in screen)
+    assert screen[-1].startswith("dry run: 3 would be taken")

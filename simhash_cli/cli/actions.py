@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from typing import cast
 
 import click
@@ -13,6 +14,7 @@ from ..app.actions.steps import Action, LoadedPlan, Status
 from ..app.requests import ApplyRequest
 from ..errors import ExitCode
 from ..io.sinks.atomic import AtomicFile, atomic_output, opened
+from ..io.sinks.formats import Format
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_apply
 from ..io.sources.files import STDIN
@@ -98,19 +100,28 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
     if request.script is not None:
         _write_script(request, plan, messages)
         return
-    output = request.output
-    fmt = output.resolve(sys.stdout)
-    shown = messages.progress("steps")
-    with (
-        shown as progress,
-        run.taking_steps(request, plan, progress) as steps,
-        opened(output.path) as out,
-    ):
-        statuses = emit_apply(steps, request.action.value, fmt, out)
+    statuses = _take_steps(request, plan, messages)
     journal = request.journal_path if request.execute else None
     messages.apply_summary(statuses, executed=request.execute, journal=journal)
     if statuses[Status.REFUSED.value] or statuses[Status.FAILED.value]:
         exit_with(ExitCode.INCOMPLETE)
+
+
+def _take_steps(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> Counter[str]:
+    """The steps taken (or checked), their records written as asked; how many ended how."""
+    output = request.output
+    fmt = output.resolve(sys.stdout)
+    with opened(output.path) as out:
+        with (
+            messages.progress("steps") as progress,
+            run.taking_steps(request, plan, progress) as steps,
+        ):
+            if fmt is not Format.TABLE:  # records stream as the steps are taken
+                return emit_apply(steps, request.action.value, fmt, out)
+            taken = list(steps)
+        # A table waits for the bar to leave the terminal: drawn while the bar is live, the
+        # two would share a line.
+        return emit_apply(taken, request.action.value, fmt, out)
 
 
 def _write_script(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> None:

@@ -16,6 +16,7 @@ from ..engines import open_engine
 from ..errors import ExitCode
 from ..index import run as index_run
 from ..io.sinks.atomic import opened
+from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_dedupe
 from .main import Command, exit_with
@@ -23,7 +24,7 @@ from .options import (
     BANDS,
     BLOCKS,
     ENGINE,
-    OUTPUT,
+    REPORT_OUTPUT,
     as_enum,
     collapse,
     max_candidates_option,
@@ -122,7 +123,7 @@ __all__ = ["dedupe_command"]
         ),
     ),
     ENGINE,
-    OUTPUT,
+    REPORT_OUTPUT,
     into=DedupeRequest,
 )
 @quiet_option
@@ -151,10 +152,16 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
         report(result, request, messages)  # while a cluster is up: its pairs may be there
 
 
+def write_report(result: DedupeResult, output: Output) -> None:
+    """The clusters or pairs, where ``output`` says and as it says."""
+    fmt = output.resolve(sys.stdout)
+    with opened(output.path) as out:
+        emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)
+
+
 def report(result: DedupeResult, request: DedupeRequest, messages: Messages) -> None:
     """The pairs and clusters, the summary, the plan asked for, and the exit status."""
-    with opened(request.output.path) as out:
-        emit_dedupe(result, request.output.resolve(sys.stdout), out)
+    write_report(result, request.output)
     messages.dedupe_summary(result)
     plan = request.plan_request
     if plan is not None:

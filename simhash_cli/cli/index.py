@@ -21,11 +21,13 @@ from ..index.requests import (
 from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
-from ..io.sinks.tables import emit_dedupe, emit_index_stats, emit_matches, emit_records
+from ..io.sinks.tables import emit_index_stats, emit_matches, emit_records
+from .dedupe import write_report
 from .main import Group, exit_with
 from .options import (
     ENGINE,
     OUTPUT,
+    REPORT_OUTPUT,
     as_enum,
     collapse,
     fingerprints_option,
@@ -155,7 +157,7 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
         max_pairs_option,
         jobs_option,
     ),
-    OUTPUT,
+    REPORT_OUTPUT,
     into=IndexDedupeRequest,
 )
 @quiet_option
@@ -164,8 +166,7 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
     reports them."""
     request.check()
     result = index_run.dedupe_stored(request, LocalEngine(), messages)
-    with opened(request.output.path) as out:
-        emit_dedupe(result, request.output.resolve(sys.stdout), out)
+    write_report(result, request.output)
     messages.dedupe_summary(result, "read" if request.verify is Verify.EXACT else "stored:")
 
 

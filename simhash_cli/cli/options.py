@@ -38,7 +38,7 @@ from ..core.search import DEFAULT_MAX_PAIRS
 from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import SimhashError, UsageError
-from ..io.sinks.formats import Format, Output
+from ..io.sinks.formats import Format, Listing, Output
 from ..io.sinks.messages import Messages
 from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
 
@@ -46,6 +46,7 @@ __all__ = [
     "BLOCKS",
     "ENGINE",
     "OUTPUT",
+    "REPORT_OUTPUT",
     "OptionGroup",
     "as_enum",
     "collapse",
@@ -415,35 +416,81 @@ def writable_file(ctx: click.Context, param: click.Parameter, value: str | None)
     return value
 
 
-_OUTPUT = [
-    click.option(
+def _format_option(formats: Sequence[Format]) -> Callable[[Any], Any]:
+    return click.option(
         "-f",
         "--format",
         "format",
-        type=click.Choice([f.value for f in Format]),
+        type=click.Choice([f.value for f in formats]),
         default=None,
         help="Output format [default: table on a terminal, jsonl when piped].",
-    ),
-    click.option(
-        "-o",
-        "--output",
-        "output",
-        metavar="FILE",
-        default=None,
-        callback=writable_file,
-        help="Write the report to FILE instead of standard output, whole or not at all (a "
-        "temporary file renamed over FILE when complete). Its format follows the extension "
-        "(.json, .csv, else JSON Lines) unless -f says otherwise.",
-    ),
-]
+    )
+
+
+_OUTPUT_FILE = click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="FILE",
+    default=None,
+    callback=writable_file,
+    help="Write the report to FILE instead of standard output, whole or not at all (a "
+    "temporary file renamed over FILE when complete). Its format follows the extension "
+    "(.json, .csv, else JSON Lines) unless -f says otherwise.",
+)
 
 
 def _output(format: str | None, output: str | None) -> Output:
     return Output(None if format is None else Format(format), output)
 
 
-OUTPUT = OptionGroup("output", _OUTPUT, _output)
+OUTPUT = OptionGroup(
+    "output", [_format_option([f for f in Format if f is not Format.GROUPS]), _OUTPUT_FILE], _output
+)
 """``output: Output``: ``-f/--format [table|json|jsonl|csv]`` and ``-o/--output FILE``."""
+
+
+def _report_output(
+    format: str | None, output: str | None, listing: str | None, null: bool
+) -> Output:
+    if null and format not in (None, Format.GROUPS.value):
+        raise UsageError(f"-0/--null ends the names of the groups format, not of {format}")
+    if null:
+        format = Format.GROUPS.value  # -0 alone: the groups format, for xargs -0
+    return Output(
+        None if format is None else Format(format),
+        output,
+        None if listing is None else Listing(listing),
+        null,
+    )
+
+
+REPORT_OUTPUT = OptionGroup(
+    "output",
+    [
+        _format_option(list(Format)),
+        _OUTPUT_FILE,
+        click.option(
+            "--list",
+            "listing",
+            type=click.Choice([listing.value for listing in Listing]),
+            default=None,
+            help="One row (record) per cluster, with each member's cosine to the cluster's "
+            "central member, or per flagged pair [default: clusters in a table and in groups, "
+            "pairs in jsonl and csv; json holds both].",
+        ),
+        click.option(
+            "-0",
+            "--null",
+            is_flag=True,
+            help="The groups format with each name ended by NUL and each group by one more "
+            "(for xargs -0), instead of newlines and a blank line.",
+        ),
+    ],
+    _report_output,
+)
+"""A dedupe report's ``output: Output``: :data:`OUTPUT`, the groups format (each cluster's
+names, blank-line separated, as fdupes and jdupes print them), ``--list`` and ``-0``."""
 
 
 def quiet_option(command: F) -> F:

@@ -14,7 +14,7 @@ from typing import IO, cast
 
 from ...errors import OutputError
 
-__all__ = ["AtomicFile", "atomic_output", "opened"]
+__all__ = ["AtomicFile", "atomic_output", "opened", "write_bytes"]
 
 
 def _new_file_mode(path: str) -> int:
@@ -137,3 +137,18 @@ def opened(path: str | None) -> Iterator[IO[str]]:
         return
     with atomic_output(path) as out:
         yield out
+
+
+def write_bytes(out: IO[str], data: bytes) -> None:
+    """Bytes to a text output as they are (names that are not UTF-8, NUL separators): to the
+    buffer under standard output, or to an :class:`AtomicFile` directly."""
+    if isinstance(out, AtomicFile):
+        out.write_bytes(data)
+        return
+    out.flush()
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:  # a str buffer (StringIO): the text it can hold
+        out.write(data.decode("utf-8", "surrogateescape"))
+        return
+    buffer.write(data)
+    buffer.flush()

@@ -20,6 +20,7 @@ from typing import IO, Any
 __all__ = [
     "COSINE_DECIMALS",
     "Format",
+    "Listing",
     "Output",
     "Record",
     "RecordWriter",
@@ -44,6 +45,14 @@ class Format(str, Enum):
     JSON = "json"
     JSONL = "jsonl"
     CSV = "csv"
+    GROUPS = "groups"
+
+
+class Listing(str, Enum):
+    """What a dedupe report lists, one row or record each: clusters or pairs."""
+
+    CLUSTERS = "clusters"
+    PAIRS = "pairs"
 
 
 @dataclass(frozen=True)
@@ -53,10 +62,21 @@ class Output:
     Attributes:
         format: as asked, or None for the default (:meth:`resolve`).
         path: a file written whole, or None (or ``-``) for standard output.
+        listing: what a dedupe report lists, or None for the default (:meth:`lists`).
+        null: names in the groups format end with NUL, not a newline (``-0``, for xargs).
     """
 
     format: Format | None = None
     path: str | None = None
+    listing: Listing | None = None
+    null: bool = False
+
+    def lists(self, fmt: Format) -> Listing:
+        """What a dedupe report in ``fmt`` lists: as asked, else clusters in a table and in
+        groups (what a person reads), pairs in the data formats."""
+        if self.listing is not None:
+            return self.listing
+        return Listing.CLUSTERS if fmt in (Format.TABLE, Format.GROUPS) else Listing.PAIRS
 
     @property
     def to_file(self) -> bool:

@@ -14,6 +14,7 @@ from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, Settings
 from ...core.events import Skipped
 from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
+from ...core.members import Members, cluster_members
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
 from ...core.search import Comparison, DedupeResult, Matches
 from .formats import Record, indented, json_number, to_json, unicode_capable
@@ -26,9 +27,11 @@ __all__ = [
     "dedupe_document",
     "fingerprint_records",
     "iter_cluster_records",
+    "iter_member_rows",
     "iter_pair_records",
     "match_records",
     "pair_records",
+    "result_members",
     "summary_record",
     "survey_record",
 ]
@@ -114,16 +117,50 @@ def pair_records(result: DedupeResult) -> list[Record]:
     return [record for chunk in iter_pair_records(result) for record in chunk]
 
 
+def result_members(result: DedupeResult) -> Members:
+    """Each cluster's central member and every member's cosine to it."""
+    return cluster_members(result.corpus, result.clusters, result.pairs, result.config.verify)
+
+
 def iter_cluster_records(
-    result: DedupeResult, *, chunk: int | None = None
+    result: DedupeResult, *, chunk: int | None = None, members: Members | None = None
 ) -> Iterator[list[Record]]:
-    """Clusters, ``chunk`` at a time: cluster number, size and member ids (in input order)."""
+    """Clusters, ``chunk`` at a time: cluster number, size, member ids (in input order), the
+    central member and each member's cosine to it (aligned with the ids)."""
     ids = result.corpus.ids
     chunk = chunk or PAIR_CHUNK
+    members = members or result_members(result)
     for start in range(0, len(result.clusters), chunk):
         yield [
-            {"cluster": number, "size": int(members.size), "members": [ids[m] for m in members]}
-            for number, members in enumerate(result.clusters[start : start + chunk], start)
+            {
+                "cluster": number,
+                "size": int(these.size),
+                "members": [ids[m] for m in these.tolist()],
+                "central": ids[int(members.centre[number])],
+                "cosines": [json_number(value) for value in members.cosine[these].tolist()],
+            }
+            for number, these in enumerate(result.clusters[start : start + chunk], start)
+        ]
+
+
+def iter_member_rows(
+    result: DedupeResult, *, chunk: int | None = None, members: Members | None = None
+) -> Iterator[list[Record]]:
+    """One flat row per clustered document (for CSV), ``chunk`` clusters at a time: cluster,
+    size, id, central and cosine, each cluster's central member first."""
+    ids = result.corpus.ids
+    members = members or result_members(result)
+    for records in iter_cluster_records(result, chunk=chunk, members=members):
+        yield [
+            {
+                "cluster": record["cluster"],
+                "size": record["size"],
+                "id": ids[m],
+                "central": record["central"],
+                "cosine": json_number(float(members.cosine[m])),
+            }
+            for record in records
+            for m in members.ordered(record["cluster"], result.clusters[record["cluster"]]).tolist()
         ]
 
 

@@ -6,10 +6,10 @@ Each ``emit_*`` writes one command's output: Rich tables for ``table``, the reco
 
 from __future__ import annotations
 
+import errno
 import math
-import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO
 
 from rich import box
@@ -21,15 +21,21 @@ from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, concatenate
 from ...core.schemes import Survey
 from ...core.search import Comparison, DedupeResult, Matches
-from .formats import Format, Record, RecordWriter, counted, json_text, write_records
+from .atomic import write_bytes
+from .formats import Format, Listing, Record, RecordWriter, counted, json_text, write_records
+from .paths import Elided, shared_directory
 from .records import (
+    PAIR_CHUNK,
     budget_advice,
     calibration_record,
     comparison_record,
     fingerprint_records,
+    iter_cluster_records,
+    iter_member_rows,
     iter_pair_records,
     match_records,
     pair_records,
+    result_members,
     survey_record,
     write_dedupe_document,
 )
@@ -48,8 +54,17 @@ __all__ = [
 ]
 
 
+class _DataConsole(Console):
+    """A console for a command's data: a reader gone (``| head``) is a BrokenPipeError for the
+    command to end with 141, as every other format does (Rich's own handler exits 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
 def _console(out: IO[str]) -> Console:
-    console = Console(file=out, highlight=False, soft_wrap=False)
+    console = _DataConsole(file=out, highlight=False, soft_wrap=False)
     if not console.is_terminal:
         # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
         console.width = 4096
@@ -140,49 +155,85 @@ def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
     console.print(numbers)
 
 
-def _shared_directory(ids: Sequence[str]) -> str:
-    """The directory every id lies under (``sample_corpus/``), or "" when there is none."""
-    if not ids or any(not doc_id or doc_id == "-" for doc_id in ids):
-        return ""
-    # Character-wise on purpose: cut back to the last "/" it reaches, which is the directory.
-    prefix = os.path.commonprefix(list(ids))  # noqa: RUF071
-    cut = prefix.rfind("/")
-    return prefix[: cut + 1] if cut >= 0 else ""
-
-
-def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
-    """Write ``simhash dedupe`` output: pairs (and in json and table form, clusters). Every
-    form but the table is written a chunk of pairs at a time, never all pairs as records."""
+def emit_dedupe(
+    result: DedupeResult, fmt: Format, out: IO[str], listing: Listing, *, null: bool = False
+) -> None:
+    """Write ``simhash dedupe`` output: clusters or pairs (``listing``; json holds both). Every
+    form but the table is written a chunk at a time, never all pairs as records."""
     if fmt is Format.JSON:
         write_dedupe_document(result, out)
         return
+    if fmt is Format.GROUPS:
+        _write_groups(_groups(result, listing), out, null=null)
+        return
     if fmt is not Format.TABLE:
         writer = RecordWriter(fmt, out)
-        for chunk in iter_pair_records(result):
+        if listing is Listing.PAIRS:
+            chunks = iter_pair_records(result)
+        elif fmt is Format.CSV:
+            chunks = iter_member_rows(result)
+        else:
+            chunks = iter_cluster_records(result)
+        for chunk in chunks:
             writer.write(chunk)
         writer.close()
         return
-    pairs = pair_records(result)
-    ids = result.corpus.ids
-    prefix = _shared_directory(ids)
+    console = _console(out)
+    prefix = shared_directory(result.corpus.ids)
     under = f" (paths under {visible(prefix)})" if prefix else ""
+    if listing is Listing.PAIRS:
+        console.print(_pair_table(result, prefix, under))
+    else:
+        console.print(_cluster_table(result, prefix, under))
 
-    def shown(doc_id: str) -> Text:
-        return Text(visible(doc_id[len(prefix) :]))
 
-    pair_table = Table(
+def _groups(result: DedupeResult, listing: Listing) -> Iterator[list[str]]:
+    """Each cluster's ids, its central member first (or each pair's two ids)."""
+    ids = result.corpus.ids
+    if listing is Listing.PAIRS:
+        for chunk in result.pairs.chunks(PAIR_CHUNK):
+            yield from ([ids[i], ids[j]] for i, j in chunk.pairs.tolist())
+        return
+    members = result_members(result)
+    for number, these in enumerate(result.clusters):
+        yield [ids[m] for m in members.ordered(number, these).tolist()]
+
+
+def _write_groups(groups: Iterable[list[str]], out: IO[str], *, null: bool) -> None:
+    """fdupes' and jdupes' form: a name per line, a blank line after each group; with
+    ``null``, each name ended by NUL and each group by one more. Names are written as their
+    bytes are, except to a terminal (where they are made visible, as ls does)."""
+    end = "\0" if null else "\n"
+    if out.isatty():
+        for names in groups:
+            out.write("".join(visible(name) + "\n" for name in names) + "\n")
+        return
+    for names in groups:
+        write_bytes(
+            out, ("".join(name + end for name in names) + end).encode("utf-8", "surrogateescape")
+        )
+
+
+def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
+    """Every flagged pair, cluster by cluster."""
+    pairs = sorted(pair_records(result), key=lambda pair: int(pair["cluster"]))
+
+    def shown(doc_id: str) -> Elided:
+        return Elided(doc_id[len(prefix) :])
+
+    table = Table(
         title=counted(len(pairs), "near-duplicate pair") + under,
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
-    pair_table.add_column("cluster", justify="right", no_wrap=True)
-    pair_table.add_column("a", overflow="fold", ratio=1)
-    pair_table.add_column("b", overflow="fold", ratio=1)
-    pair_table.add_column("hamming", justify="right", no_wrap=True)
-    pair_table.add_column("estimate", justify="right", no_wrap=True)
-    pair_table.add_column("cosine", justify="right", no_wrap=True)
+    table.add_column("cluster", justify="right", no_wrap=True)
+    table.add_column("a", ratio=1)
+    table.add_column("b", ratio=1)
+    table.add_column("hamming", justify="right", no_wrap=True)
+    table.add_column("estimate", justify="right", no_wrap=True)
+    table.add_column("cosine", justify="right", no_wrap=True)
     for pair in pairs:
-        pair_table.add_row(
+        table.add_row(
             str(pair["cluster"]),
             shown(pair["a"]),
             shown(pair["b"]),
@@ -190,23 +241,36 @@ def emit_dedupe(result: DedupeResult, fmt: Format, out: IO[str]) -> None:
             _cosine_text(pair["estimated_cosine"]),
             _cosine_text(pair["cosine"]),
         )
-    cluster_table = Table(
-        title=counted(len(result.clusters), "cluster") + under,
+    return table
+
+
+def _cluster_table(result: DedupeResult, prefix: str, under: str) -> Table:
+    """Clusters in the order of their first member (their numbers in every format), each with
+    its members: the central one first, the others by their cosine to it."""
+    ids = result.corpus.ids
+    members = result_members(result)
+    documents = sum(int(c.size) for c in result.clusters)
+    table = Table(
+        title=f"{counted(len(result.clusters), 'cluster')} of {counted(documents, 'document')}"
+        + under,
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
-    cluster_table.add_column("cluster", justify="right", no_wrap=True)
-    cluster_table.add_column("size", justify="right", no_wrap=True)
-    cluster_table.add_column("members", overflow="fold")
-    for number, members in enumerate(result.clusters):
-        cluster_table.add_row(
-            str(number),
-            str(members.size),
-            Text("\n").join(shown(ids[m]) for m in members.tolist()),
-        )
-    console = _console(out)
-    console.print(pair_table)
-    console.print(cluster_table)
+    table.add_column("cluster", justify="right", no_wrap=True)
+    table.add_column("size", justify="right", no_wrap=True)
+    table.add_column("member (central first)", ratio=1)
+    table.add_column("cosine" if members.exact else "estimate", justify="right", no_wrap=True)
+    for number, these in enumerate(result.clusters):
+        ordered = members.ordered(number, these).tolist()
+        for place, m in enumerate(ordered):
+            table.add_row(
+                str(number) if place == 0 else "",
+                str(len(ordered)) if place == 0 else "",
+                Elided(ids[m][len(prefix) :], style="bold" if place == 0 else ""),
+                "central" if place == 0 else _cosine_text(float(members.cosine[m])),
+                end_section=place == len(ordered) - 1,
+            )
+    return table
 
 
 def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]) -> Counter[str]:
