@@ -52,7 +52,7 @@ def planned(tmp_path: Path, corpus: Path | None = None) -> tuple[Path, Path]:
         shutil.copytree(SAMPLE, corpus)
     plan = tmp_path / "plan.json"
     made = CliRunner().invoke(
-        main, ["dedupe", "-q", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus)]
+        main, ["dedupe", "-qq", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus)]
     )
     assert made.exit_code == ExitCode.OK, made.stderr
     return corpus, plan

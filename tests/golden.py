@@ -106,7 +106,7 @@ def cases() -> list[list[str]]:
         ["dedupe", "docs", "--max-distance", "4", "--verify", "estimate"],
         ["dedupe", "docs", "--weighting", "tfidf", "--threshold", "0.7", "-f", "json"],
         ["dedupe", "docs", "--include-empty", "--ngram", "2", "-f", "csv"],
-        ["dedupe", "docs", "--check", "-q"],
+        ["dedupe", "docs", "--check", "-qq"],
         ["dedupe", "docs", "--max-candidates", "10"],
         ["dedupe", "docs", "--max-pairs", "3"],
         ["dedupe", "docs", "--blocks", "7"],

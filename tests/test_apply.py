@@ -300,7 +300,7 @@ def write_clusters(root: Path, clusters: int) -> None:
 
 
 def _plan(corpus: Path, plan: Path) -> None:
-    made = run("dedupe", "-q", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus))
+    made = run("dedupe", "-qq", "-f", "json", "--keep", "first", "--plan", str(plan), str(corpus))
     assert made.exit_code == ExitCode.OK, made.stderr
 
 
@@ -317,11 +317,11 @@ def test_a_killed_apply_resumes_from_its_journal_to_the_same_end(tmp_path: Path)
         write_clusters(tmp_path / name, clusters)
         _plan(tmp_path / name, tmp_path / f"{name}.json")
     calm = run("apply", str(tmp_path / "calm.json"), "--action", "move-to",
-               str(tmp_path / "calm-dups"), "--yes", "-q")  # fmt: skip
+               str(tmp_path / "calm-dups"), "--yes", "-qq")  # fmt: skip
     assert calm.exit_code == ExitCode.OK, calm.stderr
     command = [
         sys.executable, "-m", "simhash_cli", "apply", str(tmp_path / "killed.json"),
-        "--action", "move-to", str(tmp_path / "killed-dups"), "--yes", "-q",
+        "--action", "move-to", str(tmp_path / "killed-dups"), "--yes", "-qq",
     ]  # fmt: skip
     journal = tmp_path / "killed.json.journal"
     for at_lines in (20, 120):  # killed twice, at different places, then left to finish

@@ -333,7 +333,7 @@ finally:
 def test_fifty_thousand_files_in_one_directory_stream_in_flat_memory(tmp_path: Path) -> None:
     def peak_mb(directory: Path) -> tuple[int, int]:
         done = subprocess.run(
-            [sys.executable, "-c", _PEAK, "fingerprint", "-q", "-j", "1", str(directory)],
+            [sys.executable, "-c", _PEAK, "fingerprint", "-qq", "-j", "1", str(directory)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -520,7 +520,7 @@ def test_output_file_is_replaced_whole_or_left_as_it_was(tmp_path: Path) -> None
     report.write_text("the previous, good report\n")
     # The last file fails --strict-encoding after the first batch of 1,000 was written.
     (docs / "9999.txt").write_bytes(b"caf\xe9")
-    args = ["fingerprint", "-q", "-j", "1", "--strict-encoding", "-o", str(report), str(docs)]
+    args = ["fingerprint", "-qq", "-j", "1", "--strict-encoding", "-o", str(report), str(docs)]
     failed = run(*args)
     assert failed.exit_code == ExitCode.ERROR
     assert report.read_text() == "the previous, good report\n"
@@ -533,7 +533,7 @@ def test_output_file_is_replaced_whole_or_left_as_it_was(tmp_path: Path) -> None
     fresh = tmp_path / "fresh.jsonl"
     mask = os.umask(0o022)
     try:
-        assert run("fingerprint", "-q", "-o", str(fresh), str(docs / "0001.txt")).exit_code == 0
+        assert run("fingerprint", "-qq", "-o", str(fresh), str(docs / "0001.txt")).exit_code == 0
     finally:
         os.umask(mask)
     assert fresh.stat().st_mode & 0o777 == 0o644  # a new file's mode, as the umask says
@@ -640,4 +640,4 @@ def test_documents_alike_as_a_whole_stop_at_the_pair_budget_not_at_memory(
     line = one_line_error(result)
     assert "more than 500 pairs reach exact cosine >= 0.9 among 60 documents" in line
     assert "--max-pairs raises the limit" in line
-    assert run("dedupe", "-q", "-f", "json", str(tmp_path)).exit_code == ExitCode.OK
+    assert run("dedupe", "-qq", "-f", "json", str(tmp_path)).exit_code == ExitCode.OK

@@ -205,9 +205,31 @@ def test_messy_directory_warns_and_goes_on(messy_dir: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_quiet_silences_warnings_and_summary(messy_dir: Path) -> None:
-    result = run("dedupe", "-q", str(messy_dir))
-    assert result.exit_code == 0 and result.stderr == ""
+def test_quiet_keeps_the_summary_and_twice_silences_it(messy_dir: Path) -> None:
+    quiet = run("dedupe", "-q", str(messy_dir))
+    assert quiet.exit_code == 0
+    lines = quiet.stderr.splitlines()
+    assert not any("image.png: binary" in line for line in lines)  # no line per file
+    assert lines[0] == (
+        f"warning: skipped 3 files: 2 empty ({messy_dir}/blank.txt, {messy_dir}/empty.txt); "
+        f"1 binary ({messy_dir}/image.png)"
+    )
+    assert lines[1] == (
+        f"warning: warned about 1 file: 1 bytes that are not valid text were replaced "
+        f"({messy_dir}/latin1.txt)"
+    )
+    assert lines[2] == "read 4 documents (3 skipped: 1 binary, 2 empty)"
+    silent = run("dedupe", "-qq", str(messy_dir))
+    assert silent.exit_code == 0 and silent.stderr == ""
+
+
+def test_skips_are_counted_by_kind_never_by_path(tmp_path: Path) -> None:
+    """``skipped_by_reason`` keys are kinds of reason: a path in the reason is not a key."""
+    (tmp_path / "a.txt").write_text("one two three four")
+    os.link(tmp_path / "a.txt", tmp_path / "b.txt")
+    (tmp_path / "c.txt").write_text("five six seven eight")
+    result = run("dedupe", "-f", "json", str(tmp_path))
+    assert json.loads(result.stdout)["summary"]["skipped_by_reason"] == {"same file": 1}
 
 
 # ---------------------------------------------------------------- compare

@@ -79,7 +79,7 @@ def test_two_applies_of_one_plan_at_once_lose_nothing(tmp_path: Path) -> None:
     _, plan = planned(tmp_path, corpus)
     before = contents(corpus)
     dups = tmp_path / "dups"
-    command = [*SIMHASH, "apply", str(plan), "--action", "move-to", str(dups), "--yes", "-q"]
+    command = [*SIMHASH, "apply", str(plan), "--action", "move-to", str(dups), "--yes", "-qq"]
     runs = [
         subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
     ]
@@ -106,7 +106,7 @@ def test_two_copies_of_one_plan_racing_lose_nothing(tmp_path: Path) -> None:
     dups = tmp_path / "dups"
     runs = [
         subprocess.Popen(
-            [*SIMHASH, "apply", str(p), "--action", "move-to", str(dups), "--yes", "-q"],
+            [*SIMHASH, "apply", str(p), "--action", "move-to", str(dups), "--yes", "-qq"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -170,7 +170,7 @@ def test_a_move_to_the_files_own_place_is_refused(tmp_path: Path, where: str) ->
 def test_outputs_never_replace_an_input_under_another_spelling(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
-    run("index", "add", str(tmp_path / "idx.db"), str(corpus), "-q")
+    run("index", "add", str(tmp_path / "idx.db"), str(corpus), "-qq")
     _, plan = planned(tmp_path, corpus)
     member = corpus / "shipping-policy.txt"
     kept = corpus / "shipping-policy-copy.txt"
@@ -318,7 +318,7 @@ def test_a_file_reached_through_a_linked_directory_is_skipped_not_removed(
     (corpus / "linked").symlink_to(outside)
     plan = tmp_path / "plan.json"
     made = run(
-        "dedupe", "-q", "--follow-symlinks", "--keep", "first", "--plan", str(plan), str(corpus)
+        "dedupe", "-qq", "--follow-symlinks", "--keep", "first", "--plan", str(plan), str(corpus)
     )
     assert made.exit_code == ExitCode.OK, made.stderr
     files = {f["path"]: f for c in json.loads(plan.read_text())["clusters"] for f in c["files"]}
@@ -360,7 +360,7 @@ def test_a_move_into_the_plans_own_protected_root_is_refused(tmp_path: Path) -> 
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     plan = tmp_path / "plan.json"
-    made = run("dedupe", "-q", "--protect", str(corpus), "--plan", str(plan), str(corpus))
+    made = run("dedupe", "-qq", "--protect", str(corpus), "--plan", str(plan), str(corpus))
     assert made.exit_code == ExitCode.OK
     result = run("apply", str(plan), "--action", "move-to", str(corpus / "dups"), "--yes")
     assert result.exit_code == ExitCode.USAGE
@@ -375,7 +375,7 @@ def test_prune_keeps_entries_whose_directory_cannot_be_read(tmp_path: Path) -> N
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     db = str(tmp_path / "idx.db")
-    assert run("index", "add", db, str(corpus), "-q").exit_code == ExitCode.OK
+    assert run("index", "add", db, str(corpus), "-qq").exit_code == ExitCode.OK
     script = (
         "import os, sys, errno\n"
         "real = os.lstat\n"
@@ -490,7 +490,7 @@ def test_cosine_is_right_for_every_finite_weight(tmp_path: Path, weight: float) 
     )
     done = subprocess.run(
         [sys.executable, "-c", script, "dedupe", "--vectors", str(vectors), "--threshold", "0",
-         "-f", "jsonl", "-q"],
+         "-f", "jsonl", "-qq"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == ExitCode.OK and done.stderr == "", done.stderr
@@ -610,8 +610,8 @@ def test_a_full_disk_is_one_line_and_leaves_no_partial_file(tmp_path: Path) -> N
     corpus, plan = planned(tmp_path)
     before = contents(corpus)
     for args in (
-        ["dedupe", str(corpus), "-q", "-f", "json", "-o", str(tmp_path / "out.json")],
-        ["dedupe", str(corpus), "-q", "--plan", str(tmp_path / "p2.json")],
+        ["dedupe", str(corpus), "-qq", "-f", "json", "-o", str(tmp_path / "out.json")],
+        ["dedupe", str(corpus), "-qq", "--plan", str(tmp_path / "p2.json")],
         ["apply", str(plan), "--action", "delete", CONSENT, "--script", str(tmp_path / "s.sh")],
         ["apply", str(plan), "--action", "move-to", str(tmp_path / "d"), "--yes",
          "--journal", str(tmp_path / "j")],
@@ -626,7 +626,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_partial_file(tmp_path: Path) -> N
     for fmt in ("json", "jsonl", "table"):
         with open("/dev/full", "w") as full:
             done = subprocess.run(
-                [*SIMHASH, "dedupe", str(corpus), "-q", "-f", fmt], stdout=full,
+                [*SIMHASH, "dedupe", str(corpus), "-qq", "-f", fmt], stdout=full,
                 stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
         assert done.returncode == ExitCode.ERROR
@@ -759,7 +759,7 @@ def test_an_external_cluster_dying_mid_run_ends_it_in_one_line(tmp_path: Path, v
         _wait_for_workers(port, 1)
         run_ = subprocess.Popen(
             [*SIMHASH, "dedupe", "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
-             str(corpus), "-q", "-f", "jsonl"],
+             str(corpus), "-qq", "-f", "jsonl"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         import time
@@ -806,7 +806,7 @@ TAMPERING = {
 @pytest.mark.parametrize("how", list(TAMPERING))
 def test_a_tampered_index_is_called_damaged_in_one_line(tmp_path: Path, how: str) -> None:
     db = tmp_path / "idx.db"
-    assert run("index", "add", str(db), str(SAMPLE), "-q").exit_code == ExitCode.OK
+    assert run("index", "add", str(db), str(SAMPLE), "-qq").exit_code == ExitCode.OK
     _tamper(db, *TAMPERING[how])
     for args in (["query", str(db), str(SAMPLE)], ["dedupe", str(db)], ["stats", str(db)]):
         result = run("index", *args, "-f", "jsonl")
@@ -841,7 +841,7 @@ def test_a_healthy_index_is_read_where_it_cannot_be_written(tmp_path: Path) -> N
     place = tmp_path / "ro"
     place.mkdir()
     db = place / "idx.db"
-    assert run("index", "add", str(db), str(SAMPLE), "-q").exit_code == ExitCode.OK
+    assert run("index", "add", str(db), str(SAMPLE), "-qq").exit_code == ExitCode.OK
     before = {p.name: p.read_bytes() for p in place.iterdir()}
     try:
         for args in (["stats", str(db)], ["query", str(db), str(SAMPLE / "volcano-report.txt")]):
@@ -874,7 +874,7 @@ def test_a_tampered_journal_is_refused_naming_its_line(
     first = run("apply", str(plan), "--action", "move-to", dups)  # a dry run: no journal
     assert first.exit_code == ExitCode.OK
     journal = Path(f"{plan}.journal")
-    done = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-q")
+    done = run("apply", str(plan), "--action", "move-to", dups, "--yes", "-qq")
     assert done.exit_code == ExitCode.OK
     header = journal.read_bytes().split(b"\n")[0] + b"\n"
     journal.write_bytes(header + line)
@@ -886,7 +886,7 @@ def test_a_tampered_journal_is_refused_naming_its_line(
 def test_a_journal_that_claims_a_step_never_taken_is_not_believed(tmp_path: Path) -> None:
     corpus, plan = planned(tmp_path)
     dups = str(tmp_path / "dups")
-    run("apply", str(plan), "--action", "move-to", dups, "--yes", "-q", "--journal",
+    run("apply", str(plan), "--action", "move-to", dups, "--yes", "-qq", "--journal",
         str(tmp_path / "j"))  # fmt: skip
     # A journal of the same plan, action and destination claiming all three steps done, for
     # a fresh copy of the corpus where none was taken.
@@ -909,7 +909,7 @@ def test_a_plan_applied_from_another_directory_acts_on_the_same_files(tmp_path: 
     shutil.copytree(SAMPLE, corpus)
     plan = tmp_path / "plan.json"
     made = subprocess.run(
-        [*SIMHASH, "dedupe", "-q", "--plan", "plan.json", "corpus"], cwd=tmp_path,
+        [*SIMHASH, "dedupe", "-qq", "--plan", "plan.json", "corpus"], cwd=tmp_path,
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
     assert made.returncode == ExitCode.OK
@@ -929,7 +929,7 @@ def test_a_plan_applied_from_another_directory_acts_on_the_same_files(tmp_path: 
 
 def test_jobs_beyond_the_cores_are_capped_and_said() -> None:
     done = subprocess.run(
-        [*SIMHASH, "fingerprint", "-j", "512", str(SAMPLE), "-q"], capture_output=True, text=True
+        [*SIMHASH, "fingerprint", "-j", "512", str(SAMPLE), "-qq"], capture_output=True, text=True
     )
     assert done.returncode == ExitCode.OK
     cores = len(os.sched_getaffinity(0))
@@ -941,7 +941,7 @@ def test_an_index_of_vectors_queried_with_files_says_why(tmp_path: Path) -> None
     vectors = tmp_path / "v.jsonl"
     vectors.write_text('{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}\n')
     db = str(tmp_path / "idx.db")
-    assert run("index", "add", db, "--vectors", str(vectors), "-q").exit_code == ExitCode.OK
+    assert run("index", "add", db, "--vectors", str(vectors), "-qq").exit_code == ExitCode.OK
     result = run("index", "query", db, str(SAMPLE))
     assert result.exit_code != ExitCode.OK
     error = one_line_error(result)
@@ -993,7 +993,7 @@ def test_interleaved_and_killed_applies_lose_no_byte_and_touch_no_kept_file(
         for which, start, kill_after in sorted(runs, key=lambda r: r[1]):
             time.sleep(max(0.0, start - (time.monotonic() - started)))
             command = [*SIMHASH, "apply", str(root / f"{which}.json"), "--action", "move-to",
-                       str(dups), "--yes", "-q"]  # fmt: skip
+                       str(dups), "--yes", "-qq"]  # fmt: skip
             process = subprocess.Popen(
                 command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )

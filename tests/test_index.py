@@ -412,7 +412,7 @@ def test_four_writers_at_once(tmp_path: Path) -> None:
         write_documents(tmp_path / f"part{part}", 300, part)
     writers = [
         subprocess.Popen(
-            _command("index", "add", "-q", "-j", "1", str(db), str(tmp_path / f"part{part}")),
+            _command("index", "add", "-qq", "-j", "1", str(db), str(tmp_path / f"part{part}")),
             stderr=subprocess.PIPE,
             cwd=ROOT,
         )
@@ -440,13 +440,13 @@ def test_a_killed_add_resumes_to_the_state_of_an_uninterrupted_one(tmp_path: Pat
     write_documents(calm / "docs", 4000, 9)
     shutil.copytree(calm / "docs", killed / "docs")
     done = subprocess.run(
-        _command("index", "add", "-q", "-j", "1", str(calm / "db"), str(calm / "docs")),
+        _command("index", "add", "-qq", "-j", "1", str(calm / "db"), str(calm / "docs")),
         cwd=ROOT,
         capture_output=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    add = _command("index", "add", "-q", "-j", "1", str(killed / "db"), str(killed / "docs"))
+    add = _command("index", "add", "-qq", "-j", "1", str(killed / "db"), str(killed / "docs"))
     rng = random.Random(5)
     partial = []
     # Killed at random moments early on (listing, creating, the first batch), then just after

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from simhash_cli.core.corpus import Settings, from_weights
-from simhash_cli.core.cosines import Verify, cosine_pairs
+from simhash_cli.core.cosines import ScoredPairs, Verify
 from simhash_cli.core.members import centres, cluster_members
-from simhash_cli.core.search import DedupeConfig, dedupe
 
 
 def test_the_centre_is_the_member_with_the_most_and_closest_pairs() -> None:
@@ -22,30 +19,18 @@ def test_the_centre_is_the_member_with_the_most_and_closest_pairs() -> None:
     assert centres([], [(pairs, cosines)], 6).tolist() == []
 
 
-def test_members_carry_their_true_cosine_to_the_centre() -> None:
-    rng = np.random.default_rng(3)
-    base = rng.integers(1, 5, size=40).astype(np.float64)
-    rows = [base, base, base + np.eye(40)[0] * 3, base + np.eye(40)[1] * 2]
-    rows += [rng.integers(0, 5, size=40).astype(np.float64) * (rng.random(40) < 0.3)]
-    weights = sp.csr_array(np.array(rows))
-    features = [f"w{i}" for i in range(40)]
-    names = [str(i) for i in range(len(rows))]
-    docs = from_weights(names, weights, features, Settings.of_vectors(), lambda _: None, [], "")
-    result = dedupe(docs, DedupeConfig(max_distance=63, threshold=0.9))
-    members = cluster_members(docs, result.clusters, result.pairs, Verify.EXACT)
-    assert members.exact
-    (cluster,) = [c for c in result.clusters if 0 in c]
-    centre = int(members.centre[0])
-    assert centre in cluster
-    links = np.stack([cluster, np.full(cluster.size, centre)], axis=1)
-    assert docs.weights is not None
-    assert np.allclose(members.cosine[cluster], cosine_pairs(docs.weights, links))
-    ordered = members.ordered(0, cluster)
-    assert ordered[0] == centre and sorted(ordered.tolist()) == sorted(cluster.tolist())
-    assert np.all(np.diff(members.cosine[ordered[1:]]) <= 0)  # closest first
-    estimated = cluster_members(docs, result.clusters, result.pairs, Verify.ESTIMATE)
-    assert not estimated.exact
-    fingerprints = docs.fingerprints[:, 0]
-    other = int(estimated.centre[0])
-    distance = [int(fingerprints[m] ^ fingerprints[other]).bit_count() for m in cluster]
-    assert np.allclose(estimated.cosine[cluster], np.cos(np.pi * np.array(distance) / 64))
+def test_members_carry_the_cosine_of_their_pair_with_the_centre() -> None:
+    clusters = [np.array([0, 1, 2, 3]), np.array([5, 6])]
+    pairs = np.array([[0, 1], [1, 2], [2, 3], [5, 6]])
+    exact = np.array([0.95, 0.97, 0.91, 0.99])
+    estimated = np.array([0.90, 0.96, 0.95, 0.98])
+    scored = ScoredPairs(pairs, np.zeros(4, dtype=np.int64), estimated, exact)
+    members = cluster_members(7, clusters, scored, Verify.EXACT)
+    assert members.exact and members.centre.tolist() == [1, 5]
+    # 0 and 2 are paired with the centre 1; 3 only through 2: no cosine of its own to it.
+    assert members.cosine[[0, 1, 2, 5, 6]].tolist() == [0.95, 1.0, 0.97, 1.0, 0.99]
+    assert np.isnan(members.cosine[[3, 4]]).all()
+    assert members.ordered(0, clusters[0]).tolist() == [1, 2, 0, 3]  # centre, closest, none
+    by_estimate = cluster_members(7, clusters, scored, Verify.ESTIMATE)
+    assert not by_estimate.exact and by_estimate.centre.tolist() == [2, 5]
+    assert by_estimate.cosine[[1, 3]].tolist() == [0.96, 0.95]

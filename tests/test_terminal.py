@@ -119,7 +119,7 @@ def screen_of(shown: bytes, columns: int) -> list[str]:
 def workdir(tmp_path: Path) -> Path:
     """A copy of the sample corpus as ``c/``, a plan of it and an index of it."""
     shutil.copytree(SAMPLE, tmp_path / "c")
-    for args in (["dedupe", "-q", "--plan", "plan.json", "c"], ["index", "add", "-q", "db", "c"]):
+    for args in (["dedupe", "-qq", "--plan", "plan.json", "c"], ["index", "add", "-qq", "db", "c"]):
         done = subprocess.run([SIMHASH, *args], cwd=tmp_path, capture_output=True, check=False)
         assert done.returncode == 0, done.stderr
     return tmp_path
@@ -186,7 +186,7 @@ def test_tables_fit_the_terminal_without_breaking_a_name(
     long_name = "shipping-policy-copied-again-with-a-rather-long-name-indeed.txt"
     shutil.copy(workdir / "c" / "shipping-policy.txt", deep / long_name)
     code, shown = on_a_terminal(
-        ["dedupe", "-q", "--list", listing, "c"], None, columns=columns, cwd=workdir
+        ["dedupe", "-qq", "--list", listing, "c"], None, columns=columns, cwd=workdir
     )
     screen = screen_of(shown, columns)
     assert code == 0, "\n".join(screen)
@@ -211,7 +211,7 @@ def test_a_reader_gone_is_exit_141_in_every_format(fmt: str) -> None:
     os.close(read_end)
     try:
         done = subprocess.run(
-            [SIMHASH, "dedupe", "-q", "-f", fmt, str(SAMPLE)],
+            [SIMHASH, "dedupe", "-qq", "-f", fmt, str(SAMPLE)],
             stdout=write_end,
             stderr=subprocess.PIPE,
             timeout=120,
@@ -230,3 +230,32 @@ def test_apply_draws_its_table_after_the_bar_is_gone(workdir: Path) -> None:
     assert screen[0].startswith("3 steps (move-to)"), "\n".join(screen)
     assert not any("━" in line for line in screen)
     assert screen[-1].startswith("dry run: 3 would be taken")
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_skips_are_summed_up_on_a_terminal_and_listed_when_verbose(
+    tmp_path: Path, verbose: bool
+) -> None:
+    tree = tmp_path / "t"
+    tree.mkdir()
+    for n in range(40):
+        (tree / f"module{n:02}.pyc").write_bytes(b"\x00\x01" * 64)
+    (tree / "a.txt").write_text("a short note about the weather today " * 3)
+    (tree / "b.txt").write_text("a longer letter about the trip to the coast " * 3)
+    with open(os.devnull, "wb") as sink:
+        code, shown = on_a_terminal(
+            ["dedupe", *(["-v"] if verbose else []), "t"], sink.fileno(), columns=160, cwd=tmp_path
+        )
+    screen = screen_of(shown, 160)
+    assert code == 0, "\n".join(screen)
+    each = [line for line in screen if line.startswith("warning: skipped t/module")]
+    if verbose:
+        assert len(each) == 40
+    else:
+        assert each == []
+        (summary,) = [line for line in screen if line.startswith("warning: skipped 40 files")]
+        assert summary.startswith(
+            "warning: skipped 40 files: 40 binary (e.g. t/module00.pyc, t/module01.pyc, "
+            "t/module02.pyc); --verbose lists every one"
+        )
+    assert "read 2 documents (40 skipped: 40 binary)" in screen

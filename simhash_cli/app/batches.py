@@ -158,7 +158,13 @@ def listing(
         PathNotFoundError: a path does not exist (before anything is read).
     """
     handle = collecting(on_event, skipped)
-    files = list_files(paths, handle, distinct=distinct, follow_symlinks=policy.follow_symlinks)
+    files = list_files(
+        paths,
+        handle,
+        distinct=distinct,
+        follow_symlinks=policy.follow_symlinks,
+        selection=policy.selection,
+    )
     if on_listed is not None:
         on_listed(len(files))
     return files

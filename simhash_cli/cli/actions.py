@@ -19,7 +19,8 @@ from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_apply
 from ..io.sources.files import STDIN
 from .main import Command, exit_with
-from .options import OUTPUT, as_enum, collapse, own, protect_option, quiet_option, writable_file
+from .options import as_enum, collapse, own, protect_option
+from .outputs import OUTPUT, quiet_option, writable_file
 
 __all__ = ["apply_command"]
 

@@ -24,19 +24,17 @@ from .options import (
     BANDS,
     BLOCKS,
     ENGINE,
-    REPORT_OUTPUT,
     as_enum,
     collapse,
     max_candidates_option,
     max_pairs_option,
     own,
     protect_option,
-    quiet_option,
     reading_group,
     source_group,
     threshold_option,
-    writable_file,
 )
+from .outputs import REPORT_OUTPUT, quiet_option, writable_file
 
 __all__ = ["dedupe_command"]
 

@@ -17,7 +17,8 @@ from ..io.sinks.formats import Format
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_comparison, emit_fingerprints
 from .main import Command
-from .options import ENGINE, OUTPUT, collapse, own, quiet_option, reading_group, source_group
+from .options import ENGINE, collapse, own, reading_group, source_group
+from .outputs import OUTPUT, quiet_option
 
 __all__ = ["compare_command", "fingerprint_command"]
 

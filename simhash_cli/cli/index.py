@@ -26,8 +26,6 @@ from .dedupe import write_report
 from .main import Group, exit_with
 from .options import (
     ENGINE,
-    OUTPUT,
-    REPORT_OUTPUT,
     as_enum,
     collapse,
     fingerprints_option,
@@ -35,11 +33,11 @@ from .options import (
     max_candidates_option,
     max_pairs_option,
     own,
-    quiet_option,
     reading_group,
     source_group,
     threshold_option,
 )
+from .outputs import OUTPUT, REPORT_OUTPUT, quiet_option
 
 __all__ = ["index_group"]
 

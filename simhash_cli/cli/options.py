@@ -11,8 +11,6 @@ left unset (None) is not given. Only the face knows click.
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -38,15 +36,12 @@ from ..core.search import DEFAULT_MAX_PAIRS
 from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import SimhashError, UsageError
-from ..io.sinks.formats import Format, Listing, Output
-from ..io.sinks.messages import Messages
 from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
+from ..io.sources.selection import Selection
 
 __all__ = [
     "BLOCKS",
     "ENGINE",
-    "OUTPUT",
-    "REPORT_OUTPUT",
     "OptionGroup",
     "as_enum",
     "collapse",
@@ -56,11 +51,9 @@ __all__ = [
     "max_pairs_option",
     "own",
     "protect_option",
-    "quiet_option",
     "reading_group",
     "source_group",
     "threshold_option",
-    "writable_file",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -229,6 +222,32 @@ _FILES = [
         "is reported, not followed). Links to files are always read.",
     ),
     click.option(
+        "--exclude",
+        multiple=True,
+        metavar="GLOB",
+        help="Leave out the files and directories a walk finds that match GLOB, in "
+        ".gitignore's syntax ('*.log', 'build/', 'docs/**/old'), matched below the directory "
+        "given. (repeatable)",
+    ),
+    click.option(
+        "--include",
+        multiple=True,
+        metavar="GLOB",
+        help="Read only the files a walk finds that match one GLOB ('*.txt', 'src/**/*.md'). "
+        "(repeatable)",
+    ),
+    click.option(
+        "--hidden",
+        is_flag=True,
+        help="Also walk hidden files and directories (names starting with '.', .git among "
+        "them), which are left out by default.",
+    ),
+    click.option(
+        "--no-ignore",
+        is_flag=True,
+        help="Do not honour the .gitignore and .ignore files of the directories walked.",
+    ),
+    click.option(
         "--weighting",
         type=click.Choice([w.value for w in Weighting]),
         default=Weighting.TF.value,
@@ -282,6 +301,10 @@ def _reading(
     strict_encoding: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     follow_symlinks: bool = False,
+    exclude: tuple[str, ...] = (),
+    include: tuple[str, ...] = (),
+    hidden: bool = False,
+    no_ignore: bool = False,
     weighting: str = Weighting.TF.value,
     include_empty: bool = False,
     jobs: int | None = None,
@@ -296,6 +319,9 @@ def _reading(
             strict_encoding=strict_encoding,
             max_bytes=max_bytes or None,
             follow_symlinks=follow_symlinks,
+            selection=Selection(
+                include=include, exclude=exclude, hidden=hidden, ignore_files=not no_ignore
+            ),
         ),
         include_empty=include_empty,
         given=_given(FINGERPRINT_SETTINGS),
@@ -304,8 +330,9 @@ def _reading(
 
 def reading_group(*, text: bool = True, empty: bool = False, jobs: bool = True) -> OptionGroup:
     """``reading: Reading``: ``--bits``, ``--seed``; with ``text`` the tokenizer and how files
-    are read (``--ngram``, ``--char-ngrams``, ``--strict-encoding``, ``--max-bytes``,
-    ``--follow-symlinks``, ``--weighting``); ``--include-empty`` with ``empty``; ``-j`` with
+    are read and which a walk lists (``--ngram``, ``--char-ngrams``, ``--strict-encoding``,
+    ``--max-bytes``, ``--follow-symlinks``, ``--exclude``, ``--include``, ``--hidden``,
+    ``--no-ignore``, ``--weighting``); ``--include-empty`` with ``empty``; ``-j`` with
     ``jobs``."""
     options = _SETTINGS + (_TEXT + _FILES if text else [])
     options += ([_EMPTY] if empty else []) + ([_JOBS] if jobs else [])
@@ -397,110 +424,6 @@ def _engine(engine: str, scheduler: str | None, workers: int | None) -> EngineCh
 
 ENGINE = OptionGroup("engine", _ENGINE, _engine)
 """``engine: EngineChoice``: ``--engine``, ``--scheduler``, ``--workers``."""
-
-
-# ---------------------------------------------------------------------------- output
-
-
-def writable_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A report's directory must exist and be writable: found out before any work, not after."""
-    if value is None or value == "-":
-        return value
-    directory = os.path.dirname(os.path.abspath(value))
-    if not os.path.isdir(directory):
-        raise click.BadParameter(f"no such directory: {directory}")
-    if not os.access(directory, os.W_OK):
-        raise click.BadParameter(f"cannot write in {directory}")
-    if os.path.isdir(value):
-        raise click.BadParameter(f"{value} is a directory")
-    return value
-
-
-def _format_option(formats: Sequence[Format]) -> Callable[[Any], Any]:
-    return click.option(
-        "-f",
-        "--format",
-        "format",
-        type=click.Choice([f.value for f in formats]),
-        default=None,
-        help="Output format [default: table on a terminal, jsonl when piped].",
-    )
-
-
-_OUTPUT_FILE = click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="FILE",
-    default=None,
-    callback=writable_file,
-    help="Write the report to FILE instead of standard output, whole or not at all (a "
-    "temporary file renamed over FILE when complete). Its format follows the extension "
-    "(.json, .csv, else JSON Lines) unless -f says otherwise.",
-)
-
-
-def _output(format: str | None, output: str | None) -> Output:
-    return Output(None if format is None else Format(format), output)
-
-
-OUTPUT = OptionGroup(
-    "output", [_format_option([f for f in Format if f is not Format.GROUPS]), _OUTPUT_FILE], _output
-)
-"""``output: Output``: ``-f/--format [table|json|jsonl|csv]`` and ``-o/--output FILE``."""
-
-
-def _report_output(
-    format: str | None, output: str | None, listing: str | None, null: bool
-) -> Output:
-    if null and format not in (None, Format.GROUPS.value):
-        raise UsageError(f"-0/--null ends the names of the groups format, not of {format}")
-    if null:
-        format = Format.GROUPS.value  # -0 alone: the groups format, for xargs -0
-    return Output(
-        None if format is None else Format(format),
-        output,
-        None if listing is None else Listing(listing),
-        null,
-    )
-
-
-REPORT_OUTPUT = OptionGroup(
-    "output",
-    [
-        _format_option(list(Format)),
-        _OUTPUT_FILE,
-        click.option(
-            "--list",
-            "listing",
-            type=click.Choice([listing.value for listing in Listing]),
-            default=None,
-            help="One row (record) per cluster, with each member's cosine to the cluster's "
-            "central member, or per flagged pair [default: clusters in a table and in groups, "
-            "pairs in jsonl and csv; json holds both].",
-        ),
-        click.option(
-            "-0",
-            "--null",
-            is_flag=True,
-            help="The groups format with each name ended by NUL and each group by one more "
-            "(for xargs -0), instead of newlines and a blank line.",
-        ),
-    ],
-    _report_output,
-)
-"""A dedupe report's ``output: Output``: :data:`OUTPUT`, the groups format (each cluster's
-names, blank-line separated, as fdupes and jdupes print them), ``--list`` and ``-0``."""
-
-
-def quiet_option(command: F) -> F:
-    """``messages: Messages`` on stderr; ``-q/--quiet``: no warnings, progress or summary
-    (errors still shown)."""
-    option = click.option(
-        "-q", "--quiet", is_flag=True, help="No warnings, progress or summary on stderr."
-    )
-    group = OptionGroup("messages", [option], lambda quiet: Messages(sys.stderr, quiet=quiet))
-    return collapse(group)(command)
 
 
 # ---------------------------------------------------------------------------- plain options

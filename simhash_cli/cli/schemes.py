@@ -16,15 +16,14 @@ from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_calibration, emit_survey
 from .main import Command
 from .options import (
-    OUTPUT,
     collapse,
     max_candidates_option,
     own,
-    quiet_option,
     reading_group,
     source_group,
     threshold_option,
 )
+from .outputs import OUTPUT, quiet_option
 
 __all__ = ["calibrate_command", "plan_command"]
 

@@ -10,7 +10,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["NO_STAMP", "Event", "OnEvent", "Progress", "Skipped", "Stamp", "Warned", "stamp_of"]
+__all__ = [
+    "NO_STAMP",
+    "Event",
+    "Excluded",
+    "OnEvent",
+    "Progress",
+    "Skipped",
+    "Stamp",
+    "Warned",
+    "stamp_of",
+]
 
 
 Stamp = tuple[int, int, int, int, int]
@@ -27,12 +37,37 @@ def stamp_of(info: os.stat_result) -> Stamp:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
+# The kinds of reasons a document is skipped for, the words each reason starts with; what
+# follows is about the one document ("same file as a/b.txt", "unreadable: Permission denied").
+SKIP_KINDS = (
+    "binary",
+    "empty",
+    "malformed",
+    "not a regular file",
+    "same file",
+    "symlink loop",
+    "this command's own output",
+    "too large",
+    "unreadable directory",
+    "unreadable",
+)
+
+
 @dataclass(frozen=True)
 class Skipped:
     """A document left out of the run, and why (``binary``, ``empty``, ``unreadable: ...``)."""
 
     id: str
     reason: str
+
+    @property
+    def kind(self) -> str:
+        """The kind of the reason, without what is particular to this document (``same
+        file``, not ``same file as a/b.txt``): what skips are counted by."""
+        for kind in SKIP_KINDS:
+            if self.reason.startswith(kind):
+                return kind
+        return self.reason.split(" (")[0].split(":")[0]
 
 
 @dataclass(frozen=True)
@@ -43,7 +78,17 @@ class Warned:
     message: str
 
 
-Event = Skipped | Warned
+@dataclass(frozen=True)
+class Excluded:
+    """A path a directory walk left out by a rule (``hidden``, ``excluded``, ``ignored`` by an
+    ignore file, ``not included``): not a document the user asked for, so counted, not warned
+    about one by one."""
+
+    id: str
+    rule: str
+
+
+Event = Skipped | Warned | Excluded
 
 
 OnEvent = Callable[[Event], None]

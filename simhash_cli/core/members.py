@@ -3,21 +3,20 @@ it.
 
 The central member of a cluster is the one whose flagged pairs add up to the largest cosine
 (the most, and the closest, near-duplicates; the first in input order on a tie). Every other
-member is shown with its cosine to that one: the true cosine when the run verified with the
-vectors, else the estimate from the two fingerprints.
+member is shown with the cosine of its flagged pair with that one (true or estimated, as the
+run verified); a member joined to the cluster only through others has none (NaN): it is not
+itself a verified near-duplicate of the central member.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .corpus import Corpus
-from .cosines import ScoredPairs, Verify, cosine_pairs
-from .fingerprint import estimate_cosine_rows, hamming_rows
+from .cosines import ScoredPairs, Verify
 
 __all__ = ["Members", "centres", "cluster_members"]
 
@@ -64,7 +63,7 @@ class Members:
     Attributes:
         centre: (n_clusters,) int64, each cluster's central member.
         cosine: (n_docs,) float64, each document's cosine to its cluster's centre (1 for the
-            centre itself; NaN outside clusters, or where it could not be computed).
+            centre itself; NaN outside clusters, or where the two are not a flagged pair).
         exact: whether ``cosine`` holds true cosines (else estimates from fingerprints).
     """
 
@@ -82,31 +81,28 @@ class Members:
 
 
 def cluster_members(
-    docs: Corpus,
+    n_docs: int,
     clusters: Sequence[NDArray[np.int64]],
     pairs: ScoredPairs,
     verify: Verify,
 ) -> Members:
-    """Each cluster's centre and every member's cosine to it (see the module's docstring)."""
-    exact = verify is Verify.EXACT and docs.weights is not None
+    """Each cluster's centre and every member's cosine to it (see the module's docstring), from
+    the flagged pairs alone: two passes over them, a chunk at a time, wherever they are held."""
+    exact = verify is Verify.EXACT
 
-    def chunks() -> Iterable[tuple[NDArray[np.int64], NDArray[np.float64]]]:
+    def chunks() -> Iterator[tuple[NDArray[np.int64], NDArray[np.float64]]]:
         for chunk in pairs.chunks(_CHUNK):
             yield chunk.pairs, chunk.cosine if exact else chunk.estimated_cosine
 
-    n_docs = len(docs)
     centre = centres(clusters, chunks(), n_docs)
     cosine = np.full(n_docs, np.nan)
     if clusters:
-        members = np.concatenate(clusters)
-        to = np.repeat(centre, [c.size for c in clusters])
-        links = np.stack([members, to], axis=1)
-        if exact:
-            assert docs.weights is not None
-            cosine[members] = cosine_pairs(docs.weights, links)
-        else:
-            fingerprints = docs.fingerprints
-            distance = hamming_rows(fingerprints[members], fingerprints[to])
-            cosine[members] = estimate_cosine_rows(distance, docs.settings.bits)
+        centre_of = np.full(n_docs, -1, dtype=np.int64)
+        centre_of[np.concatenate(clusters)] = np.repeat(centre, [c.size for c in clusters])
+        for chunk, values in chunks():
+            a, b = chunk[:, 0], chunk[:, 1]
+            to_a, to_b = centre_of[b] == a, centre_of[a] == b
+            cosine[b[to_a]] = values[to_a]
+            cosine[a[to_b]] = values[to_b]
         cosine[centre] = 1.0
     return Members(centre, cosine, exact)

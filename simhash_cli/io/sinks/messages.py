@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import IO
 
 from rich.console import Console
@@ -23,7 +24,7 @@ from rich.progress import Progress as RichProgress
 from rich.text import Text
 
 from ...core.corpus import Corpus
-from ...core.events import Event, Progress, Skipped
+from ...core.events import Event, Excluded, Progress, Skipped, Warned
 from ...core.minhash import least_jaccard
 from ...core.search import DedupeResult
 from .formats import counted
@@ -33,28 +34,103 @@ from .visible import visible
 __all__ = ["Messages"]
 
 
+# Examples of each kind of skip or warning named in the summary, when each is not listed.
+EXAMPLES = 3
+
+# The option that reads what a walk left out by a rule.
+_READ_THEM = {"hidden": "--hidden", "ignored": "--no-ignore"}
+
+
+@dataclass
+class _Kind:
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
 class Messages:
     """Everything for a person, on stderr: warnings, progress, summaries.
 
     Paths are always passed as rich Text, so a file named ``[bold]`` stays a file name.
+
+    Args:
+        stream: standard error.
+        quiet: 1: no warnings or progress, the summary still shown; 2: nothing but errors.
+        verbose: a line for every document skipped or warned about, and every path a walk
+            left out, even on a terminal (where they are otherwise summed up by kind).
     """
 
-    def __init__(self, stream: IO[str], *, quiet: bool = False) -> None:
+    def __init__(self, stream: IO[str], *, quiet: int = 0, verbose: bool = False) -> None:
         self.console = Console(file=stream, highlight=False, soft_wrap=True)
-        self.quiet = quiet
+        self.level = int(quiet)
+        self.verbose = verbose
+        self.skips: dict[str, _Kind] = {}
+        self.warnings: dict[str, _Kind] = {}
+        self.left_out: dict[str, _Kind] = {}
+
+    @property
+    def quiet(self) -> bool:
+        """Whether the summary and the hints are kept to oneself too (``-qq``)."""
+        return self.level >= 2
+
+    @property
+    def lists_documents(self) -> bool:
+        """Whether each document skipped or warned about gets a line: when verbose, or when
+        stderr is not a terminal (a log keeps every one) and warnings are on."""
+        return self.verbose or (self.level == 0 and not self.console.is_terminal)
 
     def event(self, event: Event) -> None:
-        """A skipped or warned document, one line each."""
-        if self.quiet:
-            return
+        """A document skipped or warned about, or a path a walk left out: a line of its own
+        (see :attr:`lists_documents`; a path left out only when verbose), else counted by kind
+        for :meth:`event_summary`."""
         if isinstance(event, Skipped):
-            line = Text.assemble(
-                ("warning: ", "yellow"), "skipped ", visible(event.id), f": {visible(event.reason)}"
-            )
+            kinds, kind = self.skips, event.kind
+            line = Text.assemble(("warning: ", "yellow"), f"skipped {visible(event.id)}: ")
+            line.append(visible(event.reason))
+        elif isinstance(event, Warned):
+            kinds, kind = self.warnings, event.message
+            line = Text.assemble(("warning: ", "yellow"), f"{visible(event.id)}: ")
+            line.append(visible(event.message))
         else:
-            line = Text.assemble(
-                ("warning: ", "yellow"), visible(event.id), f": {visible(event.message)}"
-            )
+            kinds, kind = self.left_out, event.rule
+            line = Text(f"left out {visible(event.id)} ({event.rule})")
+        tally = kinds.setdefault(kind, _Kind())
+        tally.count += 1
+        if len(tally.examples) < EXAMPLES:
+            tally.examples.append(visible(event.id))
+        if self.verbose or (self.lists_documents and not isinstance(event, Excluded)):
+            self.console.print(line)
+
+    def event_summary(self) -> None:
+        """What was skipped, warned about or left out and not listed line by line: by kind,
+        with counts and a few examples."""
+        if not self.quiet:
+            if not self.lists_documents:
+                self._tallied("warning: ", "skipped", self.skips, "file")
+                self._tallied("warning: ", "warned about", self.warnings, "file")
+            if not self.verbose:
+                self._tallied("note: ", "left out", self.left_out, "path")
+        # Each is summed up once: what comes after (a second batch of events) is new.
+        self.skips, self.warnings, self.left_out = {}, {}, {}
+
+    def _tallied(self, label: str, verb: str, kinds: dict[str, _Kind], noun: str) -> None:
+        """``warning: skipped 6,888 files: 6,880 binary (e.g. a, b, c); 8 empty (...)``."""
+        if not kinds:
+            return
+        total = sum(kind.count for kind in kinds.values())
+        detail = "; ".join(
+            f"{tally.count:,} {name} ("
+            + ("e.g. " if tally.count > len(tally.examples) else "")
+            + ", ".join(tally.examples)
+            + ")"
+            for name, tally in sorted(kinds.items(), key=lambda item: (-item[1].count, item[0]))
+        )
+        if kinds is self.left_out:
+            flags = sorted({_READ_THEM[rule] for rule in kinds if rule in _READ_THEM})
+            tail = f"; {' or '.join(flags)} to read them" if flags else ""
+        else:
+            tail = "; --verbose lists every one" if total > EXAMPLES else ""
+        line = Text(label, style="yellow")
+        line.append(f"{verb} {counted(total, noun)}: {detail}{tail}")
         self.console.print(line)
 
     def info(self, text: str | Text) -> None:
@@ -67,7 +143,7 @@ class Messages:
     def progress(self, description: str, *, shown: bool = True) -> Iterator[Progress]:
         """Progress bar over files, shown only when stderr is a terminal (and ``shown``)."""
         hooks = Progress()
-        if self.quiet or not shown or not self.console.is_terminal:
+        if self.level or not shown or not self.console.is_terminal:
             yield hooks
             return
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
@@ -92,7 +168,7 @@ class Messages:
     @contextmanager
     def status(self, description: str) -> Iterator[None]:
         """A spinner with the elapsed time for a step without a count, only on a terminal."""
-        if self.quiet or not self.console.is_terminal:
+        if self.level or not self.console.is_terminal:
             yield
             return
         columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
@@ -106,9 +182,10 @@ class Messages:
 
     def counts_summary(self, documents: int, skipped: Sequence[Skipped], verb: str) -> None:
         """The same from counts, for output that streamed."""
+        self.event_summary()
         by_reason = skip_counts(skipped)
-        detail = ", ".join(f"{count} {reason}" for reason, count in sorted(by_reason.items()))
-        tail = f" ({len(skipped)} skipped: {detail})" if by_reason else ""
+        detail = ", ".join(f"{count:,} {reason}" for reason, count in sorted(by_reason.items()))
+        tail = f" ({len(skipped):,} skipped: {detail})" if by_reason else ""
         self.info(f"{verb} {counted(documents, 'document')}{tail}")
 
     def apply_summary(self, statuses: Counter[str], *, executed: bool, journal: str | None) -> None:

@@ -119,7 +119,7 @@ def pair_records(result: DedupeResult) -> list[Record]:
 
 def result_members(result: DedupeResult) -> Members:
     """Each cluster's central member and every member's cosine to it."""
-    return cluster_members(result.corpus, result.clusters, result.pairs, result.config.verify)
+    return cluster_members(len(result.corpus), result.clusters, result.pairs, result.config.verify)
 
 
 def iter_cluster_records(
@@ -170,7 +170,7 @@ def cluster_records(result: DedupeResult) -> list[Record]:
 
 
 def skip_counts(skipped: Sequence[Skipped]) -> dict[str, int]:
-    return dict(Counter(skip.reason.split(" (")[0].split(":")[0] for skip in skipped))
+    return dict(Counter(skip.kind for skip in skipped))
 
 
 def summary_record(result: DedupeResult) -> Record:

@@ -244,6 +244,11 @@ def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
     return table
 
 
+def _clustered(result: DedupeResult) -> list[int]:
+    """Every clustered document, cluster by cluster."""
+    return [m for members in result.clusters for m in members.tolist()]
+
+
 def _cluster_table(result: DedupeResult, prefix: str, under: str) -> Table:
     """Clusters in the order of their first member (their numbers in every format), each with
     its members: the central one first, the others by their cosine to it."""
@@ -270,6 +275,12 @@ def _cluster_table(result: DedupeResult, prefix: str, under: str) -> Table:
                 "central" if place == 0 else _cosine_text(float(members.cosine[m])),
                 end_section=place == len(ordered) - 1,
             )
+    if any(math.isnan(value) for value in members.cosine[_clustered(result)].tolist()):
+        table.caption = (
+            "-: a member joined through other members, not itself within the threshold of "
+            "the central one"
+        )
+        table.caption_justify = "left"
     return table
 
 

@@ -23,8 +23,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from ...core.events import NO_STAMP, OnEvent, Skipped, Stamp, Warned, stamp_of
+from ...core.events import NO_STAMP, Excluded, OnEvent, Skipped, Stamp, Warned, stamp_of
 from ...errors import InputError, PathNotFoundError, TooLarge
+from .selection import Selection
+
+ALL_BUT_HIDDEN_AND_IGNORED = Selection()
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -77,8 +80,10 @@ def list_files(
     *,
     distinct: bool = True,
     follow_symlinks: bool = False,
+    selection: Selection = ALL_BUT_HIDDEN_AND_IGNORED,
 ) -> list[str]:
-    """Expand directories recursively (sorted; symlinked directories followed only if asked).
+    """Expand directories recursively (sorted; symlinked directories followed only if asked),
+    listing what ``selection`` keeps of each.
 
     Args:
         paths: files, directories and ``-``, as the user gave them.
@@ -86,6 +91,9 @@ def list_files(
             for each directory reached again through a symbolic link (a loop, reported once).
         distinct: list a file reached twice only once (False for ``compare a a``).
         follow_symlinks: descend into symbolic links to directories, each directory once.
+        selection: which files and directories a walk lists and enters (hidden ones, ignore
+            files, patterns; an Excluded event for each path it leaves out). A path given is
+            always read.
 
     Returns:
         The files to read, in a deterministic order, each named as the user would write it.
@@ -117,7 +125,8 @@ def list_files(
     visited: dict[tuple[int, int], str] = {}
     for path in paths:
         if path != STDIN and os.path.isdir(path):
-            for file in _walk(path, on_event, visited if follow_symlinks else None):
+            walked = _walk(path, on_event, visited if follow_symlinks else None, selection)
+            for file in walked:
                 add(file, explicit=False)
         elif path == STDIN:
             files.append(path)
@@ -137,15 +146,18 @@ def _own_output() -> tuple[int, int] | None:
 
 
 def _walk(
-    root: str, on_event: OnEvent, visited: dict[tuple[int, int], str] | None
+    root: str,
+    on_event: OnEvent,
+    visited: dict[tuple[int, int], str] | None,
+    selection: Selection,
 ) -> Iterator[str]:
     """Files below ``root``, sorted: each directory's files, then its subdirectories in order.
     With ``visited`` (directories seen, by device and inode), symbolic links to directories are
     followed, and a directory reached again is reported once and not entered: a link loop ends
     there. Iterative, so a tree of any depth is walked (os.walk recurses)."""
-    pending = [root]
+    pending = [(root, selection.rules(root))]
     while pending:
-        directory = pending.pop()
+        directory, rules = pending.pop()
         if visited is not None:
             try:
                 info = os.stat(directory)
@@ -163,13 +175,17 @@ def _walk(
         except OSError as exc:
             on_event(Skipped(exc.filename or directory, f"unreadable directory: {os_reason(exc)}"))
             continue
+        rules = rules.entering(directory, on_event)
         subdirs = []
         for name, is_directory in sorted(listed):
             path = os.path.join(directory, name)
-            if not is_directory:
+            rule = rules.left_out(path, directory=is_directory)
+            if rule is not None:
+                on_event(Excluded(path, rule))
+            elif not is_directory:
                 yield path
             elif visited is not None or not os.path.islink(path):
-                subdirs.append(path)
+                subdirs.append((path, rules))
         pending.extend(reversed(subdirs))
 
 
@@ -289,11 +305,13 @@ class ReadPolicy:
         policy: strict decoding, and the largest file read.
         max_bytes: larger files are skipped ("too large"); None for no limit.
         follow_symlinks: descend into symbolic links to directories (see :func:`list_files`).
+        selection: which files a walk of a directory lists (see :func:`list_files`).
     """
 
     strict_encoding: bool = False
     max_bytes: int | None = DEFAULT_MAX_BYTES
     follow_symlinks: bool = False
+    selection: Selection = ALL_BUT_HIDDEN_AND_IGNORED
 
 
 DEFAULT_POLICY = ReadPolicy()

@@ -1,0 +1,146 @@
+"""The options of what a command writes: its data (``-f``, ``-o``, and for a dedupe report
+``--list`` and ``-0``) and its messages (``-q``, ``-v``)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import click
+
+from ..errors import UsageError
+from ..io.sinks.formats import Format, Listing, Output
+from ..io.sinks.messages import Messages
+from .options import F, OptionGroup, collapse
+
+__all__ = ["OUTPUT", "REPORT_OUTPUT", "quiet_option", "writable_file"]
+
+
+def writable_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A report's directory must exist and be writable: found out before any work, not after."""
+    if value is None or value == "-":
+        return value
+    directory = os.path.dirname(os.path.abspath(value))
+    if not os.path.isdir(directory):
+        raise click.BadParameter(f"no such directory: {directory}")
+    if not os.access(directory, os.W_OK):
+        raise click.BadParameter(f"cannot write in {directory}")
+    if os.path.isdir(value):
+        raise click.BadParameter(f"{value} is a directory")
+    return value
+
+
+def _format_option(formats: Sequence[Format]) -> Callable[[Any], Any]:
+    return click.option(
+        "-f",
+        "--format",
+        "format",
+        type=click.Choice([f.value for f in formats]),
+        default=None,
+        help="Output format [default: table on a terminal, jsonl when piped].",
+    )
+
+
+_OUTPUT_FILE = click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="FILE",
+    default=None,
+    callback=writable_file,
+    help="Write the report to FILE instead of standard output, whole or not at all (a "
+    "temporary file renamed over FILE when complete). Its format follows the extension "
+    "(.json, .csv, else JSON Lines) unless -f says otherwise.",
+)
+
+
+def _output(format: str | None, output: str | None) -> Output:
+    return Output(None if format is None else Format(format), output)
+
+
+OUTPUT = OptionGroup(
+    "output", [_format_option([f for f in Format if f is not Format.GROUPS]), _OUTPUT_FILE], _output
+)
+"""``output: Output``: ``-f/--format [table|json|jsonl|csv]`` and ``-o/--output FILE``."""
+
+
+def _report_output(
+    format: str | None, output: str | None, listing: str | None, null: bool
+) -> Output:
+    if null and format not in (None, Format.GROUPS.value):
+        raise UsageError(f"-0/--null ends the names of the groups format, not of {format}")
+    if null:
+        format = Format.GROUPS.value  # -0 alone: the groups format, for xargs -0
+    return Output(
+        None if format is None else Format(format),
+        output,
+        None if listing is None else Listing(listing),
+        null,
+    )
+
+
+REPORT_OUTPUT = OptionGroup(
+    "output",
+    [
+        _format_option(list(Format)),
+        _OUTPUT_FILE,
+        click.option(
+            "--list",
+            "listing",
+            type=click.Choice([listing.value for listing in Listing]),
+            default=None,
+            help="One row (record) per cluster, with each member's cosine to the cluster's "
+            "central member, or per flagged pair [default: clusters in a table and in groups, "
+            "pairs in jsonl and csv; json holds both].",
+        ),
+        click.option(
+            "-0",
+            "--null",
+            is_flag=True,
+            help="The groups format with each name ended by NUL and each group by one more "
+            "(for xargs -0), instead of newlines and a blank line.",
+        ),
+    ],
+    _report_output,
+)
+"""A dedupe report's ``output: Output``: :data:`OUTPUT`, the groups format (each cluster's
+names, blank-line separated, as fdupes and jdupes print them), ``--list`` and ``-0``."""
+
+
+def quiet_option(command: F) -> F:
+    """``messages: Messages`` on stderr: ``-q/--quiet`` (no warnings or progress; twice, no
+    summary either: errors only) and ``-v/--verbose`` (a line for every file skipped, warned
+    about or left out). What was skipped and not listed is summed up when the command ends,
+    whichever way it ends."""
+    options = [
+        click.option(
+            "-q",
+            "--quiet",
+            count=True,
+            help="No warnings or progress on stderr, only the summary; -qq: errors only.",
+        ),
+        click.option(
+            "-v",
+            "--verbose",
+            is_flag=True,
+            help="A line for every file skipped, warned about or left out (on a terminal they "
+            "are summed up by kind, with examples).",
+        ),
+    ]
+    group = OptionGroup(
+        "messages",
+        options,
+        lambda quiet, verbose: Messages(sys.stderr, quiet=quiet, verbose=verbose),
+    )
+
+    @functools.wraps(command)
+    def summed_up(*args: Any, messages: Messages, **kwargs: Any) -> Any:
+        try:
+            return command(*args, messages=messages, **kwargs)
+        finally:
+            messages.event_summary()
+
+    return collapse(group)(cast(F, summed_up))

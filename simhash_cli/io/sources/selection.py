@@ -1,0 +1,143 @@
+"""Which files a walk of a directory lists: hidden ones, ignore files, ``--exclude`` and
+``--include``, as ripgrep and fd choose them.
+
+* Hidden files and directories (a name starting with ``.``, so ``.git`` too) are left out
+  unless asked for.
+* The ``.gitignore`` and ``.ignore`` files of the directories walked are honoured, each for
+  the directory it is in and those below it, with git's rules (the ``pathspec`` library's
+  implementation of them: ``*``, ``**``, a leading ``/``, a trailing ``/`` for directories,
+  ``!`` to take a pattern back). A deeper file's patterns come after its parents', so they win.
+* ``--exclude`` patterns, in the same syntax, leave out files and whole directories wherever
+  they are; ``--include`` patterns, when there are any, keep only the files matching one.
+  Both are matched against the path below the directory given (``*.txt``, a pattern without a
+  ``/``, matches a name at any depth).
+
+A file named on the command line is always read: rules choose among what a walk finds.
+Nothing here prints; what was left out goes to the caller as :class:`Excluded` events.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pathspec
+
+from ...core.events import Excluded, OnEvent
+from ...errors import UsageError
+
+__all__ = ["IGNORE_FILES", "Rules", "Selection"]
+
+IGNORE_FILES = (".gitignore", ".ignore")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which files a walk lists (see the module's docstring).
+
+    Attributes:
+        include: patterns; when any are given, only the files matching one are listed.
+        exclude: patterns of files and directories left out.
+        hidden: list hidden files and walk hidden directories too.
+        ignore_files: honour the ``.gitignore`` and ``.ignore`` files found in the walk.
+    """
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    hidden: bool = False
+    ignore_files: bool = True
+
+    def __post_init__(self) -> None:
+        for pattern in self.include + self.exclude:
+            if not _valid(pattern):
+                raise UsageError(f"invalid pattern {pattern!r} (the syntax of .gitignore)")
+
+    def rules(self, root: str) -> Rules:
+        """The rules of a walk of ``root`` (its patterns compiled once)."""
+        return Rules(
+            self,
+            root,
+            (),
+            _spec(self.exclude) if self.exclude else None,
+            _spec(self.include) if self.include else None,
+        )
+
+
+def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _file_spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    """An ignore file's patterns; a line that is not a pattern is passed over, as git does."""
+    try:
+        return _spec(lines)
+    except ValueError:
+        return _spec([line for line in lines if _valid(line)])
+
+
+def _valid(line: str) -> bool:
+    try:
+        _spec([line])
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules in force in one directory of a walk: the selection's, and the ignore files
+    of this directory and those above it (each with the directory it is in)."""
+
+    selection: Selection
+    root: str
+    ignores: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+    exclude: pathspec.GitIgnoreSpec | None
+    include: pathspec.GitIgnoreSpec | None
+
+    def entering(self, directory: str, on_event: OnEvent) -> Rules:
+        """The rules below ``directory``: these, and its own ignore files."""
+        if not self.selection.ignore_files:
+            return self
+        found = []
+        for name in IGNORE_FILES:
+            path = os.path.join(directory, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    found.append((directory, _file_spec(handle.read().splitlines())))
+            except FileNotFoundError:
+                continue
+            except OSError:
+                on_event(Excluded(path, "unreadable ignore file"))
+        if not found:
+            return self
+        return Rules(
+            self.selection, self.root, self.ignores + tuple(found), self.exclude, self.include
+        )
+
+    def left_out(self, path: str, *, directory: bool) -> str | None:
+        """Why the walk leaves ``path`` out (the rule), or None to list it (a file) or enter
+        it (a directory)."""
+        name = os.path.basename(path)
+        if not self.selection.hidden and name.startswith("."):
+            return "hidden"
+        below = _relative(path, self.root, directory)
+        if self.exclude is not None and self.exclude.match_file(below):
+            return "excluded"
+        ignored = None
+        for base, spec in self.ignores:
+            verdict = spec.check_file(_relative(path, base, directory)).include
+            if verdict is not None:
+                ignored = verdict
+        if ignored:
+            return "ignored"
+        if not directory and self.include is not None and not self.include.match_file(below):
+            return "not included"
+        return None
+
+
+def _relative(path: str, base: str, directory: bool) -> str:
+    """``path`` (found by walking ``base``, so under it) below ``base``, a directory's with a
+    trailing ``/`` (as git matches ``build/`` against directories only)."""
+    relative = path[len(base) :].lstrip("/")
+    return relative + "/" if directory else relative

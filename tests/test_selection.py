@@ -1,0 +1,138 @@
+"""Which files a walk lists: hidden ones, .gitignore and .ignore, --exclude and --include."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from simhash_cli.cli import main
+from simhash_cli.core.events import Event, Excluded
+from simhash_cli.errors import UsageError
+from simhash_cli.io.sources.files import list_files
+from simhash_cli.io.sources.selection import Selection
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def listed(root: Path, selection: Selection) -> tuple[list[str], list[Excluded]]:
+    events: list[Event] = []
+    files = list_files([str(root)], events.append, selection=selection)
+    left_out = [event for event in events if isinstance(event, Excluded)]
+    return sorted(str(Path(f).relative_to(root)) for f in files), left_out
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return tree(
+        tmp_path / "repo",
+        {
+            ".git/logs/HEAD": "x",
+            ".env": "x",
+            ".gitignore": "build/\n*.log\n!keep.log\n/top.txt\n",
+            "top.txt": "x",
+            "a/top.txt": "x",
+            "a/run.log": "x",
+            "a/keep.log": "x",
+            "a/.ignore": "secret*\n",
+            "a/secret.txt": "x",
+            "a/b/secret.md": "x",
+            "build/out.txt": "x",
+            "docs/guide.md": "x",
+            "docs/old/guide.md": "x",
+            "src/main.txt": "x",
+        },
+    )
+
+
+def test_hidden_and_ignored_are_left_out_by_default(repo: Path) -> None:
+    files, left_out = listed(repo, Selection())
+    assert files == [
+        "a/keep.log",
+        "a/top.txt",
+        "docs/guide.md",
+        "docs/old/guide.md",
+        "src/main.txt",
+    ]
+    rules = {str(Path(e.id).relative_to(repo)): e.rule for e in left_out}
+    assert rules == {
+        ".env": "hidden",
+        ".git": "hidden",  # a directory left out whole: not entered
+        ".gitignore": "hidden",
+        "a/.ignore": "hidden",
+        "a/b/secret.md": "ignored",  # a deeper directory's .ignore applies below it
+        "a/run.log": "ignored",
+        "a/secret.txt": "ignored",
+        "build": "ignored",
+        "top.txt": "ignored",  # anchored: the root's top.txt, not a/top.txt
+    }
+
+
+def test_hidden_and_no_ignore_read_everything(repo: Path) -> None:
+    files, left_out = listed(repo, Selection(hidden=True, ignore_files=False))
+    assert len(files) == 14 and left_out == []
+    files, _ = listed(repo, Selection(hidden=True))
+    assert ".git/logs/HEAD" in files and "build/out.txt" not in files
+
+
+def test_exclude_and_include_match_below_the_root(repo: Path) -> None:
+    files, left_out = listed(repo, Selection(exclude=("old/", "src")))
+    assert "docs/old/guide.md" not in files and "src/main.txt" not in files
+    assert {e.rule for e in left_out} >= {"excluded"}
+    files, _ = listed(repo, Selection(include=("*.md",)))
+    assert files == ["docs/guide.md", "docs/old/guide.md"]
+    files, _ = listed(repo, Selection(include=("docs/*.md",)))
+    assert files == ["docs/guide.md"]
+    files, _ = listed(repo, Selection(include=("docs/**/*.md",), exclude=("old/",)))
+    assert files == ["docs/guide.md"]
+
+
+def test_a_file_named_is_always_read(repo: Path) -> None:
+    named = [str(repo / ".env"), str(repo / "a" / "run.log")]
+    assert list_files(named, lambda e: None, selection=Selection(exclude=("*",))) == named
+
+
+def test_a_bad_pattern_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="invalid pattern"):
+        Selection(exclude=("!",))
+
+
+def test_dedupe_of_a_clone_reports_no_git_internals(tmp_path: Path) -> None:
+    text = "the quick brown fox jumps over the lazy dog near the river bank " * 4
+    root = tree(
+        tmp_path / "clone",
+        {
+            ".git/logs/HEAD": text,
+            ".git/logs/refs/heads/main": text,
+            "notes.txt": "a note about something else entirely and at length " * 4,
+            "dist/bundle.txt": text,
+            ".gitignore": "dist/\n",
+        },
+    )
+    result = run("dedupe", "-f", "json", str(root))
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["pairs"] == [] and document["summary"]["documents"] == 1
+    shown = run("dedupe", "-f", "json", "--hidden", "--no-ignore", str(root))
+    assert json.loads(shown.stdout)["summary"]["documents"] == 5
+    assert (
+        "note: left out 3 paths: 2 hidden (" in result.stderr and "; 1 ignored (" in result.stderr
+    )
+
+
+def test_a_line_of_an_ignore_file_that_is_no_pattern_is_passed_over(tmp_path: Path) -> None:
+    root = tree(tmp_path / "r", {".gitignore": "!\n\\\n*.log\n", "a.log": "x", "b.txt": "x"})
+    files, _ = listed(root, Selection())
+    assert files == ["b.txt"]
