@@ -16,6 +16,7 @@ from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
 from simhash_cli.core.corpus import Corpus
 from simhash_cli.core.events import Skipped
 from simhash_cli.core.search import DedupeResult
+from simhash_cli.errors import InputError
 from simhash_cli.io.sinks import records as sink_records
 from simhash_cli.io.sinks.formats import Format, Listing, RecordWriter, default_format
 from simhash_cli.io.sinks.messages import Messages
@@ -61,12 +62,17 @@ def test_fingerprint_formats_round_trip(
     assert as_json == as_jsonl == records
     assert [r["id"] for r in as_csv] == [r["id"] for r in records]
     assert [r["fingerprint"] for r in as_csv] == [r["fingerprint"] for r in records]
-    (tmp / "f.jsonl").write_text(render(Format.JSONL, emit_fingerprints, docs), encoding="utf-8")
-    back = list(read_fingerprints(str(tmp / "f.jsonl")))
-    assert [r.id for r in back] == [r["id"] for r in records]
-    assert [format(r.fingerprint, f"0{bits // 4}x") for r in back] == [
-        r["fingerprint"] for r in records
-    ]
+    for fmt in (Format.JSONL, Format.JSON, Format.CSV):  # each read back as it was written
+        written = tmp / f"f.{fmt.value}"
+        with open(written, "w", encoding="utf-8", newline="") as handle:
+            emit_fingerprints(docs, fmt, handle)
+        back = list(read_fingerprints(str(written)))
+        assert [r.id for r in back] == [r["id"] for r in records]
+        assert [format(r.fingerprint, f"0{bits // 4}x") for r in back] == [
+            r["fingerprint"] for r in records
+        ]
+        assert [r.features for r in back] == [r["features"] for r in records]
+        assert {r.settings for r in back} == {docs.settings}
 
 
 @given(names=st.lists(ids, min_size=2, max_size=6, unique=True))
@@ -191,3 +197,11 @@ def test_groups_are_blank_line_separated_or_nul_ended(tmp_path: Path) -> None:
     assert written.endswith("\0\0")
     groups = written[:-2].split("\0\0")
     assert [sorted(g.split("\0")) for g in groups] == [sorted(names)]
+
+
+def test_a_fingerprint_table_is_refused_by_name(tmp_path: Path) -> None:
+    docs = make_corpus(tmp_path, ["a", "b"], 64)
+    table = tmp_path / "fps.txt"
+    table.write_text(render(Format.TABLE, emit_fingerprints, docs), encoding="utf-8")
+    with pytest.raises(InputError, match=r"table of 'simhash fingerprint'.*-f jsonl"):
+        list(read_fingerprints(str(table)))

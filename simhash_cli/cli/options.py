@@ -351,7 +351,8 @@ _RECORD_HELP = {
     "given.",
     Input.TEXTS: 'JSON Lines of {"id": ..., "text": "..."}, each text read as a file holding '
     "it would be (with --engine dask also a glob or a URL the workers can open).",
-    Input.FINGERPRINTS: "The JSON Lines output of 'simhash fingerprint' (estimated cosine only).",
+    Input.FINGERPRINTS: "What 'simhash fingerprint' wrote, as JSON Lines, JSON or CSV (estimated "
+    "cosine only).",
 }
 
 

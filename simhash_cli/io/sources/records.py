@@ -9,6 +9,7 @@ numbers (a missing id is the line's ``FILE:LINE``).
 from __future__ import annotations
 
 import collections
+import csv
 import io
 import json
 import sys
@@ -79,10 +80,13 @@ RecordKind = str
 
 
 @contextmanager
-def _open_text(source: str) -> Iterator[IO[str]]:
-    """A UTF-8 text stream (a leading BOM dropped) over a file or stdin; stdin stays open."""
+def _open_text(source: str, newline: str | None = None) -> Iterator[IO[str]]:
+    """A UTF-8 text stream (a leading BOM dropped) over a file or stdin; stdin stays open.
+    ``newline`` as for :func:`open` (``""`` for CSV, whose fields may hold line ends)."""
     if source == STDIN:
-        wrapper = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="strict")
+        wrapper = io.TextIOWrapper(
+            sys.stdin.buffer, encoding="utf-8-sig", errors="strict", newline=newline
+        )
         try:
             yield wrapper
         finally:
@@ -90,7 +94,7 @@ def _open_text(source: str) -> Iterator[IO[str]]:
         return
     try:
         # Opened outside the with-block so that only opening errors are reported as such.
-        handle = open(source, encoding="utf-8-sig", errors="strict")  # noqa: SIM115
+        handle = open(source, encoding="utf-8-sig", errors="strict", newline=newline)  # noqa: SIM115
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file or directory: {source}") from None
     except OSError as exc:
@@ -341,8 +345,17 @@ def _records(
     max_line: int | None = DEFAULT_MAX_BYTES,
 ) -> Iterator[R]:
     """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
+    return _parsed(_json_lines(source, on_bad_line, max_line), parse, on_bad_line)
+
+
+def _parsed(
+    values: Iterator[tuple[str, int, Any]],
+    parse: Callable[[str, int, Any], R],
+    on_bad_line: OnBadLine,
+) -> Iterator[R]:
+    """``parse`` applied to each (where, line, value); ids checked unique."""
     unique = UniqueIds()
-    for where, lineno, value in _json_lines(source, on_bad_line, max_line):
+    for where, lineno, value in values:
         try:
             record = parse(where, lineno, value)
             unique.check(record, f"{where}:{lineno}")  # type: ignore[arg-type]
@@ -382,14 +395,96 @@ _FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
 def read_fingerprints(
     source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
 ) -> Iterator[FingerprintRecord]:
-    """Read the JSON Lines that ``simhash fingerprint`` writes (``-f jsonl``).
+    """Read back what ``simhash fingerprint`` writes, in any of its data formats: JSON Lines,
+    a JSON array (``-f json``) or CSV (``-f csv``), told apart by their first characters.
 
     ``on_bad_line``: as for :func:`read_vectors`.
 
     Raises:
-        InputError: a malformed record, naming file and line.
+        InputError: a malformed record, naming file and line (or item); a table, which is for
+            reading and cannot be read back.
     """
-    return _records(source, _fingerprint_record, on_bad_line, max_line)
+    kind = _fingerprint_format(source)
+    if kind == "jsonl":
+        return _records(source, _fingerprint_record, on_bad_line, max_line)
+    values = _json_array(source) if kind == "json" else _csv_rows(source)
+    return _parsed(values, _fingerprint_record, on_bad_line)
+
+
+def _head(source: str) -> str:
+    """The first few KB of ``source`` as text, without consuming standard input."""
+    try:
+        if source == STDIN:
+            peek = getattr(sys.stdin.buffer, "peek", None)
+            head = peek(_SNIFF)[:_SNIFF] if peek is not None else b""
+        else:
+            with open(source, "rb") as handle:
+                head = handle.read(_SNIFF)
+    except OSError:
+        return ""  # reported as it is opened to be read
+    return head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+
+
+_SNIFF = 4096
+
+
+def _fingerprint_format(source: str) -> str:
+    """``jsonl``, ``json`` (an array) or ``csv``, from the first characters of ``source``."""
+    head = _head(source)
+    first = head.split("\n", 1)[0]
+    if head.startswith("["):
+        return "json"
+    if not head.startswith("{") and first.split(",")[:2] == ["id", "fingerprint"]:
+        return "csv"
+    if head and not head.startswith("{") and "fingerprint" in first:
+        name = "<stdin>" if source == STDIN else source
+        raise InputError(
+            f"{name} looks like the table of 'simhash fingerprint', which is for reading: "
+            "write it with -f jsonl (or json, or csv) to read it back"
+        )
+    return "jsonl"
+
+
+def _json_array(source: str) -> Iterator[tuple[str, int, Any]]:
+    """(where, item number, value) for each item of a JSON array (``fingerprint -f json``)."""
+    name = "<stdin>" if source == STDIN else source
+    with _open_text(source) as handle:
+        try:
+            items = json.load(handle, parse_constant=_reject_constant)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name}: not UTF-8 ({exc.reason})") from None
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"{name}: invalid JSON: {exc}") from None
+    if not isinstance(items, list):
+        raise InputError(f"{name}: a JSON array of fingerprint records was expected")
+    for number, item in enumerate(items, start=1):
+        yield f"{name} item", number, item
+
+
+def _csv_rows(source: str) -> Iterator[tuple[str, int, Any]]:
+    """(where, line number, record) for each row of ``fingerprint -f csv``, numbers as
+    numbers."""
+    name = "<stdin>" if source == STDIN else source
+    with _open_text(source, newline="") as handle:
+        reader = csv.DictReader(handle)
+        try:
+            for row in reader:
+                yield (
+                    name,
+                    reader.line_num,
+                    {
+                        key: int(value) if key in _CSV_NUMBERS and value.isdigit() else value
+                        for key, value in row.items()
+                        if key is not None
+                    },
+                )
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name}:{reader.line_num + 1}: not UTF-8 ({exc.reason})") from None
+        except csv.Error as exc:
+            raise InputError(f"{name}:{reader.line_num}: not CSV ({exc})") from None
+
+
+_CSV_NUMBERS = ("bits", "seed", "features")
 
 
 def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecord:
@@ -398,7 +493,7 @@ def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecor
             f"{where}:{lineno}",
             "not a fingerprint record (expected the keys id, "
             + ", ".join(_FINGERPRINT_KEYS)
-            + " as written by 'simhash fingerprint -f jsonl')",
+            + " as 'simhash fingerprint' writes them)",
         )
     try:
         settings = Settings.from_names(
