@@ -163,7 +163,7 @@ def test_files_over_max_bytes_are_skipped_without_being_read(tmp_path: Path) -> 
     result = run("fingerprint", "-f", "jsonl", "--max-bytes", "1M", str(tmp_path))
     assert result.exit_code == ExitCode.OK
     assert list(records(result)) == [str(tmp_path / "ok.txt")]
-    assert "one-long-line.log: too large (2,400,000 bytes; --max-bytes 1048576)" in result.stderr
+    assert "one-long-line.log: too large (2,400,000 bytes; --max-bytes 1M)" in result.stderr
     assert run("fingerprint", "--max-bytes", "0", str(tmp_path)).stdout.count("\n") == 2
     streamed = run("fingerprint", "--max-bytes", "1000", "-", input="word " * 1000)
     assert "skipped -: too large (more than 1,000 bytes" in streamed.stderr

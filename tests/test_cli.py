@@ -577,7 +577,11 @@ def test_plan_on_a_corpus_is_the_plan_dedupe_makes() -> None:
     summary = json.loads(deduped.stdout)["summary"]
     assert out["chosen"]["scheme"] == summary["scheme"] and summary["planned"] is True
     # Planned over distinct fingerprints: shipping-policy-copy is shipping-policy again.
-    assert out["docs"] == 7 and out["bits"] == 128
+    assert out["docs"] == 7 and out["documents"] == 8 and out["bits"] == 128
+    assert all(s["expected_pairs"] <= 21 for s in out["schemes"])  # 7 distinct: 21 pairs
+    table = run("plan", "--threshold", "0.8", "-f", "table", str(SAMPLE)).stdout
+    assert "among 8 documents (6 distinct fingerprints)" in table
+    assert "of the 15 pairs of distinct fingerprints" in table
 
 
 def test_plan_needs_a_corpus_or_its_size() -> None:

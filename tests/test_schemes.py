@@ -73,6 +73,29 @@ def test_sampled_work_matches_the_model_on_random_fingerprints() -> None:
         assert sampled.work(scheme, 8) == pytest.approx(Background().work(scheme, 8), rel=0.1)
 
 
+def test_the_chance_of_becoming_a_candidate_counts_each_pair_once() -> None:
+    """``chance`` is the share of pairs compared at all: at most 1, at most ``work`` (which
+    counts a pair once per block or table), equal to 1 - P(no block equal) on random
+    fingerprints, and the same measured on a sample."""
+    rng = np.random.default_rng(2)
+    fps = rng.integers(0, 256, size=(5000, 1), dtype=np.uint64)
+    sampled = sample_background(fps, pairs=20_000)
+    for scheme in (Scheme("blocks", 4), Scheme("blocks", 8), Scheme("tables", 4, 1)):
+        model = Background().chance(scheme, 8)
+        assert 0 <= model <= min(1.0, Background().work(scheme, 8) + 1e-12)
+        assert sampled.chance(scheme, 8) == pytest.approx(model, abs=0.02)
+    assert Background().chance(Scheme("blocks", 4), 8) == pytest.approx(1 - (1 - 0.25) ** 4)
+    assert Background().chance(Scheme("blocks", 8), 8) == pytest.approx(1 - 0.5**8)  # 1-bit
+    plan = survey(bits=8, threshold=0.5, n_docs=8, documents=11)
+    assert plan.all_documents == 11
+    assert all(a.expected_pairs <= 28 for a in plan.assessments)
+
+
+def test_labels_say_bit_and_bin_for_one() -> None:
+    assert Scheme("blocks", 64).label(64) == "64 blocks of 1 bit"
+    assert Scheme.minhash(3, 1).label(64) == "MinHash of feature sets, 3 bands of 1 bin"
+
+
 def test_alike_documents_make_schemes_expensive() -> None:
     calm = survey(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.0))
     alike = survey(bits=64, threshold=0.9, n_docs=100_000, background=Background(cosine=0.8))

@@ -109,10 +109,12 @@ class Scheme:
         ``MinHash of feature sets, 16 bands of 8 bins``."""
         if self.rows is not None:
             plural = "band" if self.blocks == 1 else "bands"
-            return f"MinHash of feature sets, {self.blocks} {plural} of {self.rows} bins"
+            bins = "bin" if self.rows == 1 else "bins"
+            return f"MinHash of feature sets, {self.blocks} {plural} of {self.rows} {bins}"
         if self.max_distance is None:
             plural = "block" if self.blocks == 1 else "blocks"
-            return f"{self.blocks} {plural} of {bits // self.blocks} bits"
+            width = bits // self.blocks
+            return f"{self.blocks} {plural} of {width} {'bit' if width == 1 else 'bits'}"
         plural = "table" if self.tables == 1 else "tables"
         return f"{self.tables} Manku {plural} for pairs within {self.max_distance} bits"
 
@@ -182,6 +184,32 @@ class Background:
             )
         )
 
+    def chance(self, scheme: Scheme, bits: int) -> float:
+        """Chance that an unrelated pair becomes a candidate at all (in one block or table at
+        least): the share of the corpus's pairs a run compares by chance."""
+        if scheme.rows is not None:
+            jaccard = self.jaccard if self.jaccard is not None else least_jaccard(self.cosine)
+            return float(
+                np.mean(
+                    band_probability(np.asarray(jaccard), bands=scheme.blocks, rows=scheme.rows)
+                )
+            )
+        if self.sample is None:
+            agree = 1.0 - float(np.arccos(np.clip(self.cosine, -1.0, 1.0)) / np.pi)
+            if scheme.max_distance is None:
+                return 1.0 - (1.0 - agree ** (bits // scheme.blocks)) ** scheme.blocks
+            missed = 1.0
+            for key_bits, count in table_key_bits(bits, scheme.blocks, scheme.max_distance):
+                missed *= (1.0 - agree**key_bits) ** count
+            return 1.0 - missed
+        equal = block_equalities(
+            self.sample[:, 0, :], self.sample[:, 1, :], bits=bits, blocks=scheme.blocks
+        )
+        if scheme.max_distance is None:
+            return float(equal.any(axis=1).mean())
+        # Within max_distance blocks of agreeing: at least blocks - max_distance blocks equal.
+        return float((equal.sum(axis=1) >= scheme.blocks - scheme.max_distance).mean())
+
 
 def sample_background(
     fingerprints: NDArray[np.uint64],
@@ -216,16 +244,20 @@ class Assessment:
     Attributes:
         scheme: the scheme.
         recall: chance that a pair exactly at the threshold becomes a candidate.
-        expected_candidates: pairs of unrelated documents the scheme would compare among n
-            documents, counted once per block or table that pairs them (pairs at or above the
-            threshold come on top, and are what the run is for).
+        expected_candidates: comparisons of unrelated documents the scheme would make among
+            n documents, a pair counted once per block or table that pairs them (what the
+            candidate budget counts; pairs at or above the threshold come on top, and are
+            what the run is for).
         cost: expected candidates plus one row per document per table: the work to compare.
+        expected_pairs: the unrelated pairs among them, each counted once (at most all
+            pairs).
     """
 
     scheme: Scheme
     recall: float
     expected_candidates: float
     cost: float
+    expected_pairs: float = 0.0
 
 
 MAX_TABLES = 256
@@ -279,6 +311,7 @@ def assess(
         recall=float(scheme.probability(threshold, bits)),
         expected_candidates=expected,
         cost=expected + per_doc * n_docs,
+        expected_pairs=all_pairs * background.chance(scheme, bits),
     )
 
 
@@ -294,6 +327,13 @@ class Survey:
     max_candidates: float | None
     chosen: Assessment | None
     assessments: Sequence[Assessment]
+    documents: int | None = None
+
+    @property
+    def all_documents(self) -> int:
+        """The documents surveyed, copies included (``n_docs`` counts distinct fingerprints:
+        copies of one are compared once)."""
+        return self.n_docs if self.documents is None else self.documents
 
     def in_budget(self, assessment: Assessment) -> bool:
         """Whether the scheme is expected to stay within the candidate budget."""
@@ -323,17 +363,19 @@ def survey(
     background: Background | None = None,
     target: float = TARGET_RECALL,
     max_candidates: float | None = None,
+    documents: int | None = None,
 ) -> Survey:
     """Judge every scheme and choose the cheapest whose recall at ``threshold`` >= ``target``.
 
     Args:
         bits: fingerprint width.
         threshold: the cosine pairs must reach.
-        n_docs: documents in the corpus.
+        n_docs: documents in the corpus (distinct fingerprints: copies are compared once).
         background: how unrelated pairs look (default: random fingerprints, cosine 0); with
             the Jaccard of its pairs' sets, MinHash schemes are judged too.
         target: the recall a scheme must reach at the threshold.
         max_candidates: leave out schemes expected to produce more candidates than this.
+        documents: the documents, copies included, when they are more than ``n_docs``.
 
     Raises:
         ParameterError: a threshold outside [-1, 1] or a negative corpus size.
@@ -364,4 +406,5 @@ def survey(
         max_candidates=max_candidates,
         chosen=reaching[0] if reaching else None,
         assessments=judged,
+        documents=documents,
     )

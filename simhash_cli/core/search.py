@@ -233,6 +233,7 @@ def survey_for(
         bits=bits,
         threshold=threshold,
         n_docs=distinct.shape[0],
+        documents=len(docs),
         background=sample_background(
             distinct,
             sets=docs.weights if minhash and docs.has_word_sets else None,

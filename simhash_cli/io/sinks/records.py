@@ -333,6 +333,7 @@ def survey_record(plan: Survey) -> Record:
             "tables": scheme.tables,
             "recall": assessment.recall,
             "expected_candidates": assessment.expected_candidates,
+            "expected_pairs": assessment.expected_pairs,
             "in_budget": plan.in_budget(assessment),
             "curve": [[c, float(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)],
         }
@@ -341,6 +342,7 @@ def survey_record(plan: Survey) -> Record:
         "bits": plan.bits,
         "threshold": plan.threshold,
         "docs": plan.n_docs,
+        "documents": plan.all_documents,
         "target_recall": plan.target,
         "max_candidates": plan.max_candidates,
         "chosen": None if plan.chosen is None else record(plan.chosen),

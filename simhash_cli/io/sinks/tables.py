@@ -382,7 +382,7 @@ def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
     numbers.add_row(
         "size on disk",
         f"{stats['bytes']:,} bytes"
-        + ("" if per_document is None else f" ({per_document:.0f} per document)"),
+        + ("" if per_document is None else f" ({per_document:,.0f} per document)"),
     )
     tables = Table(title="Tables (one per block of the fingerprint)", box=box.SIMPLE_HEAD)
     for column in ("table", "bits", "keys", "largest bucket", "mean bucket"):
@@ -418,19 +418,33 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
         rows = [{k: v for k, v in r.items() if k != "curve"} for r in document["schemes"]]
         write_records(rows, fmt, out)
         return
+    distinct = (
+        f" ({counted(plan.n_docs, 'distinct fingerprint')})"
+        if plan.n_docs != plan.all_documents
+        else ""
+    )
+    all_pairs = plan.n_docs * (plan.n_docs - 1) // 2
     table = Table(
         title=(
             f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
-            f"{plan.n_docs:,} documents (target recall {plan.target:g})"
+            f"{counted(plan.all_documents, 'document')}{distinct} (target recall "
+            f"{plan.target:g})"
         ),
         title_justify="left",
         box=box.SIMPLE_HEAD,
+        caption=(
+            f"unrelated pairs: of the {all_pairs:,} pairs of distinct fingerprints, those a "
+            "scheme would compare by chance; comparisons: counted once per block or table "
+            "(what the candidate budget, --max-candidates, bounds)"
+        ),
+        caption_justify="left",
     )
     table.add_column("")
-    table.add_column("scheme")
+    table.add_column("scheme", no_wrap=True)
     table.add_column(f"recall at {plan.threshold:g}", justify="right")
-    table.add_column("pairs compared by chance", justify="right")
-    table.add_column("P(candidate), cosine 0.5 .. 1.0", no_wrap=True)
+    table.add_column("unrelated pairs", justify="right")
+    table.add_column("comparisons", justify="right")
+    table.add_column("P(candidate) at cosine 0.5..1", no_wrap=True)
     chosen = document["chosen"]
     for entry in document["schemes"]:
         bars = "".join(_BARS[min(int(p * len(_BARS)), len(_BARS) - 1)] for _, p in entry["curve"])
@@ -438,6 +452,7 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             "*" if chosen is not None and entry["scheme"] == chosen["scheme"] else "",
             entry["scheme"],
             f"{entry['recall']:.2f}",
+            f"{entry['expected_pairs']:,.0f}",
             f"{entry['expected_candidates']:,.0f}"
             + ("" if entry["in_budget"] else " (over budget)"),
             bars,

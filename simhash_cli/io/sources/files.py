@@ -40,6 +40,7 @@ __all__ = [
     "list_files",
     "os_reason",
     "read_documents",
+    "size_text",
 ]
 
 STDIN = "-"
@@ -196,6 +197,14 @@ def _is_directory(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def size_text(size: int) -> str:
+    """A size as ``--max-bytes`` takes it: ``64M``, ``500K``, else the bytes (``1,000,001``)."""
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return f"{size:,}"
+
+
 def os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
@@ -341,7 +350,8 @@ def read_documents(
         except OSError as exc:
             on_event(Skipped(path, f"unreadable: {os_reason(exc)}"))
         except TooLarge as exc:
-            on_event(Skipped(path, f"too large ({exc}; --max-bytes {policy.max_bytes})"))
+            limit = size_text(policy.max_bytes or 0)
+            on_event(Skipped(path, f"too large ({exc}; --max-bytes {limit})"))
         else:
             decoded = decode_text(data)
             if decoded is None:
