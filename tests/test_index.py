@@ -479,19 +479,59 @@ def test_open_refuses_a_directory(tmp_path: Path) -> None:
 def test_dedupe_through_an_index_reads_only_what_changed(tmp_path: Path) -> None:
     corpus = copy_of_sample(tmp_path)
     db = str(tmp_path / "cache.db")
-    plain = json.loads(run("dedupe", "--verify", "estimate", "-f", "json", str(corpus)).stdout)
+    plain = json.loads(run("dedupe", "-f", "json", str(corpus)).stdout)
     first = run("dedupe", "--index", db, "-f", "json", str(corpus))
     assert first.exit_code == ExitCode.OK, first.stderr
     assert "8 new, 0 updated, 0 unchanged (not read)" in first.stderr
-    assert json.loads(first.stdout)["pairs"] == plain["pairs"]
+    assert json.loads(first.stdout)["pairs"] == plain["pairs"]  # exact, planned the same
     (corpus / "chess-openings.txt").write_text((corpus / "volcano-report.txt").read_text())
     second = run("dedupe", "--index", db, "-f", "json", str(corpus))
     assert "0 new, 1 updated, 7 unchanged (not read)" in second.stderr
     clusters = [c["members"] for c in json.loads(second.stdout)["clusters"]]
     assert [str(corpus / "chess-openings.txt"), str(corpus / "volcano-report-wire.txt"),
             str(corpus / "volcano-report.txt")] in clusters  # fmt: skip
-    refused = run("dedupe", "--index", db, "--verify", "exact", str(corpus))
-    assert refused.exit_code == ExitCode.USAGE and "--index keeps fingerprints" in refused.stderr
+    refused = run("dedupe", "--index", db, "--audit", str(corpus))
+    assert (
+        refused.exit_code == ExitCode.USAGE and "--index keeps the fingerprints" in refused.stderr
+    )
+
+
+def near_copies(root: Path, families: int = 40, size: int = 5) -> Path:
+    """Families of documents that differ in a word or a few, among unrelated ones."""
+    rng = np.random.default_rng(11)
+    words = [f"w{n}" for n in range(3000)]
+    root.mkdir()
+    for family in range(families):
+        base = list(rng.choice(words, size=120))
+        for member in range(size):
+            text = list(base)
+            for _ in range(member * 4):
+                text[rng.integers(len(text))] = str(rng.choice(words))
+            (root / f"f{family:02}-{member}.txt").write_text(" ".join(text))
+    return root
+
+
+@pytest.mark.parametrize("scheme", [["--blocks", "8"], ["--max-distance", "12"]])
+@pytest.mark.parametrize("verify", ["exact", "estimate"])
+def test_a_cache_never_changes_the_answer(tmp_path: Path, verify: str, scheme: list[str]) -> None:
+    """dedupe with --index reports what it reports without one (same scheme, same pairs,
+    same ids, as given), on the first run and on the next, which reads only what it must."""
+    corpus = near_copies(tmp_path / "docs")
+    db = str(tmp_path / "cache.db")
+    args = ["dedupe", *scheme, "--verify", verify, "-f", "json", "--threshold", "0.8"]
+    plain = json.loads(run(*args, str(corpus)).stdout)
+    for attempt in ("first", "again"):
+        cached = run(*args, "--index", db, str(corpus))
+        assert cached.exit_code == ExitCode.OK, cached.stderr
+        document = json.loads(cached.stdout)
+        assert document["pairs"] == plain["pairs"] and len(plain["pairs"]) > 100, attempt
+        assert document["clusters"] == plain["clusters"]
+        assert document["summary"]["scheme"] == plain["summary"]["scheme"]
+        assert document["pairs"][0]["a"].startswith(str(corpus))  # as given, not resolved
+    assert "0 new, 0 updated, 200 unchanged (not read)" in cached.stderr
+    if verify == "exact":
+        assert "files again for their vectors" in cached.stderr
+    assert "deduplicated 200 documents" in cached.stderr
 
 
 def test_a_full_disk_rolls_the_batch_back_and_says_what_to_do(tmp_path: Path) -> None:

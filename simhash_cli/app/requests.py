@@ -171,8 +171,7 @@ class DedupeRequest:
         """The verification asked for, or the input's default."""
         if self.verify is not None:
             return self.verify
-        stored = self.source.kind is Input.FINGERPRINTS or self.index is not None
-        return Verify.ESTIMATE if stored else Verify.EXACT
+        return Verify.ESTIMATE if self.source.kind is Input.FINGERPRINTS else Verify.EXACT
 
     @property
     def config(self) -> DedupeConfig:
@@ -282,11 +281,11 @@ class DedupeRequest:
     def _check_index(self) -> None:
         if self.index is None:
             return
-        if self.verification is Verify.EXACT or self.audit or self.source.is_records:
+        if self.audit or self.source.is_records:
             raise UsageError(
-                "{index} keeps fingerprints, not vectors: it goes with files and {verify} "
-                "estimate (its default), without {audit}",
-                parameters=("index", "verify", "audit"),
+                "{index} keeps the fingerprints of files: it goes with PATHs, without {audit} "
+                "(which needs every document's vector)",
+                parameters=("index", "audit"),
             )
         if self.source.empty:
             raise UsageError("{index} needs PATHs", parameters=("index",))

@@ -116,8 +116,10 @@ __all__ = ["dedupe_command"]
             "--index",
             metavar="DB",
             default=None,
-            help="Keep the fingerprints in the index DB (made if missing) and read only the "
-            "files that are new or changed since (verification by estimate).",
+            help="Keep the fingerprints in the index DB (made if missing): read the files that "
+            "are new or changed since, and for exact verification those of candidate pairs. The "
+            "same pairs as without it for the same scheme (auto plans among fingerprint "
+            "schemes: MinHash needs every document's words).",
         ),
     ),
     ENGINE,
@@ -160,7 +162,7 @@ def write_report(result: DedupeResult, output: Output) -> None:
 def report(result: DedupeResult, request: DedupeRequest, messages: Messages) -> None:
     """The pairs and clusters, the summary, the plan asked for, and the exit status."""
     write_report(result, request.output)
-    messages.dedupe_summary(result)
+    messages.dedupe_summary(result, "deduplicated" if request.index else "read")
     plan = request.plan_request
     if plan is not None:
         run.write_plan(result, plan, messages)

@@ -48,6 +48,8 @@ class AddReport:
     skipped: list[Skipped] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     """Every file listed, by absolute path, in order."""
+    listed: list[str] = field(default_factory=list)
+    """The same files named as the listing named them (as the user would write them)."""
 
 
 def open_for_adding(path: str, requested: Settings | None, default: Settings) -> Store:
@@ -118,7 +120,7 @@ def add_files(
     if STDIN in files:
         raise InputError(NO_STANDARD_INPUT, parameters=("vectors", "fingerprints"))
     absolute = [os.path.abspath(path) for path in files]
-    report.files = absolute
+    report.files, report.listed = absolute, files
     stored = {
         path: (size, mtime)
         for path, (_, size, mtime) in store.find(absolute).items()
@@ -184,9 +186,11 @@ def add_records(store: Store, docs: Corpus) -> AddReport:
 
 def stored_files(store: Store, report: AddReport) -> Corpus:
     """The stored fingerprints of the files an add listed (those that are documents), in
-    listing order, with what the add skipped."""
+    listing order and named as listed, with what the add skipped."""
     present, fingerprints, features = store.documents_of(report.files)
-    return Corpus(present, fingerprints, features, store.settings, skipped=report.skipped)
+    named = dict(zip(report.files, report.listed, strict=True))
+    ids = [named[path] for path in present]
+    return Corpus(ids, fingerprints, features, store.settings, skipped=report.skipped)
 
 
 def stored_corpus(store: Store) -> Corpus:

@@ -4,8 +4,11 @@ out, on the engine they are given (the index never chooses one)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
 
 from ..app.engine import Engine
 from ..app.hooks import Hooks
@@ -13,8 +16,8 @@ from ..app.requests import DedupeRequest
 from ..app.run import load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
-from ..core.cosines import Verify, estimate_limit
-from ..core.search import DedupeConfig, DedupeResult, Matches, dedupe
+from ..core.cosines import Verify, estimate_limit, hamming_gate
+from ..core.search import DedupeConfig, DedupeResult, Matches, choose_scheme, dedupe
 from ..errors import BadValueError, InputError
 from .adding import (
     AddReport,
@@ -94,14 +97,68 @@ def add(request: IndexAddRequest, engine: Engine, hooks: Hooks) -> None:
 
 def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
     """``dedupe --index DB PATH...``: the index brought up to date (only new and changed files
-    read), then the stored fingerprints of the listed files deduplicated by estimate."""
+    read), then the stored fingerprints of the listed files deduplicated: the same pairs as
+    without the index, for the same scheme (:func:`verified_from_candidates`)."""
     assert request.index is not None
     reading = request.reading
     with _open(request.index, reading, reading.settings) as store:
         report = _add_files(store, request.source.paths, reading, engine, hooks)
         _added(request.index, report, store, hooks)
         docs = stored_files(store, report)
-    return search_loaded(docs, request, hooks)
+    if request.config.verify is Verify.ESTIMATE:
+        return search_loaded(docs, request, hooks)
+    return verified_from_candidates(docs, request, engine, hooks)
+
+
+_CHUNK = 200_000
+
+
+def verified_from_candidates(
+    docs: Corpus, request: DedupeRequest, engine: Engine, hooks: Hooks
+) -> DedupeResult:
+    """Exact verification of stored fingerprints, reading only the files that need it.
+
+    The scheme's candidates are found from the fingerprints first, with the Hamming gate of
+    exact verification (a pair it passes over is never checked): only the files they name
+    are read again, for their vectors. The same scheme then runs on the fingerprints with
+    those vectors, so the pairs are those a run without the index finds with that scheme.
+    (Planned here, the scheme is one of the fingerprints': MinHash needs every document's
+    words.)
+
+    Raises:
+        InputError: a file that changed since it was stored (between the add and now).
+    """
+    config, bits = request.config, docs.settings.bits
+    gate = hamming_gate(config.threshold, bits) if config.hamming_gate else bits
+    within_gate = float(np.cos(np.pi * gate / bits))
+    with hooks.status(f"finding candidates among {len(docs):,} stored fingerprints"):
+        scheme, planned = choose_scheme(docs, config)  # at the threshold asked for
+        same = replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
+        first = dedupe(
+            docs, replace(same, verify=Verify.ESTIMATE, threshold=within_gate, max_pairs=None)
+        )
+    ends = [chunk.pairs.ravel() for chunk in first.pairs.chunks(_CHUNK)]
+    rows = np.unique(np.concatenate([np.zeros(0, np.int64), *ends]))
+    with hooks.progress("reading candidates") as progress:
+        paths = [docs.ids[r] for r in rows.tolist()]
+        read = engine.read_files(paths, _reading_of(docs.settings), hooks, progress)
+    hooks.info(
+        f"read {len(paths):,} of the {len(docs):,} files again for their vectors (those of "
+        "candidate pairs, to verify them exactly)"
+    )
+    if read.ids != paths or not np.array_equal(read.fingerprints, docs.fingerprints[rows]):
+        raise InputError(
+            "a file changed while it was deduplicated (its fingerprint is not the stored one): "
+            "run the command again"
+        )
+    assert read.weights is not None
+    placed = sp.csr_array(
+        (np.ones(rows.size), (rows, np.arange(rows.size))), shape=(len(docs), rows.size)
+    )
+    vectors = replace(docs, weights=sp.csr_array(placed @ read.weights), features=read.features)
+    with hooks.status(f"verifying candidates among {len(docs):,} documents"):
+        result = dedupe(vectors, same)
+    return replace(result, survey=planned)
 
 
 @dataclass(frozen=True)
