@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,9 @@ def test_every_cluster_keeps_a_copy_and_protected_files_stay(
         assert actions.count("keep") == (1 if usable else 0) and len(actions) == members.size
         assert actions.count("skip") == members.size - len(usable)
         assert {f["path"] for f in cluster["files"]} == {paths[m] for m in members.tolist()}
+        guarded = [u for u in usable if protect and u.startswith("/data/keep/")]
+        if guarded:  # a cluster holding a protected file keeps one of them
+            assert cluster["keep"] in guarded and cluster["why"].startswith("protected (")
         for entry in cluster["files"]:
             if protect and entry["path"].startswith("/data/keep/"):
                 assert entry["action"] in ("keep", "protected", "skip")
@@ -142,6 +146,31 @@ def test_dedupe_plan_writes_the_plan_and_changes_nothing(tmp_path: Path) -> None
     assert plan["settings"]["bits"] == 64
     assert {f["action"] for c in plan["clusters"] for f in c["files"]} == {"keep", "protected"}
     assert "3 protected (nothing was changed)" in result.stderr
+
+
+def test_a_protected_file_is_the_one_its_cluster_keeps(tmp_path: Path) -> None:
+    """``--protect FILE``: the tagged original is kept, and only its copies are marked."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    original = corpus / "shipping-policy-revised.txt"
+    plan_file = tmp_path / "plan.json"
+    result = CliRunner().invoke(
+        main,
+        ["dedupe", "-qq", "--plan", str(plan_file), "--keep", "first", "--protect",
+         str(original), str(corpus)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    plan = json.loads(plan_file.read_text())
+    (cluster,) = [c for c in plan["clusters"] if any("shipping" in f["path"] for f in c["files"])]
+    assert (
+        cluster["keep"] == str(original) and cluster["why"] == "protected (first of the protected)"
+    )
+    actions = {Path(f["path"]).name: f["action"] for f in cluster["files"]}
+    assert actions == {
+        "shipping-policy-revised.txt": "keep",
+        "shipping-policy.txt": "remove",
+        "shipping-policy-copy.txt": "remove",
+    }
 
 
 def test_plan_options_are_refused_without_a_plan_and_for_standard_input() -> None:

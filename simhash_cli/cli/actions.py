@@ -70,7 +70,8 @@ __all__ = ["apply_command"]
             "same checks, for review (run it with sh FILE).",
         ),
         protect_option(
-            "Files under DIR are never touched, besides the plan's own protected roots."
+            "PATH (a file, or the files under a directory) is never touched, besides the "
+            "plan's own protected paths."
         ),
     ),
     OUTPUT,

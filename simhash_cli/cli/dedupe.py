@@ -111,7 +111,10 @@ __all__ = ["dedupe_command"]
             help="With --plan: which file of a cluster is kept (the path breaks ties) "
             f"[default: {Keep.OLDEST.value}].",
         ),
-        protect_option("With --plan: files under DIR are never marked for removal."),
+        protect_option(
+            "With --plan: PATH (a file, or the files under a directory) is never marked for "
+            "removal, and a cluster holding one keeps it (the tagged original)."
+        ),
         click.option(
             "--index",
             metavar="DB",

@@ -465,12 +465,12 @@ def max_pairs_option(command: F) -> F:
 
 
 def protect_option(help_text: str) -> Callable[[Any], Any]:
-    """``--protect DIR`` (repeatable): roots whose files are never touched."""
+    """``--protect PATH`` (repeatable): files, or roots whose files, are never touched."""
     return click.option(
         "--protect",
-        type=click.Path(exists=True, file_okay=False),
+        type=click.Path(exists=True),
         multiple=True,
-        metavar="DIR",
+        metavar="PATH",
         help=f"{help_text} (repeatable)",
     )
 

@@ -2,10 +2,11 @@
 kept and why, and what would happen to the others. Nothing here touches a file.
 
 The choice of the kept file follows a total order (``--keep``), the path breaking every tie,
-so the same input always gives the same plan. A file under a protected root (``--protect``)
-is never to be touched. Each member is first checked to be the very file the scan read (same
-device, inode, size, mtime and ctime); its state and the SHA-256 of its bytes go into the
-plan, so that whatever acts on it later (:mod:`.apply`) can refuse a file that changed
+so the same input always gives the same plan. A file under a protected root (``--protect``, a
+directory or a file) is never to be touched, and a cluster that holds one keeps it (the keep
+rule choosing among several). Each member is first checked to be the very file the scan read
+(same device, inode, size, mtime and ctime); its state and the SHA-256 of its bytes go into
+the plan, so that whatever acts on it later (:mod:`.apply`) can refuse a file that changed
 since.
 """
 
@@ -193,12 +194,16 @@ def make_plan(
                 states.append((position, check(path, tuple(stamps[member])), member))
             except FileChanged as exc:
                 skipped.append({"path": path, "action": "skip", "why": str(exc)})
-        ranked = sorted(states, key=lambda item: _order(keep)((item[0], item[1])))
+        guarded = {position for position, state, _ in states if root_of(state.path, protected)}
+        # A protected file is the one kept when the cluster has one (the tagged original, as
+        # rmlint keeps it); among several, the keep rule chooses.
+        ranked = sorted(states, key=lambda item: (item[0] not in guarded, *_order(keep)(item[:2])))
         kept = ranked[0][1] if ranked else None
-        for _, state, member in ranked:
+        kept_guarded = bool(ranked) and ranked[0][0] in guarded
+        for position, state, member in ranked:
             if state is kept:
                 action = "keep"
-            elif root_of(state.path, protected) is not None:
+            elif position in guarded:
                 action = "protected"
             else:
                 action = "remove"
@@ -218,7 +223,7 @@ def make_plan(
             {
                 "cluster": number,
                 "keep": None if kept is None else kept.path,
-                "why": keep.value,
+                "why": f"protected ({keep.value} of the protected)" if kept_guarded else keep.value,
                 "files": files + skipped,
             }
         )
