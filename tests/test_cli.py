@@ -661,3 +661,14 @@ def test_minhash_needs_words(tmp_path: Path) -> None:
     result = run("dedupe", "--minhash", "16x8", "--fingerprints", str(fps))
     assert result.exit_code == ExitCode.USAGE
     assert "--minhash hashes the words of each document" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["--vectors", "-"], ["--texts", "-"], ["--fingerprints", "-"], ["EMPTY"]]
+)
+def test_an_empty_input_is_no_error_and_says_so(tmp_path: Path, args: list[str]) -> None:
+    args = [str(tmp_path) if arg == "EMPTY" else arg for arg in args]
+    result = run("dedupe", "-f", "json", *args, input="")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["pairs"] == []
+    assert "note: no document was read: none was found" in result.stderr

@@ -30,10 +30,16 @@ ROWS = 400  # tall enough that nothing a command shows scrolls off the emulated 
 
 
 def on_a_terminal(
-    args: list[str], stdout: int | None, *, columns: int = 100, cwd: Path | None = None
+    args: list[str],
+    stdout: int | None,
+    *,
+    columns: int = 100,
+    cwd: Path | None = None,
+    typed: bytes | None = None,
 ) -> tuple[int, bytes]:
     """Run ``simhash ARGS`` with stderr on a pseudo-terminal of ``columns`` columns and stdout
-    to ``stdout`` (None: the terminal too); the exit code and the bytes the terminal got."""
+    to ``stdout`` (None: the terminal too); the exit code and the bytes the terminal got.
+    With ``typed``, standard input is the terminal too, and those keys are typed on it."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, columns, 0, 0))
     shown = bytearray()
@@ -50,13 +56,15 @@ def on_a_terminal(
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
+    if typed is not None:
+        threading.Timer(1.0, os.write, (master, typed)).start()
     env = dict(os.environ, TERM="xterm-256color")
     for name in ("NO_COLOR", "COLUMNS", "LINES"):  # the terminal's own size, as a user's
         env.pop(name, None)
     try:
         done = subprocess.run(
             [SIMHASH, *args],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if typed is None else slave,
             stdout=slave if stdout is None else stdout,
             stderr=slave,
             cwd=cwd,
@@ -259,3 +267,30 @@ def test_skips_are_summed_up_on_a_terminal_and_listed_when_verbose(
             "t/module02.pyc); --verbose lists every one"
         )
     assert "read 2 documents (40 skipped: 40 binary)" in screen
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_table_on_the_terminal_is_drawn_after_the_progress_is_gone(
+    workdir: Path, command: str
+) -> None:
+    """stdout and stderr both on one terminal: the table and the summary, no trace of a
+    progress bar or spinner, and no line of the table glued to one."""
+    code, shown = on_a_terminal([*COMMANDS[command], "-f", "table"], None, cwd=workdir)
+    screen = screen_of(shown, 100)
+    assert code == 0, "\n".join(screen)
+    assert screen, f"{command} showed nothing"
+    # A bar's or a spinner's marks: its elapsed time, its count, its spinner's dots.
+    marks = ("0:00:0", " 0/?", *"⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+    assert not any(mark in line for line in screen for mark in marks), "\n".join(screen)
+
+
+def test_reading_standard_input_from_a_terminal_says_so(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    with open(out, "wb") as handle:
+        code, shown = on_a_terminal(
+            ["fingerprint", "-"], handle.fileno(), typed=b"a few words typed by hand\n\x04"
+        )
+    screen = screen_of(shown, 100)
+    assert code == 0, "\n".join(screen)
+    assert "reading standard input (type or paste the text, then Ctrl-D)" in screen
+    assert json.loads(out.read_text())["features"] == 6

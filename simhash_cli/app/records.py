@@ -29,7 +29,7 @@ from ..core.fingerprint import (
 )
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings
-from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
+from ..errors import MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources import iter_records, read_records
 from ..io.sources.files import DEFAULT_MAX_BYTES
 from ..io.sources.records import FingerprintRecord, TextRecord, VectorRecord, read_fingerprints
@@ -116,13 +116,15 @@ def corpus_from_fingerprints(
 
     Raises:
         SettingsMismatchError: records made with different settings, naming both.
-        InputError: a malformed record, or no record at all.
+        InputError: a malformed record.
     """
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     records = list(read_fingerprints(source, on_bad_line, max_line))
-    if not records:
-        raise InputError(f"no fingerprint records in {'<stdin>' if source == '-' else source}")
+    if not records:  # nothing to compare, as an empty --vectors or directory is
+        settings = Settings.of_vectors()
+        empty = np.zeros((0, n_words(settings.bits)), np.uint64)
+        return Corpus([], empty, np.zeros(0, np.int64), settings, skipped=skipped)
     return from_fingerprint_records(records, on_event, skipped, include_empty)
 
 

@@ -194,6 +194,11 @@ class Source:
         return self.kind is Input.PATHS and not self.paths
 
     @property
+    def reads_stdin(self) -> bool:
+        """Whether standard input is read: ``-`` among the paths, or records from ``-``."""
+        return self.reads_stdin_path or (self.is_records and self.location == STDIN)
+
+    @property
     def reads_stdin_path(self) -> bool:
         """Whether ``-`` is among the paths (a document read from standard input)."""
         return STDIN in self.paths

@@ -65,9 +65,15 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
     same_terminal = fmt is not Format.TABLE and sys.stdout.isatty() and not output.to_file
     tally = run.Tally()
     progress_shown = messages.progress("reading", shown=not same_terminal)
-    with progress_shown as progress, opened(output.path) as out:
-        batches = run.fingerprint_batches(request, engine, messages, progress, tally)
-        emit_fingerprints(batches, fmt, out)
+    with opened(output.path) as out:
+        with progress_shown as progress:
+            batches = run.fingerprint_batches(request, engine, messages, progress, tally)
+            if fmt is not Format.TABLE:
+                emit_fingerprints(batches, fmt, out)
+            else:  # a table waits for every batch, and for the bar to leave the terminal
+                made = list(batches)
+        if fmt is Format.TABLE:
+            emit_fingerprints(made, fmt, out)
     messages.counts_summary(tally.documents, tally.skipped, "fingerprinted")
 
 

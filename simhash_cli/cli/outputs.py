@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import click
 
+from ..app.settings import Source
 from ..errors import UsageError
 from ..io.sinks.formats import Format, Listing, Output
 from ..io.sinks.messages import Messages
@@ -138,6 +139,10 @@ def quiet_option(command: F) -> F:
 
     @functools.wraps(command)
     def summed_up(*args: Any, messages: Messages, **kwargs: Any) -> Any:
+        source = getattr(kwargs.get("request"), "source", None)
+        if isinstance(source, Source) and source.reads_stdin and sys.stdin.isatty():
+            # A person at a terminal, not a pipe: say why nothing seems to happen.
+            messages.info("reading standard input (type or paste the text, then Ctrl-D)")
         try:
             return command(*args, messages=messages, **kwargs)
         finally:

@@ -181,12 +181,16 @@ class Messages:
         self.counts_summary(len(docs), docs.skipped, verb)
 
     def counts_summary(self, documents: int, skipped: Sequence[Skipped], verb: str) -> None:
-        """The same from counts, for output that streamed."""
+        """The same from counts, for output that streamed; a note when nothing was read."""
+        passed_over = bool(skipped or self.left_out)
         self.event_summary()
         by_reason = skip_counts(skipped)
         detail = ", ".join(f"{count:,} {reason}" for reason, count in sorted(by_reason.items()))
         tail = f" ({len(skipped):,} skipped: {detail})" if by_reason else ""
         self.info(f"{verb} {counted(documents, 'document')}{tail}")
+        if documents == 0:
+            why = "each was skipped or left out (see above)" if passed_over else "none was found"
+            self.info(Text(f"note: no document was read: {why}", style="yellow"))
 
     def apply_summary(self, statuses: Counter[str], *, executed: bool, journal: str | None) -> None:
         """``3 done, 1 refused; journal: plan.json.journal`` or the dry run's equivalent."""
