@@ -672,3 +672,17 @@ def test_an_empty_input_is_no_error_and_says_so(tmp_path: Path, args: list[str])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["pairs"] == []
     assert "note: no document was read: none was found" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["plan", "calibrate"])
+def test_texts_are_read_by_every_command_that_reads_documents(tmp_path: Path, command: str) -> None:
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text(
+        "".join(
+            json.dumps({"id": p.name, "text": p.read_text()}) + "\n"
+            for p in sorted(SAMPLE.iterdir())
+        )
+    )
+    from_texts = json.loads(run(command, "-f", "json", "--texts", str(texts)).stdout)
+    from_files = json.loads(run(command, "-f", "json", str(SAMPLE)).stdout)
+    assert from_texts == from_files

@@ -233,6 +233,9 @@ def test_query_formats_threshold_and_check(tmp_path: Path) -> None:
     assert [r["hamming"] for r in loose] == [0, 0, 7]  # nearest first
     strict = lines(run("index", "query", db, "-f", "jsonl", "--max-distance", "3", target))
     assert [r["hamming"] for r in strict] == [0, 0]
+    other = str(SAMPLE / "shipping-policy-copy.txt")
+    nearest = lines(run("index", "query", db, "-f", "jsonl", "--limit", "2", target, other))
+    assert [r["hamming"] for r in nearest] == [0, 0, 0, 0]  # the 2 nearest of each query
     csv = run("index", "query", db, "-f", "csv", target).stdout.splitlines()
     assert csv[0] == "query,match,hamming,estimated_cosine" and len(csv) == 4
     checked = run("index", "query", db, "--check", "-f", "jsonl", target)
@@ -545,3 +548,26 @@ def test_a_full_disk_rolls_the_batch_back_and_says_what_to_do(tmp_path: Path) ->
             store.add([f"d{i}" for i in range(20_000)], many, np.ones(20_000, np.int64))
         assert store.count() == 1
         assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_texts_are_added_and_queried_as_their_files_are(tmp_path: Path) -> None:
+    texts = tmp_path / "texts.jsonl"
+    names = sorted(p.name for p in SAMPLE.iterdir())
+    texts.write_text(
+        "".join(
+            json.dumps({"id": name, "text": (SAMPLE / name).read_text()}) + "\n" for name in names
+        )
+    )
+    from_texts, from_files = str(tmp_path / "texts.db"), str(tmp_path / "files.db")
+    assert run("index", "add", from_texts, "--texts", str(texts)).exit_code == ExitCode.OK
+    assert run("index", "add", from_files, str(SAMPLE)).exit_code == ExitCode.OK
+    query = ["-f", "jsonl", "--texts", str(texts)]
+    by_text = lines(run("index", "query", from_texts, *query))
+    by_file = lines(run("index", "query", from_files, *query))
+    # A stored record is not its own match; the stored file of the same text is.
+    assert by_text and all(r["query"] != r["match"] for r in by_text)
+    assert [(r["query"], r["match"], r["hamming"]) for r in by_text] == [
+        (r["query"], Path(r["match"]).name, r["hamming"])
+        for r in by_file
+        if Path(r["match"]).name != r["query"]
+    ]

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..app.requests import DEFAULT_THRESHOLD
 from ..app.settings import Input
 from ..core.cosines import Verify
 from ..engines import open_engine
@@ -69,9 +70,12 @@ def index_group() -> None:
     own(DB),
     source_group(
         Input.VECTORS,
+        Input.TEXTS,
         Input.FINGERPRINTS,
         metavar="[PATH]...",
-        helps=fingerprints_option("Store the JSON Lines output of 'simhash fingerprint' as it is."),
+        helps=fingerprints_option(
+            "Store what 'simhash fingerprint' wrote (JSON Lines, JSON or CSV) as it is."
+        ),
     ),
     reading_group(),
     ENGINE,
@@ -97,17 +101,32 @@ def index_add_command(request: IndexAddRequest, messages: Messages) -> None:
     own(DB),
     source_group(
         Input.VECTORS,
+        Input.TEXTS,
         Input.FINGERPRINTS,
         helps=fingerprints_option("Query with the JSON Lines output of 'simhash fingerprint'."),
     ),
     own(
-        threshold_option,
+        click.option(
+            "--threshold",
+            type=click.FloatRange(-1.0, 1.0),
+            default=DEFAULT_THRESHOLD,
+            show_default=True,
+            help="Stored documents whose estimated cosine, cos(pi*hamming/bits), is at least "
+            "this (the index keeps fingerprints, not vectors).",
+        ),
         click.option(
             "--max-distance",
             type=click.IntRange(0),
             default=None,
             metavar="K",
             help="Instead of --threshold: stored documents within K bits.",
+        ),
+        click.option(
+            "--limit",
+            type=click.IntRange(1),
+            default=None,
+            metavar="N",
+            help="At most N matches per document, the nearest [default: all].",
         ),
         click.option(
             "--check",

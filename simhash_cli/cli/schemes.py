@@ -32,7 +32,7 @@ __all__ = ["calibrate_command", "plan_command"]
     "plan", cls=Command, short_help="Which candidate scheme suits a threshold and corpus."
 )
 @collapse(
-    source_group(Input.VECTORS),
+    source_group(Input.VECTORS, Input.TEXTS),
     reading_group(),
     own(
         threshold_option,
@@ -77,7 +77,7 @@ def plan_command(request: SurveyRequest, messages: Messages) -> None:
 
 @click.command("calibrate", cls=Command)
 @collapse(
-    source_group(Input.VECTORS),
+    source_group(Input.VECTORS, Input.TEXTS),
     reading_group(),
     own(
         threshold_option,

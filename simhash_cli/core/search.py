@@ -488,3 +488,11 @@ class Matches:
     query: NDArray[np.int64]
     doc: NDArray[np.int64]
     hamming: NDArray[np.int64]
+
+    def nearest(self, limit: int | None) -> Matches:
+        """At most ``limit`` matches per query, the nearest (None: all)."""
+        if limit is None or not len(self.query):
+            return self
+        first = np.searchsorted(self.query, self.query, side="left")
+        keep = np.arange(self.query.size) - first < limit
+        return Matches(self.query[keep], self.doc[keep], self.hamming[keep])

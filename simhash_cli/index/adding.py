@@ -118,7 +118,7 @@ def add_files(
 
     files = listing(paths, collect, [], policy=policy)
     if STDIN in files:
-        raise InputError(NO_STANDARD_INPUT, parameters=("vectors", "fingerprints"))
+        raise InputError(NO_STANDARD_INPUT, parameters=("vectors", "texts", "fingerprints"))
     absolute = [os.path.abspath(path) for path in files]
     report.files, report.listed = absolute, files
     stored = {

@@ -24,9 +24,9 @@ __all__ = [
 
 NO_STANDARD_INPUT = (
     "index add stores files by their path; standard input has none "
-    "(give {vectors} - or {fingerprints} - for records)"
+    "(give {vectors} -, {texts} - or {fingerprints} - for records)"
 )
-STORED = (Input.VECTORS, Input.FINGERPRINTS)
+STORED = (Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS)
 
 
 def refuse_output_over_index(db: str, output: Output) -> None:
@@ -54,7 +54,7 @@ class IndexAddRequest:
         """Raises: UsageError: options that do not go together."""
         self.source.require(STORED, stdin=False)
         if self.source.reads_stdin_path:
-            raise UsageError(NO_STANDARD_INPUT, parameters=("vectors", "fingerprints"))
+            raise UsageError(NO_STANDARD_INPUT, parameters=("vectors", "texts", "fingerprints"))
         if self.source.kind is Input.FINGERPRINTS and self.reading.settings_given:
             raise UsageError(
                 "{fingerprints} records say how they were made: give no settings",
@@ -76,6 +76,7 @@ class IndexQueryRequest:
     threshold: float = DEFAULT_THRESHOLD
     max_distance: int | None = None
     check_matches: bool = False
+    limit: int | None = None
     output: Output = field(default_factory=Output)
 
     def check(self) -> None:

@@ -85,6 +85,10 @@ def add(request: IndexAddRequest, engine: Engine, hooks: Hooks) -> None:
     elif source.kind is Input.VECTORS:
         store = _open(request.db, reading, reading.vector_settings)
         docs = load_records(source, _reading_of(store.settings), hooks)
+    elif source.kind is Input.TEXTS:
+        store = _open(request.db, reading, reading.settings)
+        text_reading(store.settings)  # texts are tokenized as the index's files are
+        docs = load_records(source, _reading_of(store.settings), hooks)
     else:
         store = _open(request.db, reading, reading.settings)
     with store:
@@ -228,6 +232,7 @@ def query(request: IndexQueryRequest, engine: Engine, hooks: Hooks) -> Queried:
                 parameter="threshold",
             )
         matches, names = search(store, docs, min(limit, bits))
+        matches = matches.nearest(request.limit)
         return Queried(
             matches, names, docs.ids, bits, limit, by_distance, request.threshold, store.count()
         )
