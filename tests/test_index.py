@@ -567,7 +567,29 @@ def test_texts_are_added_and_queried_as_their_files_are(tmp_path: Path) -> None:
     # A stored record is not its own match; the stored file of the same text is.
     assert by_text and all(r["query"] != r["match"] for r in by_text)
     assert [(r["query"], r["match"], r["hamming"]) for r in by_text] == [
-        (r["query"], Path(r["match"]).name, r["hamming"])
+        (r["query"], Path(str(r["match"])).name, r["hamming"])
         for r in by_file
-        if Path(r["match"]).name != r["query"]
+        if Path(str(r["match"])).name != r["query"]
     ]
+
+
+def test_index_dedupe_takes_dedupes_scheme_check_and_plan(tmp_path: Path) -> None:
+    corpus = copy_of_sample(tmp_path)
+    db = str(tmp_path / "index.db")
+    assert run("index", "add", db, str(corpus)).exit_code == ExitCode.OK
+    stored = json.loads(run("index", "dedupe", db, "--blocks", "8", "-f", "json").stdout)
+    assert stored["summary"]["scheme"] == "8 blocks of 8 bits"
+    within = json.loads(run("index", "dedupe", db, "--max-distance", "3", "-f", "json").stdout)
+    assert within["summary"]["max_distance"] == 3
+    assert run("index", "dedupe", db, "--check").exit_code == ExitCode.DUPLICATES_FOUND
+    plan = tmp_path / "plan.json"
+    refused = run("index", "dedupe", db, "--plan", str(plan))
+    assert refused.exit_code == ExitCode.USAGE and "add --verify exact" in refused.stderr
+    planned = run("index", "dedupe", db, "--verify", "exact", "--plan", str(plan), "-qq")
+    assert planned.exit_code == ExitCode.OK, planned.stderr
+    clusters = json.loads(plan.read_text())["clusters"]
+    assert len(clusters) == 2 and all(c["keep"] for c in clusters)
+    over = run(
+        "index", "dedupe", db, "--verify", "exact", "--plan", str(corpus / "chess-openings.txt")
+    )
+    assert over.exit_code == ExitCode.USAGE  # a plan never replaces a stored file

@@ -39,29 +39,63 @@ from .outputs import REPORT_OUTPUT, quiet_option, writable_file
 __all__ = ["dedupe_command"]
 
 
+# Options that dedupe and index dedupe share.
+SCHEME_OPTIONS = [
+    click.option(
+        "--blocks",
+        type=BLOCKS,
+        default=None,
+        metavar="auto|N",
+        help="Equal blocks per fingerprint; a shared block makes a candidate. 1 strict, 4 "
+        "balanced, 8 loose (the page's schemes), any divisor of --bits, or auto: the "
+        "cheapest scheme reaching 0.95 expected recall at --threshold on this corpus "
+        "[default: auto].",
+    ),
+    click.option(
+        "--max-distance",
+        type=click.IntRange(0),
+        default=None,
+        metavar="K",
+        help="Instead of --blocks: candidates are exactly the pairs of fingerprints within "
+        "K bits (Manku's permuted tables), whatever the seed.",
+    ),
+]
+CHECK_OPTION = click.option(
+    "--check",
+    "check_pairs",
+    is_flag=True,
+    help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any pair is flagged (for CI pipelines).",
+)
+PLAN_OPTIONS = [
+    click.option(
+        "--plan",
+        metavar="FILE",
+        default=None,
+        callback=writable_file,
+        help="Also write what would be done with each cluster to FILE (JSON): the file kept "
+        "and why, the others to remove, the protected ones. Nothing is changed.",
+    ),
+    click.option(
+        "--keep",
+        type=click.Choice([k.value for k in Keep]),
+        default=None,
+        callback=as_enum(Keep),
+        help="With --plan: which file of a cluster is kept (the path breaks ties) "
+        f"[default: {Keep.OLDEST.value}].",
+    ),
+    protect_option(
+        "With --plan: PATH (a file, or the files under a directory) is never marked for "
+        "removal, and a cluster holding one keeps it (the tagged original)."
+    ),
+]
+
+
 @click.command("dedupe", cls=Command)
 @collapse(
     source_group(Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS),
     reading_group(empty=True),
     own(
-        click.option(
-            "--blocks",
-            type=BLOCKS,
-            default=None,
-            metavar="auto|N",
-            help="Equal blocks per fingerprint; a shared block makes a candidate. 1 strict, 4 "
-            "balanced, 8 loose (the page's schemes), any divisor of --bits, or auto: the "
-            "cheapest scheme reaching 0.95 expected recall at --threshold on this corpus "
-            "[default: auto].",
-        ),
-        click.option(
-            "--max-distance",
-            type=click.IntRange(0),
-            default=None,
-            metavar="K",
-            help="Instead of --blocks: candidates are exactly the pairs of fingerprints within "
-            "K bits (Manku's permuted tables), whatever the seed.",
-        ),
+        *SCHEME_OPTIONS,
         click.option(
             "--minhash",
             type=BANDS,
@@ -88,33 +122,8 @@ __all__ = ["dedupe_command"]
             help="Also compute every pair's true cosine and report the blocks' recall and "
             f"false candidates (up to {AUDIT_MAX_DOCS:,} documents).",
         ),
-        click.option(
-            "--check",
-            "check_pairs",
-            is_flag=True,
-            help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when any pair is flagged (for CI "
-            "pipelines).",
-        ),
-        click.option(
-            "--plan",
-            metavar="FILE",
-            default=None,
-            callback=writable_file,
-            help="Also write what would be done with each cluster to FILE (JSON): the file kept "
-            "and why, the others to remove, the protected ones. Nothing is changed.",
-        ),
-        click.option(
-            "--keep",
-            type=click.Choice([k.value for k in Keep]),
-            default=None,
-            callback=as_enum(Keep),
-            help="With --plan: which file of a cluster is kept (the path breaks ties) "
-            f"[default: {Keep.OLDEST.value}].",
-        ),
-        protect_option(
-            "With --plan: PATH (a file, or the files under a directory) is never marked for "
-            "removal, and a cluster holding one keeps it (the tagged original)."
-        ),
+        CHECK_OPTION,
+        *PLAN_OPTIONS,
         click.option(
             "--index",
             metavar="DB",

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..app import run
 from ..app.requests import DEFAULT_THRESHOLD
 from ..app.settings import Input
 from ..core.cosines import Verify
@@ -23,7 +24,7 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_index_stats, emit_matches, emit_records
-from .dedupe import write_report
+from .dedupe import CHECK_OPTION, PLAN_OPTIONS, SCHEME_OPTIONS, write_report
 from .main import Group, exit_with
 from .options import (
     ENGINE,
@@ -160,6 +161,7 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
 @collapse(
     own(
         DB,
+        *SCHEME_OPTIONS,
         threshold_option,
         click.option(
             "--verify",
@@ -172,6 +174,8 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
         ),
         max_candidates_option,
         max_pairs_option,
+        CHECK_OPTION,
+        *PLAN_OPTIONS,
         jobs_option,
     ),
     REPORT_OUTPUT,
@@ -180,11 +184,16 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
 @quiet_option
 def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> None:
     """All near-duplicate pairs and clusters among the stored documents, as `simhash dedupe`
-    reports them."""
+    reports them (a plan of them with --verify exact, which reads the files as they are)."""
     request.check()
     result = index_run.dedupe_stored(request, LocalEngine(), messages)
     write_report(result, request.output)
     messages.dedupe_summary(result, "read" if request.verify is Verify.EXACT else "stored:")
+    plan = request.plan_request(tuple(result.corpus.ids))
+    if plan is not None:
+        run.write_plan(result, plan, messages)
+    if request.check_pairs and len(result.pairs):
+        exit_with(ExitCode.DUPLICATES_FOUND)
 
 
 @index_group.command("stats", short_help="Documents, settings, tables and size of an index.")

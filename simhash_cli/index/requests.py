@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
+from ..app.actions.plans import Keep
 from ..app.engine import Need
 from ..app.guard import Reads, refuse_overwrites, sidecars
-from ..app.requests import DEFAULT_THRESHOLD, refuse_output_over_input
+from ..app.requests import DEFAULT_THRESHOLD, PlanRequest, refuse_output_over_input
 from ..app.settings import EngineChoice, Input, Reading, Source, default_jobs
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.cosines import Verify
-from ..core.search import DEFAULT_MAX_PAIRS
+from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..errors import UsageError
 from ..io.sinks.formats import Output
 
@@ -92,11 +94,47 @@ class IndexDedupeRequest:
     db: str
     threshold: float = DEFAULT_THRESHOLD
     verify: Verify = Verify.ESTIMATE
+    blocks: int | Literal["auto"] | None = None
+    max_distance: int | None = None
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     max_pairs: int = DEFAULT_MAX_PAIRS
+    check_pairs: bool = False
+    plan: str | None = None
+    keep: Keep | None = None
+    protect: tuple[str, ...] = ()
     jobs: int = field(default_factory=default_jobs)
     output: Output = field(default_factory=Output)
 
+    @property
+    def config(self) -> DedupeConfig:
+        """The tuning of the search."""
+        return DedupeConfig(
+            blocks=AUTO if self.blocks is None else self.blocks,
+            max_distance=self.max_distance,
+            threshold=self.threshold,
+            verify=self.verify,
+            max_candidates=self.max_candidates,
+            max_pairs=self.max_pairs,
+        )
+
+    def plan_request(self, files: tuple[str, ...]) -> PlanRequest | None:
+        """The action plan asked for, of these stored ``files`` (each its own root)."""
+        if self.plan is None:
+            return None
+        return PlanRequest(self.plan, self.keep or Keep.OLDEST, self.protect, files)
+
     def check(self) -> None:
-        """Raises: UsageError: an output over the index."""
+        """Raises: UsageError: an output over the index; plan options that do not apply."""
         refuse_output_over_index(self.db, self.output)
+        refuse_overwrites(
+            {"output": self.output.path, "plan": self.plan}, Reads(files=sidecars(self.db))
+        )
+        if self.plan is not None and self.verify is not Verify.EXACT:
+            raise UsageError(
+                "{plan} needs the stored files read again, as they are now: add {verify} exact",
+                parameters=("plan", "verify"),
+            )
+        if self.plan is None and (self.keep is not None or self.protect):
+            raise UsageError(
+                "{keep} and {protect} go with {plan}", parameters=("keep", "protect", "plan")
+            )

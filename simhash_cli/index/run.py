@@ -11,13 +11,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..app.engine import Engine
+from ..app.guard import Reads, refuse_overwrites
 from ..app.hooks import Hooks
 from ..app.requests import DedupeRequest
 from ..app.run import load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
 from ..core.cosines import Verify, estimate_limit, hamming_gate
-from ..core.search import DedupeConfig, DedupeResult, Matches, choose_scheme, dedupe
+from ..core.search import DedupeResult, Matches, choose_scheme, dedupe
 from ..errors import BadValueError, InputError
 from .adding import (
     AddReport,
@@ -262,14 +263,10 @@ def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> 
         docs = stored_corpus(store)
     if request.verify is Verify.EXACT:
         docs = _read_again(docs, request.jobs, engine, hooks)
-    config = DedupeConfig(
-        threshold=request.threshold,
-        verify=request.verify,
-        max_candidates=request.max_candidates,
-        max_pairs=request.max_pairs,
-    )
+    if request.plan is not None:  # never over a stored file
+        refuse_overwrites({"plan": request.plan}, Reads(files=tuple(docs.ids)))
     with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
-        return dedupe(docs, config)
+        return dedupe(docs, request.config)
 
 
 def stats(db: str) -> dict[str, Any]:
