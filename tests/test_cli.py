@@ -266,7 +266,7 @@ def test_compare_with_a_binary_file_is_an_error(messy_dir: Path) -> None:
     result = run("compare", str(messy_dir / "a.txt"), str(messy_dir / "image.png"))
     assert result.exit_code == ExitCode.ERROR
     assert result.stderr.splitlines()[-1] == (
-        f"Error: compare needs two documents with features "
+        f"Error: compare needs A and a B with features "
         f"({messy_dir}/image.png: binary (NUL bytes, no byte-order mark))"
     )
 
@@ -686,3 +686,25 @@ def test_texts_are_read_by_every_command_that_reads_documents(tmp_path: Path, co
     from_texts = json.loads(run(command, "-f", "json", "--texts", str(texts)).stdout)
     from_files = json.loads(run(command, "-f", "json", str(SAMPLE)).stdout)
     assert from_texts == from_files
+
+
+def test_compare_one_with_many_and_check() -> None:
+    a = str(SAMPLE / "shipping-policy.txt")
+    others = [str(SAMPLE / name) for name in ("chess-openings.txt", "shipping-policy-revised.txt")]
+    result = run("compare", "--check", "-f", "jsonl", a, *others)
+    assert result.exit_code == ExitCode.DUPLICATES_FOUND, result.stderr
+    records = jsonl(result.stdout)
+    assert [r["b"] for r in records] == others
+    assert [r["near_duplicate"] for r in records] == [False, True]
+    assert records[1]["cosine"] == pytest.approx(0.975, abs=1e-3)
+    unrelated = run("compare", "--check", "-f", "jsonl", a, others[0])
+    assert unrelated.exit_code == ExitCode.OK
+    strict = run("compare", "--threshold", "0.99", "--check", "-f", "jsonl", a, others[1])
+    assert strict.exit_code == ExitCode.OK and not jsonl(strict.stdout)[0]["near_duplicate"]
+
+
+def test_compare_says_where_its_idf_comes_from() -> None:
+    a, b = str(SAMPLE / "shipping-policy.txt"), str(SAMPLE / "shipping-policy-revised.txt")
+    result = run("compare", "--weighting", "tfidf", "-f", "jsonl", a, b)
+    assert result.exit_code == 0
+    assert "idf from these 2 documents only; dedupe takes it from all it reads" in result.stderr

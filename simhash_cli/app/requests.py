@@ -101,23 +101,27 @@ class FingerprintRequest:
 
 @dataclass(frozen=True)
 class CompareRequest:
-    """``simhash compare A B``: two documents side by side."""
+    """``simhash compare A B...``: a document side by side with one or more others."""
 
     a: str
-    b: str
+    b: tuple[str, ...]
+    threshold: float = DEFAULT_THRESHOLD
+    check_pairs: bool = False
     reading: Reading = field(default_factory=Reading)
     output: Output = field(default_factory=Output)
 
     @property
     def source(self) -> Source:
-        """The two files, read as given (the same file twice is compared with itself)."""
-        return Source(Input.PATHS, (self.a, self.b))
+        """The files, read as given (the same file twice is compared with itself)."""
+        return Source(Input.PATHS, (self.a, *self.b))
 
     def check(self) -> None:
-        """Raises: UsageError: a directory."""
-        for path in (self.a, self.b):
+        """Raises: UsageError: a directory, or no file to compare with."""
+        if not self.b:
+            raise UsageError("compare takes A and at least one B")
+        for path in (self.a, *self.b):
             if os.path.isdir(path):
-                raise UsageError(f"compare takes two files; {path} is a directory")
+                raise UsageError(f"compare takes files; {path} is a directory")
         refuse_output_over_input(self.source, {"output": self.output.path})
 
 

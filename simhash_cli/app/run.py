@@ -16,7 +16,7 @@ from ..core.calibrate import Calibration, calibrate
 from ..core.corpus import Corpus, concatenate
 from ..core.events import Progress, Skipped
 from ..core.schemes import Background, Survey, survey
-from ..core.search import Comparison, DedupeResult, compare, dedupe, survey_for
+from ..core.search import Comparison, DedupeResult, compare_with, dedupe, survey_for
 from ..core.vectorize import Weighting
 from ..errors import InputError
 from ..io.sinks.atomic import atomic_output
@@ -168,10 +168,23 @@ def fingerprint_batches(
     return tally.counted(stream(request.source, request.reading, engine, hooks, progress))
 
 
-def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> Comparison:
-    """``simhash compare A B``."""
+def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> list[Comparison]:
+    """``simhash compare A B...``: A with each B that is a document (the others skipped, as
+    every command skips them).
+
+    Raises:
+        InputError: A is no document, or no B is.
+    """
     docs = load(request.source, request.reading, engine, hooks, distinct=False)
-    return compare(docs)
+    if len(docs) < 2 or docs.ids[0] != request.a:
+        reasons = "; ".join(f"{s.id}: {s.reason}" for s in docs.skipped)
+        raise InputError(f"compare needs A and a B with features ({reasons})")
+    if request.reading.weighting is Weighting.TFIDF:
+        hooks.info(
+            f"note: tfidf weights here take their idf from these {len(docs):,} documents "
+            "only; dedupe takes it from all it reads, so the cosines differ"
+        )
+    return compare_with(docs)
 
 
 def dedupe_documents(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:

@@ -12,12 +12,13 @@ from ..app.requests import CompareRequest, FingerprintRequest
 from ..app.settings import Input
 from ..engines import open_engine
 from ..engines.local import LocalEngine
+from ..errors import ExitCode
 from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Format
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_comparison, emit_fingerprints
-from .main import Command
-from .options import ENGINE, collapse, own, reading_group, source_group
+from .main import Command, exit_with
+from .options import ENGINE, collapse, own, reading_group, source_group, threshold_option
 from .outputs import OUTPUT, quiet_option
 
 __all__ = ["compare_command", "fingerprint_command"]
@@ -78,25 +79,41 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
 
 
 @click.command(
-    "compare", cls=Command, short_help="Compare two documents: Hamming distance and cosines."
+    "compare", cls=Command, short_help="Compare a document with others: Hamming and cosines."
 )
 @collapse(
-    own(click.argument("a", metavar="A"), click.argument("b", metavar="B")),
+    own(
+        click.argument("a", metavar="A"),
+        click.argument("b", metavar="B...", nargs=-1, required=True),
+        threshold_option,
+        click.option(
+            "--check",
+            "check_pairs",
+            is_flag=True,
+            help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when A is a near-duplicate of any B.",
+        ),
+    ),
     reading_group(jobs=False),
     OUTPUT,
     into=CompareRequest,
 )
 @quiet_option
 def compare_command(request: CompareRequest, messages: Messages) -> None:
-    """Compare two documents: Hamming distance, estimated and true cosine.
+    """Compare A with each B: Hamming distance, estimated and true cosine, and whether they
+    are near-duplicates at --threshold.
 
-    In a terminal it shows both fingerprints bit by bit, agreeing bits highlighted.
+    With one B, a terminal shows both fingerprints bit by bit, agreeing bits highlighted.
+    With --weighting tfidf, idf is taken over A and the Bs only (dedupe takes it over all it
+    reads): their cosines differ from dedupe's.
 
     \b
     Example:
       cd sample_corpus && simhash compare --bits 32 volcano-report.txt volcano-report-wire.txt
     """
     request.check()
-    comparison = run.compare_documents(request, LocalEngine(), messages)
+    comparisons = run.compare_documents(request, LocalEngine(), messages)
     with opened(request.output.path) as out:
-        emit_comparison(comparison, request.output.resolve(sys.stdout), out)
+        fmt = request.output.resolve(sys.stdout)
+        emit_comparison(comparisons, request.threshold, fmt, out)
+    if request.check_pairs and any(c.reaches(request.threshold) for c in comparisons):
+        exit_with(ExitCode.DUPLICATES_FOUND)

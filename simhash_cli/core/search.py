@@ -9,6 +9,7 @@ pair's true cosine.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -36,6 +37,7 @@ __all__ = [
     "check_config",
     "choose_scheme",
     "compare",
+    "compare_with",
     "dedupe",
     "dedupe_result",
     "suggest_blocks",
@@ -69,6 +71,12 @@ class Comparison:
     estimated_cosine: float
     cosine: float | None
 
+    def reaches(self, threshold: float) -> bool:
+        """Whether the pair is a near-duplicate at ``threshold``: by its true cosine, or its
+        estimate when there is none."""
+        value = self.estimated_cosine if self.cosine is None else self.cosine
+        return value >= threshold - cosines.THRESHOLD_TOLERANCE
+
 
 def compare(pair: Corpus) -> Comparison:
     """Compare the two documents of ``pair``.
@@ -79,23 +87,38 @@ def compare(pair: Corpus) -> Comparison:
     if len(pair) != 2:
         reasons = "; ".join(f"{s.id}: {s.reason}" for s in pair.skipped)
         raise InputError(f"compare needs two documents with features ({reasons})")
+    return compare_with(pair)[0]
+
+
+def compare_with(docs: Corpus) -> list[Comparison]:
+    """The first document of ``docs`` compared with each of the others, in order."""
+    others = np.arange(1, len(docs), dtype=np.int64)
     scored = cosines.score_pairs(
-        np.array([[0, 1]], dtype=np.int64),
-        pair.fingerprints,
-        bits=pair.settings.bits,
-        weights=pair.weights,
+        np.stack([np.zeros_like(others), others], axis=1),
+        docs.fingerprints,
+        bits=docs.settings.bits,
+        weights=docs.weights,
     )
-    cosine = float(scored.cosine[0])
-    return Comparison(
-        a=pair.ids[0],
-        b=pair.ids[1],
-        fingerprint_a=to_int(pair.fingerprints[0]),
-        fingerprint_b=to_int(pair.fingerprints[1]),
-        settings=pair.settings,
-        hamming=int(scored.hamming[0]),
-        estimated_cosine=float(scored.estimated_cosine[0]),
-        cosine=None if np.isnan(cosine) else cosine,
-    )
+    first = to_int(docs.fingerprints[0])
+    return [
+        Comparison(
+            a=docs.ids[0],
+            b=docs.ids[other],
+            fingerprint_a=first,
+            fingerprint_b=to_int(docs.fingerprints[other]),
+            settings=docs.settings,
+            hamming=hamming,
+            estimated_cosine=estimate,
+            cosine=None if math.isnan(cosine) else cosine,
+        )
+        for other, hamming, estimate, cosine in zip(
+            others.tolist(),
+            scored.hamming.tolist(),
+            scored.estimated_cosine.tolist(),
+            scored.cosine.tolist(),
+            strict=True,
+        )
+    ]
 
 
 @dataclass(frozen=True)

@@ -58,9 +58,18 @@ def fingerprint_records(docs: Corpus) -> list[Record]:
     ]
 
 
-def comparison_record(comparison: Comparison) -> Record:
-    """``simhash compare`` as one record."""
+def comparison_record(comparison: Comparison, threshold: float | None = None) -> Record:
+    """``simhash compare`` as one record; with ``threshold``, whether the pair reaches it (by
+    its true cosine, else its estimate)."""
     bits = comparison.settings.bits
+    judged = (
+        {}
+        if threshold is None
+        else {
+            "threshold": threshold,
+            "near_duplicate": comparison.reaches(threshold),
+        }
+    )
     return {
         "a": comparison.a,
         "b": comparison.b,
@@ -69,6 +78,7 @@ def comparison_record(comparison: Comparison) -> Record:
         "hamming": comparison.hamming,
         "estimated_cosine": json_number(comparison.estimated_cosine),
         "cosine": None if comparison.cosine is None else json_number(comparison.cosine),
+        **judged,
         **settings_record(comparison.settings),
     }
 

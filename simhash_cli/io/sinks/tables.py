@@ -117,15 +117,23 @@ def _bit_strings(value_a: int, value_b: int, start: int, stop: int) -> tuple[Tex
     return text_a, text_b
 
 
-def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
-    """Write ``simhash compare`` output; in a table, both fingerprints bit by bit."""
-    record = comparison_record(comparison)
-    if fmt is Format.JSON:
-        out.write(json_text(record, out, indent=2) + "\n")
+def emit_comparison(
+    comparisons: Sequence[Comparison], threshold: float, fmt: Format, out: IO[str]
+) -> None:
+    """Write ``simhash compare`` output: for one B, the pair (in a table, both fingerprints
+    bit by bit); for several, a record or row for each."""
+    records = [comparison_record(c, threshold) for c in comparisons]
+    if fmt is Format.JSON and len(records) == 1:
+        out.write(json_text(records[0], out, indent=2) + "\n")
         return
     if fmt is not Format.TABLE:
-        write_records([record], fmt, out)
+        write_records(records, fmt, out)
         return
+    if len(comparisons) > 1:
+        _console(out).print(_comparison_rows(comparisons, threshold))
+        return
+    (comparison,) = comparisons
+    record = records[0]
     bits = comparison.settings.bits
     value_a, value_b = comparison.fingerprint_a, comparison.fingerprint_b
     bit_table = Table(
@@ -149,10 +157,39 @@ def emit_comparison(comparison: Comparison, fmt: Format, out: IO[str]) -> None:
     numbers.add_row("hamming distance", f"{comparison.hamming} of {bits} bits")
     numbers.add_row("estimated cosine", f"{comparison.estimated_cosine:.3f}  = cos(pi * h / b)")
     numbers.add_row("true cosine", _cosine_text(comparison.cosine))
+    numbers.add_row(
+        "near-duplicate",
+        f"{'yes' if record['near_duplicate'] else 'no'} (threshold {threshold:g})",
+    )
     numbers.add_row("settings", comparison.settings.describe())
     console = _console(out)
     console.print(bit_table)
     console.print(numbers)
+
+
+def _comparison_rows(comparisons: Sequence[Comparison], threshold: float) -> Table:
+    """A against each B, one row each."""
+    first = comparisons[0]
+    table = Table(
+        title=f"{visible(first.a)} against {counted(len(comparisons), 'document')} "
+        f"({first.settings.describe()})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("B", ratio=1)
+    table.add_column("hamming", justify="right", no_wrap=True)
+    table.add_column("estimate", justify="right", no_wrap=True)
+    table.add_column("cosine", justify="right", no_wrap=True)
+    table.add_column(f">= {threshold:g}", no_wrap=True)
+    for comparison in comparisons:
+        table.add_row(
+            Elided(comparison.b),
+            str(comparison.hamming),
+            _cosine_text(comparison.estimated_cosine),
+            _cosine_text(comparison.cosine),
+            Text("near-duplicate", style="bold") if comparison.reaches(threshold) else "",
+        )
+    return table
 
 
 def emit_dedupe(
