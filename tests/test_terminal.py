@@ -5,78 +5,19 @@ live), stdout sent to a file or a pipe. CliRunner never sees this: no test of it
 from __future__ import annotations
 
 import csv
-import fcntl
 import io
 import json
 import os
 import shutil
-import struct
 import subprocess
-import sys
-import termios
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import pyte
 import pytest
+from terminal import SIMHASH, on_a_terminal, screen_of
 
 from conftest import SAMPLE
-
-SIMHASH = str(Path(sys.executable).parent / "simhash")
-
-
-ROWS = 400  # tall enough that nothing a command shows scrolls off the emulated screen
-
-
-def on_a_terminal(
-    args: list[str],
-    stdout: int | None,
-    *,
-    columns: int = 100,
-    cwd: Path | None = None,
-    typed: bytes | None = None,
-) -> tuple[int, bytes]:
-    """Run ``simhash ARGS`` with stderr on a pseudo-terminal of ``columns`` columns and stdout
-    to ``stdout`` (None: the terminal too); the exit code and the bytes the terminal got.
-    With ``typed``, standard input is the terminal too, and those keys are typed on it."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, columns, 0, 0))
-    shown = bytearray()
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the other end closed
-                return
-            if not chunk:
-                return
-            shown.extend(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    if typed is not None:
-        threading.Timer(1.0, os.write, (master, typed)).start()
-    env = dict(os.environ, TERM="xterm-256color")
-    for name in ("NO_COLOR", "COLUMNS", "LINES"):  # the terminal's own size, as a user's
-        env.pop(name, None)
-    try:
-        done = subprocess.run(
-            [SIMHASH, *args],
-            stdin=subprocess.DEVNULL if typed is None else slave,
-            stdout=slave if stdout is None else stdout,
-            stderr=slave,
-            cwd=cwd,
-            env=env,
-            timeout=120,
-            check=False,
-        )
-    finally:
-        os.close(slave)
-    reader.join(timeout=10)
-    os.close(master)
-    return done.returncode, bytes(shown)
 
 
 @pytest.mark.parametrize("command", ["fingerprint", "dedupe"])
@@ -110,17 +51,6 @@ def test_records_reach_a_pipe_while_progress_is_drawn_on_the_terminal(tmp_path: 
     os.close(read_end)
     assert code == 0, shown.decode(errors="replace")
     assert received.count(b'"fingerprint"') == 8  # piped: JSON Lines, every document
-
-
-def screen_of(shown: bytes, columns: int) -> list[str]:
-    """What a person sees once the command is done: the bytes played on a terminal emulator
-    (live progress drawn and erased), trailing blank lines dropped."""
-    screen = pyte.Screen(columns, ROWS)
-    pyte.ByteStream(screen).feed(shown)
-    lines = [line.rstrip() for line in screen.display]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 @pytest.fixture
@@ -235,7 +165,7 @@ def test_apply_draws_its_table_after_the_bar_is_gone(workdir: Path) -> None:
     code, shown = on_a_terminal(COMMANDS["apply"], None, columns=80, cwd=workdir)
     screen = screen_of(shown, 80)
     assert code == 0, "\n".join(screen)
-    assert screen[0].startswith("3 steps (move-to)"), "\n".join(screen)
+    assert screen[0].startswith("3 steps (move-to, paths under "), "\n".join(screen)
     assert not any("━" in line for line in screen)
     assert screen[-1].startswith("dry run: 3 would be taken")
 

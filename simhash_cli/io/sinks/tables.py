@@ -170,9 +170,11 @@ def emit_comparison(
 def _comparison_rows(comparisons: Sequence[Comparison], threshold: float) -> Table:
     """A against each B, one row each."""
     first = comparisons[0]
+    prefix = shared_directory([c.b for c in comparisons])
+    under = f", paths under {visible(prefix)}" if prefix else ""
     table = Table(
         title=f"{visible(first.a)} against {counted(len(comparisons), 'document')} "
-        f"({first.settings.describe()})",
+        f"({first.settings.describe()}{under})",
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
@@ -183,7 +185,7 @@ def _comparison_rows(comparisons: Sequence[Comparison], threshold: float) -> Tab
     table.add_column(f">= {threshold:g}", no_wrap=True)
     for comparison in comparisons:
         table.add_row(
-            Elided(comparison.b),
+            Elided(comparison.b[len(prefix) :]),
             str(comparison.hamming),
             _cosine_text(comparison.estimated_cosine),
             _cosine_text(comparison.cosine),
@@ -332,24 +334,27 @@ def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]
             writer.write([record])
         writer.close()
         return statuses
+    taken = list(records)
+    prefix = shared_directory([record["path"] for record in taken])
     table = Table(box=box.SIMPLE_HEAD, title_justify="left")
     table.add_column("step", justify="right", no_wrap=True)
     table.add_column("cluster", justify="right", no_wrap=True)
-    table.add_column("file", overflow="fold", ratio=1)
+    table.add_column("file", ratio=1)
     table.add_column("status", no_wrap=True)
-    table.add_column("detail", overflow="fold", ratio=1)
+    table.add_column("detail", ratio=1)
     styles = {"done": "green", "would_do": "cyan", "refused": "yellow", "failed": "red"}
-    for record in records:
+    for record in taken:
         statuses[record["status"]] += 1
         status = record["status"].replace("_", " ")
         table.add_row(
             str(record["step"]),
             str(record["cluster"]),
-            Text(visible(record["path"])),
+            Elided(record["path"][len(prefix) :]),
             Text(status, style=styles.get(record["status"], "")),
-            Text(visible(record["detail"])),
+            Elided(record["detail"]),
         )
-    table.title = f"{counted(sum(statuses.values()), 'step')} ({action})"
+    under = f", paths under {visible(prefix)}" if prefix else ""
+    table.title = f"{counted(sum(statuses.values()), 'step')} ({action}{under})"
     _console(out).print(table)
     return statuses
 
