@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from terminal import SIMHASH, on_a_terminal, screen_of
 
 from conftest import SAMPLE
+from terminal import SIMHASH, on_a_terminal, screen_of
 
 
 @pytest.mark.parametrize("command", ["fingerprint", "dedupe"])
