@@ -53,14 +53,16 @@ def test_records_reach_a_pipe_while_progress_is_drawn_on_the_terminal(tmp_path: 
     assert received.count(b'"fingerprint"') == 8  # piped: JSON Lines, every document
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    """A copy of the sample corpus as ``c/``, a plan of it and an index of it."""
-    shutil.copytree(SAMPLE, tmp_path / "c")
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sample corpus as ``c/``, a plan of it and an index of it, made once for
+    the module: the commands run here read them and change nothing (apply is a dry run)."""
+    root = tmp_path_factory.mktemp("work")
+    shutil.copytree(SAMPLE, root / "c")
     for args in (["dedupe", "-qq", "--plan", "plan.json", "c"], ["index", "add", "-qq", "db", "c"]):
-        done = subprocess.run([SIMHASH, *args], cwd=tmp_path, capture_output=True, check=False)
+        done = subprocess.run([SIMHASH, *args], cwd=root, capture_output=True, check=False)
         assert done.returncode == 0, done.stderr
-    return tmp_path
+    return root
 
 
 # Every command that writes data (``index add`` and ``prune`` only say what they did).
@@ -115,10 +117,12 @@ def test_data_lands_in_the_file_and_messages_on_the_terminal(
 @pytest.mark.parametrize("columns", [80, 160])
 @pytest.mark.parametrize("listing", ["clusters", "pairs"])
 def test_tables_fit_the_terminal_without_breaking_a_name(
-    workdir: Path, columns: int, listing: str
+    tmp_path: Path, columns: int, listing: str
 ) -> None:
     """dedupe's table on a terminal of 80 or 160 columns: one line per row, each name whole
     or shortened with an ellipsis, never folded onto a second line."""
+    workdir = tmp_path
+    shutil.copytree(SAMPLE, workdir / "c")
     deep = workdir / "c" / "a rather long directory name" / "and another level below it"
     deep.mkdir(parents=True)
     long_name = "shipping-policy-copied-again-with-a-rather-long-name-indeed.txt"
