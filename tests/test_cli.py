@@ -708,3 +708,21 @@ def test_compare_says_where_its_idf_comes_from() -> None:
     result = run("compare", "--weighting", "tfidf", "-f", "jsonl", a, b)
     assert result.exit_code == 0
     assert "idf from these 2 documents only; dedupe takes it from all it reads" in result.stderr
+
+
+def test_ids_come_back_as_the_records_gave_them() -> None:
+    """An integer id is written back as an integer, a string one as a string."""
+    lines = [
+        {"id": 1, "text": "the same words here and there"},
+        {"id": "2", "text": "the same words here and there"},
+        {"id": 30, "text": "the same words here and there again"},
+    ]
+    source = "".join(json.dumps(line) + "\n" for line in lines)
+    pairs = jsonl(run("dedupe", "--texts", "-", "--threshold", "0.5", input=source).stdout)
+    assert [(p["a"], p["b"]) for p in pairs] == [(1, "2"), (1, 30), ("2", 30)]
+    clusters = json.loads(
+        run("dedupe", "-f", "json", "--texts", "-", "--threshold", "0.5", input=source).stdout
+    )["clusters"]
+    assert clusters[0]["members"] == [1, "2", 30] and clusters[0]["central"] in (1, "2")
+    records = jsonl(run("fingerprint", "--texts", "-", input=source).stdout)
+    assert [r["id"] for r in records] == [1, "2", 30]

@@ -33,11 +33,13 @@ __all__ = [
     "VECTORS_TOKENIZER",
     "VECTORS_WEIGHTING",
     "Corpus",
+    "NumberId",
     "Settings",
     "collecting",
     "concatenate",
     "corpus_from_texts",
     "from_weights",
+    "given_ids",
     "stamp_array",
     "text_settings",
 ]
@@ -49,6 +51,20 @@ VECTORS_TOKENIZER = "vectors"
 """The tokenizer name recorded for vectors fingerprinted exactly as given."""
 VECTORS_WEIGHTING = "given"
 """The weighting name recorded for vectors fingerprinted exactly as given."""
+
+
+class NumberId(str):
+    """An id that was a JSON integer in its record (``{"id": 17, ...}``): a string like every
+    id, written back as the integer it was."""
+
+    __slots__ = ()
+
+
+def given_ids(ids: Sequence[str]) -> Sequence[str | int]:
+    """``ids`` as their records gave them: a :class:`NumberId` as an integer again."""
+    if not any(isinstance(doc_id, NumberId) for doc_id in ids):
+        return ids
+    return [int(doc_id) if isinstance(doc_id, NumberId) else doc_id for doc_id in ids]
 
 
 @dataclass(frozen=True)

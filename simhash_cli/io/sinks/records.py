@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...core.calibrate import Calibration
-from ...core.corpus import Corpus, Settings
+from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
 from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.members import Members, cluster_members
@@ -53,7 +53,7 @@ def fingerprint_records(docs: Corpus) -> list[Record]:
             **settings,
         }
         for doc_id, row, count in zip(
-            docs.ids, docs.fingerprints, docs.n_features.tolist(), strict=True
+            given_ids(docs.ids), docs.fingerprints, docs.n_features.tolist(), strict=True
         )
     ]
 
@@ -97,7 +97,7 @@ PAIR_CHUNK = 20_000
 def iter_pair_records(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
     """Flagged pairs, ``chunk`` records at a time: a, b, hamming, estimated_cosine, cosine
     (null if not computed), cluster. Only a chunk of them is ever made into records."""
-    ids = result.corpus.ids
+    ids = given_ids(result.corpus.ids)
     numbers = cluster_numbers(result)
     for pairs in result.pairs.chunks(chunk or PAIR_CHUNK):
         first = pairs.pairs[:, 0]
@@ -137,7 +137,7 @@ def iter_cluster_records(
 ) -> Iterator[list[Record]]:
     """Clusters, ``chunk`` at a time: cluster number, size, member ids (in input order), the
     central member and each member's cosine to it (aligned with the ids)."""
-    ids = result.corpus.ids
+    ids = given_ids(result.corpus.ids)
     chunk = chunk or PAIR_CHUNK
     members = members or result_members(result)
     for start in range(0, len(result.clusters), chunk):
@@ -158,7 +158,7 @@ def iter_member_rows(
 ) -> Iterator[list[Record]]:
     """One flat row per clustered document (for CSV), ``chunk`` clusters at a time: cluster,
     size, id, central and cosine, each cluster's central member first."""
-    ids = result.corpus.ids
+    ids = given_ids(result.corpus.ids)
     members = members or result_members(result)
     for records in iter_cluster_records(result, chunk=chunk, members=members):
         yield [
@@ -187,6 +187,7 @@ def summary_record(result: DedupeResult) -> Record:
     """The numbers behind a dedupe run."""
     docs, config = result.corpus, result.config
     audit, found = result.audit, result.run_recall
+    ids = given_ids(docs.ids) if audit is not None else []
     return {
         "documents": len(docs),
         "skipped": len(docs.skipped),
@@ -237,8 +238,8 @@ def summary_record(result: DedupeResult) -> Record:
             "false_candidates": audit.false_candidates,
             "missed": [
                 {
-                    "a": docs.ids[i],
-                    "b": docs.ids[j],
+                    "a": ids[i],
+                    "b": ids[j],
                     "hamming": hamming,
                     "cosine": json_number(cosine),
                 }
@@ -296,6 +297,7 @@ def match_records(
 ) -> Iterator[Record]:
     """``simhash index query``: per query, its stored matches nearest first."""
     cosines = estimate_cosine_rows(matches.hamming, bits)
+    asked = given_ids(queries)
     for q, row, distance, cosine in zip(
         matches.query.tolist(),
         matches.doc.tolist(),
@@ -304,7 +306,7 @@ def match_records(
         strict=True,
     ):
         yield {
-            "query": queries[q],
+            "query": asked[q],
             "match": names[row],
             "hamming": distance,
             "estimated_cosine": json_number(cosine),

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any, AnyStr, TypeVar
 
-from ...core.corpus import Settings
+from ...core.corpus import NumberId, Settings
 from ...core.fingerprint import from_hex
 from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
 from .files import DEFAULT_MAX_BYTES, STDIN, os_reason
@@ -300,7 +300,7 @@ def _record_id(where: str, lineno: int, value: Any) -> str:
     raw = value["id"]
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise MalformedLineError(f"{where}:{lineno}", '"id" must be a string or an integer')
-    return str(raw)
+    return NumberId(raw) if isinstance(raw, int) else raw
 
 
 def _weight(where: str, lineno: int, key: str, raw: Any) -> float:
