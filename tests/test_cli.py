@@ -405,7 +405,7 @@ def test_broken_pipe_is_quiet(tmp_path: Path, unbuffered: str) -> None:
     process.stdout.close()
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == ExitCode.BROKEN_PIPE
-    assert json.loads(first)["id"] == "0"
+    assert json.loads(first)["id"] == 0  # an integer id stays one
     assert "Traceback" not in stderr and "Exception ignored" not in stderr
 
 

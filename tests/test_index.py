@@ -514,7 +514,7 @@ def near_copies(root: Path, families: int = 40, size: int = 5) -> Path:
     return root
 
 
-@pytest.mark.parametrize("scheme", [["--blocks", "8"], ["--max-distance", "12"]])
+@pytest.mark.parametrize("scheme", [[], ["--blocks", "8"], ["--max-distance", "12"]])
 @pytest.mark.parametrize("verify", ["exact", "estimate"])
 def test_a_cache_never_changes_the_answer(tmp_path: Path, verify: str, scheme: list[str]) -> None:
     """dedupe with --index reports what it reports without one (same scheme, same pairs,

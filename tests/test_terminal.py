@@ -203,14 +203,17 @@ def test_skips_are_summed_up_on_a_terminal_and_listed_when_verbose(
     assert "read 2 documents (40 skipped: 40 binary)" in screen
 
 
+@pytest.mark.parametrize("columns", [80, 160])
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_a_table_on_the_terminal_is_drawn_after_the_progress_is_gone(
-    workdir: Path, command: str
+    workdir: Path, command: str, columns: int
 ) -> None:
-    """stdout and stderr both on one terminal: the table and the summary, no trace of a
-    progress bar or spinner, and no line of the table glued to one."""
-    code, shown = on_a_terminal([*COMMANDS[command], "-f", "table"], None, cwd=workdir)
-    screen = screen_of(shown, 100)
+    """stdout and stderr both on one terminal of 80 or 160 columns: the table and the summary,
+    no trace of a progress bar or spinner, and no line of the table glued to one."""
+    code, shown = on_a_terminal(
+        [*COMMANDS[command], "-f", "table"], None, columns=columns, cwd=workdir
+    )
+    screen = screen_of(shown, columns)
     assert code == 0, "\n".join(screen)
     assert screen, f"{command} showed nothing"
     # A bar's or a spinner's marks: its elapsed time, its count, its spinner's dots.

@@ -128,10 +128,10 @@ PLAN_OPTIONS = [
             "--index",
             metavar="DB",
             default=None,
-            help="Keep the fingerprints in the index DB (made if missing): read the files that "
-            "are new or changed since, and for exact verification those of candidate pairs. The "
-            "same pairs as without it for the same scheme (auto plans among fingerprint "
-            "schemes: MinHash needs every document's words).",
+            help="Keep the fingerprints in the index DB (made if missing), a cache that never "
+            "changes the answer: read the files that are new or changed since, and for exact "
+            "verification those the planner samples and those of candidate pairs (every file "
+            "when the planner chooses MinHash).",
         ),
     ),
     ENGINE,

@@ -40,6 +40,7 @@ __all__ = [
     "Scheme",
     "Survey",
     "assess",
+    "background_pairs",
     "minhash_schemes",
     "sample_background",
     "schemes_for",
@@ -211,6 +212,17 @@ class Background:
         return float((equal.sum(axis=1) >= scheme.blocks - scheme.max_distance).mean())
 
 
+def background_pairs(
+    n: int, *, pairs: int = SAMPLE_PAIRS, seed: int = 0
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The random pairs (i != j, of n >= 2) :func:`sample_background` draws: the same for the
+    same n, pairs and seed."""
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, n, size=pairs)
+    second = (first + rng.integers(1, n, size=pairs)) % n
+    return first.astype(np.int64), second.astype(np.int64)
+
+
 def sample_background(
     fingerprints: NDArray[np.uint64],
     *,
@@ -225,9 +237,7 @@ def sample_background(
     n = fingerprints.shape[0]
     if n < 2:
         return Background()
-    rng = np.random.default_rng(seed)
-    first = rng.integers(0, n, size=pairs)
-    second = (first + rng.integers(1, n, size=pairs)) % n
+    first, second = background_pairs(n, pairs=pairs, seed=seed)
     jaccard = None
     if sets is not None:
         drawn = np.stack((first, second), axis=1).astype(np.int64)

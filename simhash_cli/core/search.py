@@ -24,7 +24,7 @@ from .corpus import Corpus, Settings
 from .cosines import ScoredPairs, Verify
 from .fingerprint import feature_keys, hamming_rows, to_int
 from .recall import Advice, RunRecall, advise, run_recall
-from .schemes import TARGET_RECALL, Scheme, Survey, sample_background, survey
+from .schemes import TARGET_RECALL, Scheme, Survey, background_pairs, sample_background, survey
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "compare_with",
     "dedupe",
     "dedupe_result",
+    "planner_rows",
     "suggest_blocks",
     "suggest_max_distance",
     "survey_for",
@@ -264,6 +265,18 @@ def survey_for(
         ),
         max_candidates=max_candidates,
     )
+
+
+def planner_rows(docs: Corpus) -> NDArray[np.int64]:
+    """The documents whose word sets the planner reads to price MinHash (those of the pairs it
+    samples, as :func:`survey_for` samples them), in order."""
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    n = copies.fingerprints.shape[0]
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    first, second = background_pairs(n)
+    rows: NDArray[np.int64] = np.unique(copies.representatives[np.concatenate([first, second])])
+    return rows
 
 
 def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:

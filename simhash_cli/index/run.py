@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 from ..app.engine import Engine
 from ..app.guard import Reads, refuse_overwrites
@@ -18,7 +19,7 @@ from ..app.run import load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
 from ..core.cosines import Verify, estimate_limit, hamming_gate
-from ..core.search import DedupeResult, Matches, choose_scheme, dedupe
+from ..core.search import AUTO, DedupeResult, Matches, choose_scheme, dedupe, planner_rows
 from ..errors import BadValueError, InputError
 from .adding import (
     AddReport,
@@ -102,8 +103,8 @@ def add(request: IndexAddRequest, engine: Engine, hooks: Hooks) -> None:
 
 def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
     """``dedupe --index DB PATH...``: the index brought up to date (only new and changed files
-    read), then the stored fingerprints of the listed files deduplicated: the same pairs as
-    without the index, for the same scheme (:func:`verified_from_candidates`)."""
+    read), then the stored fingerprints of the listed files deduplicated: the answer of a run
+    without the index (:func:`verified_from_candidates`)."""
     assert request.index is not None
     reading = request.reading
     with _open(request.index, reading, reading.settings) as store:
@@ -121,36 +122,58 @@ _CHUNK = 200_000
 def verified_from_candidates(
     docs: Corpus, request: DedupeRequest, engine: Engine, hooks: Hooks
 ) -> DedupeResult:
-    """Exact verification of stored fingerprints, reading only the files that need it.
+    """Exact verification of stored fingerprints, reading only the files that need it: the
+    answer of a run without the index, always.
 
-    The scheme's candidates are found from the fingerprints first, with the Hamming gate of
-    exact verification (a pair it passes over is never checked): only the files they name
-    are read again, for their vectors. The same scheme then runs on the fingerprints with
-    those vectors, so the pairs are those a run without the index finds with that scheme.
-    (Planned here, the scheme is one of the fingerprints': MinHash needs every document's
-    words.)
+    ``--blocks auto`` first reads the files whose word sets the planner samples (as a run
+    without the index prices MinHash on them) and chooses as it would. When it chooses
+    MinHash, which needs every document's words, every file is read. Otherwise the scheme's
+    candidates are found from the fingerprints, with the Hamming gate of exact verification
+    (a pair it passes over is never checked), and only the files they name are read again;
+    the same scheme then runs on the fingerprints with those vectors.
 
     Raises:
         InputError: a file that changed since it was stored (between the add and now).
     """
     config, bits = request.config, docs.settings.bits
+    if config.blocks == AUTO and config.max_distance is None and config.minhash is None:
+        sampled = _with_vectors(docs, planner_rows(docs), engine, hooks, "the planner's sample")
+        with hooks.status(f"planning among {len(docs):,} stored fingerprints"):
+            scheme, planned = choose_scheme(sampled, config)
+    else:
+        scheme, planned = choose_scheme(docs, config)
+    if scheme.rows is not None:  # MinHash
+        every = np.arange(len(docs), dtype=np.int64)
+        words = _with_vectors(docs, every, engine, hooks, "MinHash needs every document's words")
+        minhash = replace(config, minhash=(scheme.blocks, scheme.rows))
+        with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+            return replace(dedupe(words, minhash), survey=planned)
+    same = replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
     gate = hamming_gate(config.threshold, bits) if config.hamming_gate else bits
     within_gate = float(np.cos(np.pi * gate / bits))
     with hooks.status(f"finding candidates among {len(docs):,} stored fingerprints"):
-        scheme, planned = choose_scheme(docs, config)  # at the threshold asked for
-        same = replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
         first = dedupe(
             docs, replace(same, verify=Verify.ESTIMATE, threshold=within_gate, max_pairs=None)
         )
     ends = [chunk.pairs.ravel() for chunk in first.pairs.chunks(_CHUNK)]
     rows = np.unique(np.concatenate([np.zeros(0, np.int64), *ends]))
-    with hooks.progress("reading candidates") as progress:
-        paths = [docs.ids[r] for r in rows.tolist()]
+    vectors = _with_vectors(docs, rows, engine, hooks, "those of candidate pairs")
+    with hooks.status(f"verifying candidates among {len(docs):,} documents"):
+        return replace(dedupe(vectors, same), survey=planned)
+
+
+def _with_vectors(
+    docs: Corpus, rows: NDArray[np.int64], engine: Engine, hooks: Hooks, why: str
+) -> Corpus:
+    """``docs`` with the vectors of ``rows`` (the other rows empty), their files read again.
+
+    Raises:
+        InputError: a file whose fingerprint is no longer the stored one.
+    """
+    paths = [docs.ids[r] for r in rows.tolist()]
+    with hooks.progress("reading again") as progress:
         read = engine.read_files(paths, _reading_of(docs.settings), hooks, progress)
-    hooks.info(
-        f"read {len(paths):,} of the {len(docs):,} files again for their vectors (those of "
-        "candidate pairs, to verify them exactly)"
-    )
+    hooks.info(f"read {len(paths):,} of the {len(docs):,} files again for their vectors ({why})")
     if read.ids != paths or not np.array_equal(read.fingerprints, docs.fingerprints[rows]):
         raise InputError(
             "a file changed while it was deduplicated (its fingerprint is not the stored one): "
@@ -160,10 +183,7 @@ def verified_from_candidates(
     placed = sp.csr_array(
         (np.ones(rows.size), (rows, np.arange(rows.size))), shape=(len(docs), rows.size)
     )
-    vectors = replace(docs, weights=sp.csr_array(placed @ read.weights), features=read.features)
-    with hooks.status(f"verifying candidates among {len(docs):,} documents"):
-        result = dedupe(vectors, same)
-    return replace(result, survey=planned)
+    return replace(docs, weights=sp.csr_array(placed @ read.weights), features=read.features)
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,8 @@ class Messages:
             flags = sorted({_READ_THEM[rule] for rule in kinds if rule in _READ_THEM})
             tail = f"; {' or '.join(flags)} to read them" if flags else ""
         else:
-            tail = "; --verbose lists every one" if total > EXAMPLES else ""
+            unnamed = any(tally.count > len(tally.examples) for tally in kinds.values())
+            tail = "; --verbose lists every one" if unnamed else ""
         line = Text(label, style="yellow")
         line.append(f"{verb} {counted(total, noun)}: {detail}{tail}")
         self.console.print(line)
