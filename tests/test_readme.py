@@ -62,7 +62,7 @@ def test_a_readme_session_runs_in_order_and_shows_what_it_says(
     shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
     for step in steps:
         if "| jq" in step.command and shutil.which("jq") is None:
-            pytest.skip("jq is not installed")
+            continue  # a reader without jq skips that line; the session goes on
         command = re.sub(r"\s+#.*$", "", step.command)
         code, shown = on_a_terminal(
             ["-o", "pipefail", "-c", command], None, columns=COLUMNS, cwd=tmp_path, program="bash"
