@@ -726,3 +726,30 @@ def test_ids_come_back_as_the_records_gave_them() -> None:
     assert clusters[0]["members"] == [1, "2", 30] and clusters[0]["central"] in (1, "2")
     records = jsonl(run("fingerprint", "--texts", "-", input=source).stdout)
     assert [r["id"] for r in records] == [1, "2", 30]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fingerprint"],
+        ["dedupe", "--threshold", "0.5"],
+        ["dedupe", "--threshold", "0.5", "--list", "pairs"],
+    ],
+)
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl", "csv"])
+def test_integer_ids_in_every_format(tmp_path: Path, args: list[str], fmt: str) -> None:
+    source = tmp_path / "ints.jsonl"
+    source.write_text('{"id": 1, "text": "a b c d"}\n{"id": 2, "text": "a b c d"}\n')
+    result = run(*args, "-f", fmt, "--texts", str(source))
+    assert result.exit_code == 0, result.stderr or str(result.exception)
+    assert "1" in result.stdout and "2" in result.stdout
+
+
+def test_integer_ids_in_an_index_query_table(tmp_path: Path) -> None:
+    source = tmp_path / "ints.jsonl"
+    source.write_text('{"id": 1, "text": "a b c d"}\n{"id": 2, "text": "a b c d"}\n')
+    db = str(tmp_path / "ints.db")
+    assert run("index", "add", db, "--texts", str(source)).exit_code == 0
+    result = run("index", "query", db, "-f", "table", "--texts", str(source))
+    assert result.exit_code == 0, result.stderr or str(result.exception)
+    assert "2 matches" in result.stdout

@@ -95,7 +95,10 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
     table.add_column("fingerprint", no_wrap=True)
     table.add_column("features", justify="right")
     for record in records:
-        table.add_row(Text(visible(record["id"])), record["fingerprint"], str(record["features"]))
+        # An id is a string, or an integer as its record gave it.
+        table.add_row(
+            Text(visible(str(record["id"]))), record["fingerprint"], str(record["features"])
+        )
     _console(out).print(table)
 
 
@@ -257,8 +260,8 @@ def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
     """Every flagged pair, cluster by cluster."""
     pairs = sorted(pair_records(result), key=lambda pair: int(pair["cluster"]))
 
-    def shown(doc_id: str) -> Elided:
-        return Elided(doc_id[len(prefix) :])
+    def shown(doc_id: str | int) -> Elided:
+        return Elided(str(doc_id)[len(prefix) :])
 
     table = Table(
         title=counted(len(pairs), "near-duplicate pair") + under,
@@ -392,8 +395,8 @@ def emit_matches(
     table.add_column("estimate", justify="right", no_wrap=True)
     for record in records:
         table.add_row(
-            Text(visible(record["query"])),
-            Text(visible(record["match"])),
+            Text(visible(str(record["query"]))),
+            Text(visible(str(record["match"]))),
             str(record["hamming"]),
             _cosine_text(record["estimated_cosine"]),
         )
