@@ -8,7 +8,7 @@ import click
 
 from ..app import run
 from ..app.actions.plans import Keep
-from ..app.requests import DedupeRequest
+from ..app.requests import DedupeRequest, PlanRequest
 from ..app.settings import Input
 from ..core.cosines import Verify
 from ..core.search import AUDIT_MAX_DOCS, DedupeResult
@@ -161,22 +161,34 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
         request.engine, messages, needs=request.needs(), source=request.source
     ) as chosen:
         result = search(request, chosen, messages)
-        report(result, request, messages)  # while a cluster is up: its pairs may be there
+        # While a cluster is up: its pairs may be there.
+        report(
+            result,
+            messages,
+            output=request.output,
+            verb="deduplicated" if request.index else "read",
+            plan=request.plan_request,
+            check=request.check_pairs,
+        )
 
 
-def write_report(result: DedupeResult, output: Output) -> None:
-    """The clusters or pairs, where ``output`` says and as it says."""
+def report(
+    result: DedupeResult,
+    messages: Messages,
+    *,
+    output: Output,
+    verb: str,
+    plan: PlanRequest | None,
+    check: bool,
+) -> None:
+    """What dedupe and index dedupe end with: the clusters or pairs where ``output`` says, the
+    summary (``verb``: what was done with the documents), the plan asked for, and exit 3 with
+    ``check`` when a pair is flagged."""
     fmt = output.resolve(sys.stdout)
     with opened(output.path) as out:
         emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)
-
-
-def report(result: DedupeResult, request: DedupeRequest, messages: Messages) -> None:
-    """The pairs and clusters, the summary, the plan asked for, and the exit status."""
-    write_report(result, request.output)
-    messages.dedupe_summary(result, "deduplicated" if request.index else "read")
-    plan = request.plan_request
+    messages.dedupe_summary(result, verb)
     if plan is not None:
         run.write_plan(result, plan, messages)
-    if request.check_pairs and len(result.pairs):
+    if check and len(result.pairs):
         exit_with(ExitCode.DUPLICATES_FOUND)

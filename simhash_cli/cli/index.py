@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from ..app import run
 from ..app.requests import DEFAULT_THRESHOLD
 from ..app.settings import Input
 from ..core.cosines import Verify
@@ -24,7 +23,7 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_index_stats, emit_matches, emit_records
-from .dedupe import CHECK_OPTION, PLAN_OPTIONS, SCHEME_OPTIONS, write_report
+from .dedupe import CHECK_OPTION, PLAN_OPTIONS, SCHEME_OPTIONS, report
 from .main import Group, exit_with
 from .options import (
     ENGINE,
@@ -187,13 +186,14 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
     reports them (a plan of them with --verify exact, which reads the files as they are)."""
     request.check()
     result = index_run.dedupe_stored(request, LocalEngine(), messages)
-    write_report(result, request.output)
-    messages.dedupe_summary(result, "read" if request.verify is Verify.EXACT else "stored:")
-    plan = request.plan_request(tuple(result.corpus.ids))
-    if plan is not None:
-        run.write_plan(result, plan, messages)
-    if request.check_pairs and len(result.pairs):
-        exit_with(ExitCode.DUPLICATES_FOUND)
+    report(
+        result,
+        messages,
+        output=request.output,
+        verb="read" if request.verify is Verify.EXACT else "stored:",
+        plan=request.plan_request(tuple(result.corpus.ids)),
+        check=request.check_pairs,
+    )
 
 
 @index_group.command("stats", short_help="Documents, settings, tables and size of an index.")
