@@ -159,7 +159,8 @@ names_of_files = ids.filter(lambda name: "\0" not in name)
 @given(names=st.lists(names_of_files, min_size=2, max_size=7, unique=True))
 def test_clusters_agree_in_every_format(tmp_path_factory: object, names: list[str]) -> None:
     """JSON's clusters, the JSON Lines and CSV cluster listings and the groups format hold the
-    same members; each cluster's central member is one of them, at cosine 1 to itself."""
+    same members; each cluster's representative is one of them, at cosine 1 to itself, and
+    every other member names it as what it is a duplicate of."""
     tmp = tmp_path_factory.mktemp("o")  # type: ignore[attr-defined]
     result = dedupe(make_corpus(tmp, names, 64), DedupeConfig(blocks=8, threshold=0.5))
 
@@ -175,11 +176,19 @@ def test_clusters_agree_in_every_format(tmp_path_factory: object, names: list[st
     groups = emitted(Format.GROUPS, null=True).split("\0\0")[:-1]
     assert len(groups) == len(clusters)
     for cluster, group in zip(clusters, groups, strict=True):
-        assert cluster["central"] in cluster["members"]
+        kept = cluster["representative"]
+        assert kept in cluster["members"]
         assert len(cluster["cosines"]) == cluster["size"] == len(cluster["members"])
-        assert cluster["cosines"][cluster["members"].index(cluster["central"])] == 1.0
+        assert len(cluster["duplicate_of"]) == cluster["size"]
+        assert cluster["cosines"][cluster["members"].index(kept)] == 1.0
+        for member, of, cosine in zip(
+            cluster["members"], cluster["duplicate_of"], cluster["cosines"], strict=True
+        ):
+            assert of == (None if member == kept else kept)
+            assert cosine >= 0.5 - 1e-9  # each within the threshold of the one kept
         mine = [r for r in rows if int(r["cluster"]) == cluster["cluster"]]
-        assert mine[0]["id"] == cluster["central"]  # central first
+        assert mine[0]["id"] == kept and mine[0]["duplicate_of"] == ""  # the one kept first
+        assert all(r["duplicate_of"] == kept for r in mine[1:])
         assert sorted(r["id"] for r in mine) == sorted(cluster["members"])
         assert group.split("\0") == [r["id"] for r in mine]
 

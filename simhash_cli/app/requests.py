@@ -13,7 +13,9 @@ from typing import Literal
 
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.calibrate import DEFAULT_MAX_DOCS
+from ..core.closure import DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
+from ..core.groups import Clustering
 from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
@@ -163,6 +165,8 @@ class DedupeRequest:
     verify: Verify | None = None
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     max_pairs: int = DEFAULT_MAX_PAIRS
+    clustering: Clustering = Clustering.REPRESENTATIVE
+    group_pairs: int = DEFAULT_GROUP_PAIRS
     audit: bool = False
     check_pairs: bool = False
     plan: str | None = None
@@ -188,6 +192,8 @@ class DedupeRequest:
             verify=self.verification,
             max_candidates=self.max_candidates,
             max_pairs=self.max_pairs,
+            clustering=self.clustering,
+            group_pairs=self.group_pairs,
             audit=self.audit,
         )
 

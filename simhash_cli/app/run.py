@@ -6,6 +6,7 @@ happens through ``hooks``; it never prints. The face writes the result (:mod:`si
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -15,14 +16,22 @@ from typing import Any
 from ..core.calibrate import Calibration, calibrate
 from ..core.corpus import Corpus, concatenate
 from ..core.events import Progress, Skipped
+from ..core.groups import Clustering
 from ..core.schemes import Background, Survey, survey
-from ..core.search import Comparison, DedupeResult, compare_with, dedupe, survey_for
+from ..core.search import (
+    Comparison,
+    DedupeResult,
+    compare_with,
+    dedupe,
+    group_pairs_of,
+    survey_for,
+)
 from ..core.vectorize import Weighting
 from ..errors import InputError
 from ..io.sinks.atomic import atomic_output
 from .actions.apply import apply, apply_records
 from .actions.journal import JOURNAL_VERSION, Journal, exclusive
-from .actions.plans import make_plan
+from .actions.plans import keep_rank, make_plan
 from .actions.script import write_script
 from .actions.steps import LoadedPlan
 from .batches import iter_fingerprints
@@ -198,6 +207,19 @@ def search_loaded(docs: Corpus, request: DedupeRequest, hooks: Hooks) -> DedupeR
         return dedupe(docs, request.config)
 
 
+def kept_by_rule(result: DedupeResult, plan: PlanRequest) -> DedupeResult:
+    """The clusters made around the files ``plan`` keeps (its keep rule, protected files
+    first) instead of the most central ones, so that what is shown is what the plan does."""
+    docs = result.corpus
+    if docs.stamps is None:  # refused before reading (DedupeRequest.check)
+        raise InputError("{plan} needs the files read in this run", parameters=("plan",))
+    rank = keep_rank(docs.ids, docs.stamps, plan.keep, plan.protect)
+    groups = group_pairs_of(
+        result.pairs, len(docs), result.config, rank=rank, components=result.clusters
+    )
+    return dataclasses.replace(result, groups=groups)
+
+
 def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> None:
     """``dedupe --plan FILE``: what would be done with each cluster, written whole or not at
     all; nothing is changed."""
@@ -214,6 +236,11 @@ def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> None:
         roots=plan.roots,
         protect=plan.protect,
         settings=docs.settings.names(),
+        representatives=(
+            result.groups.representative.tolist()
+            if result.groups.kind is Clustering.REPRESENTATIVE
+            else None
+        ),
     )
     with atomic_output(plan.path) as out:
         # ASCII escapes: a file name that is not UTF-8 survives as \udcXX, as JSON allows.

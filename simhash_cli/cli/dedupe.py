@@ -10,7 +10,9 @@ from ..app import run
 from ..app.actions.plans import Keep
 from ..app.requests import DedupeRequest, PlanRequest
 from ..app.settings import Input
+from ..core.closure import DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
+from ..core.groups import Clustering
 from ..core.search import AUDIT_MAX_DOCS, DedupeResult
 from ..engines import open_engine
 from ..errors import ExitCode
@@ -58,6 +60,28 @@ SCHEME_OPTIONS = [
         metavar="K",
         help="Instead of --blocks: candidates are exactly the pairs of fingerprints within "
         "K bits (Manku's permuted tables), whatever the seed.",
+    ),
+]
+CLUSTER_OPTIONS = [
+    click.option(
+        "--clustering",
+        type=click.Choice([c.value for c in Clustering]),
+        default=Clustering.REPRESENTATIVE.value,
+        show_default=True,
+        callback=as_enum(Clustering),
+        help="representative: every member of a cluster is a flagged near-duplicate of the "
+        "one kept (the most central, or --keep's choice), so removing the rest removes only "
+        "near-duplicates of what stays; components: connected components, chains of "
+        "near-duplicates whose ends may be far apart.",
+    ),
+    click.option(
+        "--group-pairs",
+        type=click.IntRange(0),
+        default=DEFAULT_GROUP_PAIRS,
+        show_default=True,
+        metavar="N",
+        help="Also check the pairs inside each group the candidates found (pairs a seed "
+        "missed), smallest groups first, up to N pairs; 0: only candidates.",
     ),
 ]
 CHECK_OPTION = click.option(
@@ -116,6 +140,7 @@ PLAN_OPTIONS = [
         ),
         max_candidates_option,
         max_pairs_option,
+        *CLUSTER_OPTIONS,
         click.option(
             "--audit",
             is_flag=True,
@@ -185,6 +210,8 @@ def report(
     summary (``verb``: what was done with the documents), the plan asked for, and exit 3 with
     ``check`` when a pair is flagged."""
     fmt = output.resolve(sys.stdout)
+    if plan is not None:
+        result = run.kept_by_rule(result, plan)
     with opened(output.path) as out:
         emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)
     messages.dedupe_summary(result, verb)

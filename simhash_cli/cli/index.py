@@ -23,7 +23,7 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_index_stats, emit_matches, emit_records
-from .dedupe import CHECK_OPTION, PLAN_OPTIONS, SCHEME_OPTIONS, report
+from .dedupe import CHECK_OPTION, CLUSTER_OPTIONS, PLAN_OPTIONS, SCHEME_OPTIONS, report
 from .main import Group, exit_with
 from .options import (
     ENGINE,
@@ -173,6 +173,7 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
         ),
         max_candidates_option,
         max_pairs_option,
+        *CLUSTER_OPTIONS,
         CHECK_OPTION,
         *PLAN_OPTIONS,
         jobs_option,

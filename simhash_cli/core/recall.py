@@ -96,10 +96,47 @@ def _chance(
 
 
 def run_recall(
-    docs: Corpus, scheme: Scheme, kept: ScoredPairs, threshold: float
+    docs: Corpus,
+    scheme: Scheme,
+    kept: ScoredPairs,
+    threshold: float,
+    more: ScoredPairs | None = None,
 ) -> RunRecall | None:
-    """This run's recall, estimated from the pairs it kept; None without their true cosines
-    (verification by estimate) or without any pair."""
+    """This run's recall, estimated from the pairs its candidates found (``kept``), counting
+    also the pairs found afterwards (``more``, inside the groups found); None without their
+    true cosines (verification by estimate) or without any pair.
+
+    Only the pairs found as candidates had a known chance of being found; they estimate how
+    many pairs there are (sum 1/p), and every pair found, however, counts as found."""
+    counted = _counted(docs, scheme, kept)
+    if counted is None:
+        return None
+    chance, cosine, jaccard, scale = counted
+    least = chance >= LEAST_CHANCE
+    if not least.any():
+        return None
+    found = least.sum() * scale
+    extra = _counted(docs, scheme, more) if more is not None and len(more) else None
+    if extra is not None:
+        found += (extra[0] >= LEAST_CHANCE).sum() * extra[3]
+    return RunRecall(
+        recall=float(min(1.0, found / (scale * np.sum(1.0 / chance[least])))),
+        pairs=round(int(least.sum()) * scale),
+        rare=round(int((~least).sum()) * scale),
+        sampled=scale > 1,
+        rarely_below=_rarely_below(scheme, docs.settings.bits, threshold),
+        weights=1.0 / chance[least],
+        cosine=cosine[least],
+        jaccard=None if jaccard is None else jaccard[least],
+    )
+
+
+def _counted(
+    docs: Corpus, scheme: Scheme, kept: ScoredPairs
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None, float] | None:
+    """(each pair's chance of being found, its cosine, its Jaccard, how many pairs each
+    stands for) of the pairs with a true cosine, or a seeded sample of SAMPLE_PAIRS of them;
+    None when there are none, or when the chance needs sets the corpus does not have."""
     real = np.flatnonzero(np.isfinite(kept.cosine))
     if real.size == 0:
         return None
@@ -113,19 +150,7 @@ def run_recall(
     chance = _chance(scheme, docs.settings.bits, cosine, jaccard)
     if chance is None:
         return None
-    counted = chance >= LEAST_CHANCE
-    if not counted.any():
-        return None
-    return RunRecall(
-        recall=float(counted.sum() / np.sum(1.0 / chance[counted])),
-        pairs=round(int(counted.sum()) * scale),
-        rare=round(int((~counted).sum()) * scale),
-        sampled=scale > 1,
-        rarely_below=_rarely_below(scheme, docs.settings.bits, threshold),
-        weights=1.0 / chance[counted],
-        cosine=cosine[counted],
-        jaccard=None if jaccard is None else jaccard[counted],
-    )
+    return chance, cosine, jaccard, scale
 
 
 def _rarely_below(scheme: Scheme, bits: int, threshold: float) -> float | None:

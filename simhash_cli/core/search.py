@@ -19,10 +19,12 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
-from . import blocking, cluster, cosines, minhash, tables
+from . import blocking, cosines, minhash, tables
+from .closure import DEFAULT_GROUP_PAIRS, Closure, Take, close_groups
 from .corpus import Corpus, Settings
 from .cosines import ScoredPairs, Verify
 from .fingerprint import feature_keys, hamming_rows, to_int
+from .groups import Clustering, Groups, group
 from .recall import Advice, RunRecall, advise, run_recall
 from .schemes import TARGET_RECALL, Scheme, Survey, background_pairs, sample_background, survey
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
@@ -40,6 +42,7 @@ __all__ = [
     "compare_with",
     "dedupe",
     "dedupe_result",
+    "group_pairs_of",
     "planner_rows",
     "suggest_blocks",
     "suggest_max_distance",
@@ -142,6 +145,10 @@ class DedupeConfig:
     minhash: tuple[int, int] | None = None
     """When set, (bands, rows): candidates share a band of a MinHash signature of their
     feature sets, and ``blocks`` is not used."""
+    clustering: Clustering = Clustering.REPRESENTATIVE
+    """How flagged pairs become clusters (:mod:`~simhash_cli.core.groups`)."""
+    group_pairs: int = DEFAULT_GROUP_PAIRS
+    """Pairs inside found groups checked at most (:mod:`~simhash_cli.core.closure`); 0: none."""
     hamming_gate: bool = True
     """Skip the exact check of candidates whose Hamming distance a pair at the threshold
     reaches with odds below 1 in 10,000 (:func:`~simhash_cli.core.cosines.hamming_gate`)."""
@@ -178,7 +185,7 @@ class DedupeResult:
     gated_out: int
     """Candidates not checked exactly: beyond the Hamming gate of the threshold."""
     pairs: ScoredPairs
-    clusters: list[NDArray[np.int64]]
+    groups: Groups
     expected_recall: float
     suggested_blocks: int | None
     suggested_max_distance: int | None
@@ -191,6 +198,15 @@ class DedupeResult:
     it found (None without true cosines)."""
     advice: Advice | None = None
     """When that share is below the target: the cheapest scheme predicted to reach it."""
+    closure: Closure | None = None
+    """What checking the pairs inside found groups added (None: not done)."""
+    closure_skipped: str | None = None
+    """Why the pairs inside found groups were not checked, when they were not."""
+
+    @property
+    def clusters(self) -> list[NDArray[np.int64]]:
+        """Each cluster's members, ascending, clusters by smallest member."""
+        return self.groups.clusters
 
 
 def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
@@ -344,16 +360,25 @@ def dedupe_result(
     kept: ScoredPairs,
     *,
     audited: NDArray[np.int64] | None = None,
-    clusters: list[NDArray[np.int64]] | None = None,
+    components: list[NDArray[np.int64]] | None = None,
+    take: Take | None = None,
+    closure_skipped: str | None = None,
 ) -> DedupeResult:
     """The result of a run that found ``n_candidates`` with ``scheme``, checked ``n_checked``
-    of them exactly and kept the pairs ``kept`` (sorted): clusters (unless given), recall and
-    advice."""
+    of them exactly and kept the pairs ``kept`` (sorted): the pairs inside the groups they
+    form checked too (unless ``closure_skipped`` says why not; ``take`` fetches documents'
+    vectors held elsewhere), clusters, recall and advice. ``components``: the connected
+    components of ``kept``, when already known."""
     bits = docs.settings.bits
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
-    found = run_recall(docs, scheme, kept, config.threshold) if exact else None
+    closure, more = None, None
+    by_candidates = kept
+    if closure_skipped is None and config.group_pairs > 0 and len(kept):
+        more, closure = close_groups(docs, config, kept, take)
+        kept = sorted_pairs([kept, more]) if len(more) else kept
+    found = run_recall(docs, scheme, by_candidates, config.threshold, more) if exact else None
     advice = None
     if found is not None and found.recall < TARGET_RECALL:
         judged = planned or survey_for(
@@ -369,7 +394,7 @@ def dedupe_result(
         candidates=n_candidates,
         gated_out=n_candidates - n_checked if exact else 0,
         pairs=kept,
-        clusters=cluster.clusters(kept.pairs, len(docs)) if clusters is None else clusters,
+        groups=group_pairs_of(kept, len(docs), config, components=components),
         expected_recall=expected,
         suggested_blocks=(
             suggest_blocks(bits, config.threshold) if low and scheme.kind == "blocks" else None
@@ -382,7 +407,33 @@ def dedupe_result(
         audit=_audit(docs, audited, config.threshold) if audited is not None else None,
         run_recall=found,
         advice=advice,
+        closure=closure,
+        closure_skipped=closure_skipped if config.group_pairs > 0 else None,
     )
+
+
+def group_pairs_of(
+    pairs: ScoredPairs,
+    n_docs: int,
+    config: DedupeConfig,
+    *,
+    rank: NDArray[np.int64] | None = None,
+    components: list[NDArray[np.int64]] | None = None,
+) -> Groups:
+    """The clusters of flagged pairs, as ``config`` names them, in the order of preference
+    ``rank`` (None: the most central first)."""
+    exact = config.verify is Verify.EXACT
+
+    def edges() -> Iterator[tuple[NDArray[np.int64], NDArray[np.float64]]]:
+        for chunk in pairs.chunks(_EDGE_CHUNK):
+            yield chunk.pairs, chunk.cosine if exact else chunk.estimated_cosine
+
+    return group(
+        edges, n_docs, kind=config.clustering, exact=exact, rank=rank, components=components
+    )
+
+
+_EDGE_CHUNK = 1_000_000
 
 
 def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) -> DedupeResult:
@@ -410,7 +461,7 @@ def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) ->
         result,
         corpus=docs,
         pairs=pairs,
-        clusters=cluster.clusters(pairs.pairs, len(docs)),
+        groups=group_pairs_of(pairs, len(docs), config),
         audit=None if audit is None else dataclasses.replace(audit, missed=mapped(audit.missed)),
         empty_pairs=n,
     )

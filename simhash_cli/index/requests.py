@@ -11,7 +11,9 @@ from ..app.guard import Reads, refuse_overwrites, sidecars
 from ..app.requests import DEFAULT_THRESHOLD, PlanRequest, refuse_output_over_input
 from ..app.settings import EngineChoice, Input, Reading, Source, default_jobs
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
+from ..core.closure import DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
+from ..core.groups import Clustering
 from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..errors import UsageError
 from ..io.sinks.formats import Output
@@ -98,6 +100,8 @@ class IndexDedupeRequest:
     max_distance: int | None = None
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     max_pairs: int = DEFAULT_MAX_PAIRS
+    clustering: Clustering = Clustering.REPRESENTATIVE
+    group_pairs: int = DEFAULT_GROUP_PAIRS
     check_pairs: bool = False
     plan: str | None = None
     keep: Keep | None = None
@@ -115,6 +119,8 @@ class IndexDedupeRequest:
             verify=self.verify,
             max_candidates=self.max_candidates,
             max_pairs=self.max_pairs,
+            clustering=self.clustering,
+            group_pairs=self.group_pairs,
         )
 
     def plan_request(self, files: tuple[str, ...]) -> PlanRequest | None:

@@ -153,7 +153,14 @@ def verified_from_candidates(
     within_gate = float(np.cos(np.pi * gate / bits))
     with hooks.status(f"finding candidates among {len(docs):,} stored fingerprints"):
         first = dedupe(
-            docs, replace(same, verify=Verify.ESTIMATE, threshold=within_gate, max_pairs=None)
+            docs,
+            replace(
+                same,
+                verify=Verify.ESTIMATE,
+                threshold=within_gate,
+                max_pairs=None,
+                group_pairs=0,
+            ),
         )
     ends = [chunk.pairs.ravel() for chunk in first.pairs.chunks(_CHUNK)]
     rows = np.unique(np.concatenate([np.zeros(0, np.int64), *ends]))

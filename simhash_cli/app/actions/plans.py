@@ -30,7 +30,7 @@ from ...errors import FileChanged, InputError
 from ...io.places import root_of
 from ...io.sources.files import STDIN
 
-__all__ = ["PLAN_VERSION", "FileState", "Keep", "inspect", "make_plan", "sha256_of"]
+__all__ = ["PLAN_VERSION", "FileState", "Keep", "inspect", "keep_rank", "make_plan", "sha256_of"]
 
 PLAN_VERSION = 3
 
@@ -120,6 +120,32 @@ def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
     return keys[keep]
 
 
+def keep_rank(
+    ids: Sequence[str], stamps: NDArray[np.void], keep: Keep, protect: Sequence[str] = ()
+) -> NDArray[np.int64]:
+    """Every document's place in the order ``keep`` prefers them (0 = kept first), files under
+    a ``protect`` root before all others, as :func:`make_plan` ranks a cluster's files (the
+    file's state as the scan read it: its size and modification time in ``stamps``)."""
+    protected = [os.path.realpath(root) for root in protect]
+    paths = [os.path.abspath(doc_id) for doc_id in ids]
+    guarded = [
+        bool(protected) and root_of(os.path.realpath(path), protected) is not None for path in paths
+    ]
+    size, mtime = stamps["size"].tolist(), stamps["mtime_ns"].tolist()
+    keys: dict[Keep, Callable[[int], tuple[Any, ...]]] = {
+        Keep.OLDEST: lambda i: (mtime[i], paths[i]),
+        Keep.NEWEST: lambda i: (-mtime[i], paths[i]),
+        Keep.LONGEST: lambda i: (-size[i], paths[i]),
+        Keep.SHORTEST_PATH: lambda i: (len(paths[i]), paths[i]),
+        Keep.FIRST: lambda i: (i, paths[i]),
+    }
+    key = keys[keep]
+    order = sorted(range(len(paths)), key=lambda i: (not guarded[i], *key(i)))
+    rank = np.empty(len(paths), dtype=np.int64)
+    rank[order] = np.arange(len(paths), dtype=np.int64)
+    return rank
+
+
 def _resolved(path: str, roots: Sequence[str]) -> str:
     """``path`` as plans record it: absolute, its directory resolved. Raises FileChanged when
     it was reached through a symbolic link to a directory below the path given (followed with
@@ -138,6 +164,12 @@ def _resolved(path: str, roots: Sequence[str]) -> str:
     raise FileChanged("outside the paths given")
 
 
+_KEPT_CHANGED = (
+    "not removed: the file its cluster keeps (each member a near-duplicate of it) changed "
+    "since the scan"
+)
+
+
 def make_plan(
     ids: Sequence[str],
     fingerprints: NDArray[np.uint64],
@@ -150,6 +182,7 @@ def make_plan(
     protect: Sequence[str] = (),
     settings: dict[str, Any] | None = None,
     check: Callable[[str, Stamp], FileState] = inspect,
+    representatives: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """The plan for these clusters: per cluster, the file kept and why, and the others.
 
@@ -171,6 +204,10 @@ def make_plan(
         protect: roots whose files are never touched.
         settings: what the fingerprints were made with, recorded in the plan.
         check: a file's state now, or FileChanged (a parameter for tests).
+        representatives: the member each cluster keeps, when the clusters were made around
+            it (every other member a near-duplicate of that one): it is kept, and when it
+            changed since the scan nothing of its cluster is removed. None: the keep rule
+            chooses among the members that are still as the scan read them.
 
     Raises:
         InputError: a member that is not a file on disk (standard input, a pipe).
@@ -198,6 +235,17 @@ def make_plan(
         # A protected file is the one kept when the cluster has one (the tagged original, as
         # rmlint keeps it); among several, the keep rule chooses.
         ranked = sorted(states, key=lambda item: (item[0] not in guarded, *_order(keep)(item[:2])))
+        if representatives is not None:
+            chosen = int(representatives[number])
+            if all(member != chosen for _, _, member in ranked):
+                # The one the others are near-duplicates of is not there to keep.
+                skipped += [
+                    {"path": state.path, "action": "skip", "why": _KEPT_CHANGED}
+                    for _, state, _ in ranked
+                ]
+                ranked = []
+            else:
+                ranked.sort(key=lambda item: item[2] != chosen)
         kept = ranked[0][1] if ranked else None
         kept_guarded = bool(ranked) and ranked[0][0] in guarded
         for position, state, member in ranked:

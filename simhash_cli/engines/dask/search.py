@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -311,11 +311,45 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
                 candidates,
                 checked,
                 streamed,
-                clusters=clustering.clusters_of_labels(labels),
+                components=clustering.clusters_of_labels(labels),
+                closure_skipped=(
+                    f"more than {CLIENT_PAIRS:,} flagged pairs stay on the workers, where the "
+                    "pairs inside their groups are not checked"
+                ),
             )
         pairs = sorted_pairs(cluster.gather([client.submit(_pairs, one) for one in found]))
     del splits, found
-    return dedupe_result(docs, config, scheme, planned, candidates, checked, pairs)
+    take = _taker(cluster, fingerprinted) if fingerprinted.vectors else None
+    return dedupe_result(docs, config, scheme, planned, candidates, checked, pairs, take=take)
+
+
+def _taker(cluster: Cluster, fingerprinted: OnCluster) -> Callable[[NDArray[np.int64]], Corpus]:
+    """The documents at some rows with their vectors, fetched from the workers that hold them
+    (for the pairs inside found groups: a few of the documents)."""
+    docs, parts = fingerprinted.docs, fingerprinted.parts
+    bounds = np.cumsum([0, *fingerprinted.sizes])
+
+    def take(rows: NDArray[np.int64]) -> Corpus:
+        cut = np.searchsorted(rows, bounds)
+        wanted = [
+            (part, rows[lo:hi] - start)
+            for part, start, lo, hi in zip(parts, bounds[:-1], cut[:-1], cut[1:], strict=True)
+            if hi > lo
+        ]
+        vectors = cluster.gather(
+            [cluster.client.submit(_vectors_of, part, local) for part, local in wanted]
+        )
+        few = docs.select(rows)
+        joined = Vectors.join(vectors) if vectors else None
+        weights = joined.matrix() if joined is not None else sp.csr_array((0, 0))
+        return dataclasses.replace(few, weights=weights, features=[])
+
+    return take
+
+
+def _vectors_of(part: Part, rows: NDArray[np.int64]) -> Vectors:
+    assert part.vectors is not None
+    return part.vectors.take(rows)
 
 
 def _labels_in_rounds(cluster: Cluster, found: list[Any], n_docs: int) -> NDArray[np.int64]:

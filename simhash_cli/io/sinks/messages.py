@@ -25,6 +25,7 @@ from rich.text import Text
 
 from ...core.corpus import Corpus
 from ...core.events import Event, Excluded, Progress, Skipped, Warned
+from ...core.groups import Clustering
 from ...core.minhash import least_jaccard
 from ...core.search import DedupeResult
 from .formats import counted
@@ -230,8 +231,11 @@ class Messages:
             f"{counted(result.candidates, 'candidate pair')} from {scheme} ({how}){gate}; "
             f"{counted(len(result.pairs) - result.empty_pairs, 'pair')} at "
             f"{config.verify.value} cosine >= {config.threshold:g}{empty}; "
-            f"{counted(len(result.clusters), 'cluster')}"
+            f"{counted(len(result.clusters), 'cluster')} ({clustering_meaning(result)})"
         )
+        closure = group_pairs_line(result)
+        if closure:
+            self.info(closure)
         self.info(
             f"expected recall at cosine {config.threshold:g}: {result.expected_recall:.2f} "
             f"({expected_recall_meaning(result)})"
@@ -239,10 +243,16 @@ class Messages:
         found = result.run_recall
         if found is not None:
             about = "about " if found.sampled else ""
+            counts = (
+                ", counting every pair found"
+                if result.closure is not None and result.closure.found
+                else ""
+            )
             self.info(
                 f"this run found about {found.recall:.2f} of {estimated_pairs(result)} "
-                f"(estimated from {about or 'the '}{counted(found.pairs, 'pair')} it found "
-                f"among them and each one's chance of being found{rare_pairs(found.rare, about)})"
+                f"(estimated from {about or 'the '}{counted(found.pairs, 'pair')} its "
+                "candidates found among them and each one's chance of being found"
+                f"{counts}{rare_pairs(found.rare, about)})"
             )
         if result.advice is not None:
             advice = result.advice
@@ -298,13 +308,44 @@ class Messages:
 
 def expected_recall_meaning(result: DedupeResult) -> str:
     """What the expected recall of the result's scheme is the chance of."""
+    over = "over seeds, not this run's share"
     if result.scheme.rows is None:
-        return "chance that a pair exactly at the threshold becomes a candidate"
+        return f"chance that one pair exactly at the threshold becomes a candidate, {over}"
     least = float(least_jaccard(result.config.threshold))
     return (
-        "chance that a pair exactly at the threshold becomes a candidate when its word sets "
-        f"overlap as little as that cosine allows, Jaccard {least:.2f}"
+        "chance that one pair exactly at the threshold becomes a candidate when its word sets "
+        f"overlap as little as that cosine allows, Jaccard {least:.2f}, {over}"
     )
+
+
+def clustering_meaning(result: DedupeResult) -> str:
+    """What a cluster is, in the summary's words."""
+    if result.groups.kind is Clustering.COMPONENTS:
+        return "connected components: chains whose ends may be below the threshold"
+    return "each member a near-duplicate of the one kept"
+
+
+def group_pairs_line(result: DedupeResult) -> str | None:
+    """What checking the pairs inside found groups did, when it did or was skipped."""
+    closure, threshold = result.closure, result.config.threshold
+    if closure is None:
+        if result.closure_skipped is None:
+            return None
+        return f"the pairs inside the groups found were not checked: {result.closure_skipped}"
+    if not closure.checked and not closure.bounded_groups:
+        return None
+    line = (
+        f"checked the {counted(closure.checked, 'pair')} inside {counted(closure.groups, 'group')} "
+        f"that were not candidates: {closure.found:,} more at "
+        f"{result.config.verify.value} cosine >= {threshold:g}"
+    )
+    if closure.bounded_groups:
+        line += (
+            f"; {counted(closure.bounded_groups, 'group')} of "
+            f"{counted(closure.bounded_documents, 'document')} had more pairs than "
+            f"--group-pairs {closure.limit:,} leaves, and only their candidates were checked"
+        )
+    return line
 
 
 def estimated_pairs(result: DedupeResult) -> str:

@@ -14,7 +14,6 @@ from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
 from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
-from ...core.members import Members, cluster_members
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
 from ...core.search import Comparison, DedupeResult, Matches
 from .formats import Record, indented, json_number, to_json, unicode_capable
@@ -31,7 +30,6 @@ __all__ = [
     "iter_pair_records",
     "match_records",
     "pair_records",
-    "result_members",
     "summary_record",
     "survey_record",
 ]
@@ -96,7 +94,9 @@ PAIR_CHUNK = 20_000
 
 def iter_pair_records(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
     """Flagged pairs, ``chunk`` records at a time: a, b, hamming, estimated_cosine, cosine
-    (null if not computed), cluster. Only a chunk of them is ever made into records."""
+    (null if not computed), cluster (null when the two are not in one cluster: each is a
+    near-duplicate of its own cluster's representative). Only a chunk of them is ever made
+    into records."""
     ids = given_ids(result.corpus.ids)
     numbers = cluster_numbers(result)
     for pairs in result.pairs.chunks(chunk or PAIR_CHUNK):
@@ -108,15 +108,16 @@ def iter_pair_records(result: DedupeResult, *, chunk: int | None = None) -> Iter
                 "hamming": hamming,
                 "estimated_cosine": json_number(estimate),
                 "cosine": json_number(cosine),
-                "cluster": cluster,
+                "cluster": cluster if cluster == other >= 0 else None,
             }
-            for i, j, hamming, estimate, cosine, cluster in zip(
+            for i, j, hamming, estimate, cosine, cluster, other in zip(
                 first.tolist(),
                 pairs.pairs[:, 1].tolist(),
                 pairs.hamming.tolist(),
                 pairs.estimated_cosine.tolist(),
                 pairs.cosine.tolist(),
                 numbers[first].tolist(),
+                numbers[pairs.pairs[:, 1]].tolist(),
                 strict=True,
             )
         ]
@@ -127,51 +128,59 @@ def pair_records(result: DedupeResult) -> list[Record]:
     return [record for chunk in iter_pair_records(result) for record in chunk]
 
 
-def result_members(result: DedupeResult) -> Members:
-    """Each cluster's central member and every member's cosine to it."""
-    return cluster_members(len(result.corpus), result.clusters, result.pairs, result.config.verify)
-
-
 def iter_cluster_records(
-    result: DedupeResult, *, chunk: int | None = None, members: Members | None = None
+    result: DedupeResult, *, chunk: int | None = None
 ) -> Iterator[list[Record]]:
     """Clusters, ``chunk`` at a time: cluster number, size, member ids (in input order), the
-    central member and each member's cosine to it (aligned with the ids)."""
+    representative (the member kept), and aligned with the ids each member's ``duplicate_of``
+    (null for the representative) and cosine to it."""
     ids = given_ids(result.corpus.ids)
     chunk = chunk or PAIR_CHUNK
-    members = members or result_members(result)
-    for start in range(0, len(result.clusters), chunk):
+    groups = result.groups
+    for start in range(0, len(groups.clusters), chunk):
         yield [
             {
                 "cluster": number,
                 "size": int(these.size),
                 "members": [ids[m] for m in these.tolist()],
-                "central": ids[int(members.centre[number])],
-                "cosines": [json_number(value) for value in members.cosine[these].tolist()],
+                "representative": ids[kept],
+                "duplicate_of": [None if m == kept else ids[kept] for m in these.tolist()],
+                "cosines": [json_number(value) for value in groups.cosine[these].tolist()],
             }
-            for number, these in enumerate(result.clusters[start : start + chunk], start)
+            for number, (these, kept) in enumerate(
+                zip(
+                    groups.clusters[start : start + chunk],
+                    groups.representative[start : start + chunk].tolist(),
+                    strict=True,
+                ),
+                start,
+            )
         ]
 
 
-def iter_member_rows(
-    result: DedupeResult, *, chunk: int | None = None, members: Members | None = None
-) -> Iterator[list[Record]]:
+def iter_member_rows(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
     """One flat row per clustered document (for CSV), ``chunk`` clusters at a time: cluster,
-    size, id, central and cosine, each cluster's central member first."""
+    size, id, duplicate_of (empty for the representative) and cosine to it, each cluster's
+    representative first."""
     ids = given_ids(result.corpus.ids)
-    members = members or result_members(result)
-    for records in iter_cluster_records(result, chunk=chunk, members=members):
-        yield [
-            {
-                "cluster": record["cluster"],
-                "size": record["size"],
-                "id": ids[m],
-                "central": record["central"],
-                "cosine": json_number(float(members.cosine[m])),
-            }
-            for record in records
-            for m in members.ordered(record["cluster"], result.clusters[record["cluster"]]).tolist()
-        ]
+    groups = result.groups
+    chunk = chunk or PAIR_CHUNK
+    for start in range(0, len(groups.clusters), chunk):
+        rows: list[Record] = []
+        for number in range(start, min(start + chunk, len(groups.clusters))):
+            kept = int(groups.representative[number])
+            size = int(groups.clusters[number].size)
+            rows.extend(
+                {
+                    "cluster": number,
+                    "size": size,
+                    "id": ids[m],
+                    "duplicate_of": None if m == kept else ids[kept],
+                    "cosine": json_number(float(groups.cosine[m])),
+                }
+                for m in groups.ordered(number).tolist()
+            )
+        yield rows
 
 
 def cluster_records(result: DedupeResult) -> list[Record]:
@@ -181,6 +190,23 @@ def cluster_records(result: DedupeResult) -> list[Record]:
 
 def skip_counts(skipped: Sequence[Skipped]) -> dict[str, int]:
     return dict(Counter(skip.kind for skip in skipped))
+
+
+def group_pairs_record(result: DedupeResult) -> Record | None:
+    """What checking the pairs inside found groups did (None: not asked for)."""
+    closure = result.closure
+    if closure is None:
+        if result.closure_skipped is None:
+            return None
+        return {"checked": 0, "skipped": result.closure_skipped}
+    return {
+        "groups": closure.groups,
+        "checked": closure.checked,
+        "found": closure.found,
+        "bounded_groups": closure.bounded_groups,
+        "bounded_documents": closure.bounded_documents,
+        "limit": closure.limit,
+    }
 
 
 def summary_record(result: DedupeResult) -> Record:
@@ -198,6 +224,8 @@ def summary_record(result: DedupeResult) -> Record:
         "empty_pairs": result.empty_pairs,
         "clusters": len(result.clusters),
         "documents_in_clusters": sum(int(members.size) for members in result.clusters),
+        "clustering": result.groups.kind.value,
+        "group_pairs": group_pairs_record(result),
         **settings_record(docs.settings),
         "scheme": result.scheme.label(docs.settings.bits),
         "planned": result.survey is not None,

@@ -35,7 +35,6 @@ from .records import (
     iter_pair_records,
     match_records,
     pair_records,
-    result_members,
     survey_record,
     write_dedupe_document,
 )
@@ -230,15 +229,14 @@ def emit_dedupe(
 
 
 def _groups(result: DedupeResult, listing: Listing) -> Iterator[list[str]]:
-    """Each cluster's ids, its central member first (or each pair's two ids)."""
+    """Each cluster's ids, its representative first (or each pair's two ids)."""
     ids = result.corpus.ids
     if listing is Listing.PAIRS:
         for chunk in result.pairs.chunks(PAIR_CHUNK):
             yield from ([ids[i], ids[j]] for i, j in chunk.pairs.tolist())
         return
-    members = result_members(result)
-    for number, these in enumerate(result.clusters):
-        yield [ids[m] for m in members.ordered(number, these).tolist()]
+    for number in range(len(result.clusters)):
+        yield [ids[m] for m in result.groups.ordered(number).tolist()]
 
 
 def _write_groups(groups: Iterable[list[str]], out: IO[str], *, null: bool) -> None:
@@ -258,7 +256,10 @@ def _write_groups(groups: Iterable[list[str]], out: IO[str], *, null: bool) -> N
 
 def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
     """Every flagged pair, cluster by cluster."""
-    pairs = sorted(pair_records(result), key=lambda pair: int(pair["cluster"]))
+    pairs = sorted(
+        pair_records(result),
+        key=lambda pair: (pair["cluster"] is None, pair["cluster"] or 0),
+    )
 
     def shown(doc_id: str | int) -> Elided:
         return Elided(str(doc_id)[len(prefix) :])
@@ -276,7 +277,7 @@ def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
     table.add_column("cosine", justify="right", no_wrap=True)
     for pair in pairs:
         table.add_row(
-            str(pair["cluster"]),
+            "-" if pair["cluster"] is None else str(pair["cluster"]),
             shown(pair["a"]),
             shown(pair["b"]),
             str(pair["hamming"]),
@@ -293,9 +294,9 @@ def _clustered(result: DedupeResult) -> list[int]:
 
 def _cluster_table(result: DedupeResult, prefix: str, under: str) -> Table:
     """Clusters in the order of their first member (their numbers in every format), each with
-    its members: the central one first, the others by their cosine to it."""
+    its members: the representative first, the others by their cosine to it."""
     ids = result.corpus.ids
-    members = result_members(result)
+    members = result.groups
     documents = sum(int(c.size) for c in result.clusters)
     table = Table(
         title=f"{counted(len(result.clusters), 'cluster')} of {counted(documents, 'document')}"
@@ -305,22 +306,22 @@ def _cluster_table(result: DedupeResult, prefix: str, under: str) -> Table:
     )
     table.add_column("cluster", justify="right", no_wrap=True)
     table.add_column("size", justify="right", no_wrap=True)
-    table.add_column("member (central first)", ratio=1)
+    table.add_column("member (the one kept first)", ratio=1)
     table.add_column("cosine" if members.exact else "estimate", justify="right", no_wrap=True)
-    for number, these in enumerate(result.clusters):
-        ordered = members.ordered(number, these).tolist()
+    for number in range(len(result.clusters)):
+        ordered = members.ordered(number).tolist()
         for place, m in enumerate(ordered):
             table.add_row(
                 str(number) if place == 0 else "",
                 str(len(ordered)) if place == 0 else "",
                 Elided(ids[m][len(prefix) :], style="bold" if place == 0 else ""),
-                "central" if place == 0 else _cosine_text(float(members.cosine[m])),
+                "kept" if place == 0 else _cosine_text(float(members.cosine[m])),
                 end_section=place == len(ordered) - 1,
             )
     if any(math.isnan(value) for value in members.cosine[_clustered(result)].tolist()):
         table.caption = (
-            "-: a member joined through other members, not itself within the threshold of "
-            "the central one"
+            "-: a member joined through other members (--clustering components), not itself "
+            "within the threshold of the one kept"
         )
         table.caption_justify = "left"
     return table
