@@ -22,6 +22,7 @@ import glob
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,16 +36,18 @@ import prose  # noqa: E402
 
 from simhash_cli.core.closure import DEFAULT_GROUP_PAIRS  # noqa: E402
 from simhash_cli.core.corpus import Corpus, corpus_from_texts  # noqa: E402
-from simhash_cli.core.cosines import cosine_pairs  # noqa: E402
+from simhash_cli.core.cosines import ScoredPairs, cosine_pairs  # noqa: E402
 from simhash_cli.core.groups import Clustering, Groups  # noqa: E402
-from simhash_cli.core.search import DedupeConfig, dedupe, group_pairs_of  # noqa: E402
+from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe, group_pairs_of  # noqa: E402
 
 THRESHOLD = 0.9
 SEEDS = range(10)
 OUT = HERE.parent / "docs" / "benchmarks-seeds.md"
 
 
-def family(original: str, size: int, rng: np.random.Generator, words: NDArray) -> list[str]:
+def family(
+    original: str, size: int, rng: np.random.Generator, words: NDArray[np.object_]
+) -> list[str]:
     """``size`` copies of ``original``, each edited on its own: one to three of prose.py's
     edits, and always a few words replaced (so that no two are the same words: many copies
     of one fingerprint are listed through the first of them, which is another matter)."""
@@ -86,12 +89,23 @@ def as_set(pairs: NDArray[np.int64]) -> set[tuple[int, int]]:
     return set(map(tuple, pairs.tolist()))
 
 
-def run(texts: list[str]) -> dict[str, object]:
+@dataclass
+class Measured:
+    """One corpus: its size and truth, per seed the recall, precision and time of both runs,
+    and what the clusters of the default run at seed 0 hold."""
+
+    documents: int
+    pairs: int
+    seeds: dict[str, list[float]]
+    clusters: dict[Clustering, tuple[int, int, int, int]]
+
+
+def run(texts: list[str]) -> Measured:
     truth = as_set(prose.all_pairs_truth(texts, THRESHOLD))
     rows: dict[str, list[float]] = {
         k: [] for k in ("recall_before", "recall_after", "precision", "t_before", "t_after")
     }
-    docs: Corpus | None = None
+    first: DedupeResult | None = None
     for seed in SEEDS:
         docs = corpus_from_texts(texts, seed=seed)
         timed = {}
@@ -108,18 +122,17 @@ def run(texts: list[str]) -> dict[str, object]:
         rows["recall_before"].append(len(found_before & truth) / max(len(truth), 1))
         rows["recall_after"].append(len(found_after & truth) / max(len(truth), 1))
         rows["precision"].append(len(found_after & truth) / max(len(found_after), 1))
-        if seed == 0:
-            first = after
-    assert docs is not None
-    return {
-        "documents": len(texts),
-        "pairs": len(truth),
-        **rows,
-        "clusters": {kind: below(first.corpus, first.pairs, kind) for kind in Clustering},
-    }
+        first = first or after  # seed 0's
+    assert first is not None
+    return Measured(
+        len(texts),
+        len(truth),
+        rows,
+        {kind: below(first.corpus, first.pairs, kind) for kind in Clustering},
+    )
 
 
-def below(docs: Corpus, pairs, kind: Clustering) -> tuple[int, int, int, int]:
+def below(docs: Corpus, pairs: ScoredPairs, kind: Clustering) -> tuple[int, int, int, int]:
     """(clusters, the largest, members below the threshold with the one kept, members)."""
     groups: Groups = group_pairs_of(pairs, len(docs), DedupeConfig(clustering=kind))
     assert docs.weights is not None
@@ -134,7 +147,7 @@ def below(docs: Corpus, pairs, kind: Clustering) -> tuple[int, int, int, int]:
     return len(groups.clusters), int(largest), low, members
 
 
-def table(results: dict[str, dict[str, object]]) -> str:
+def table(results: dict[str, Measured]) -> str:
     lines = [
         "| corpus | documents | pairs >= 0.9 | candidates only: recall, worst / median of 10 "
         "seeds | + pairs inside groups: recall, worst / median | precision, worst | time, "
@@ -142,12 +155,12 @@ def table(results: dict[str, dict[str, object]]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in results.items():
-        rb, ra = r["recall_before"], r["recall_after"]
-        tb, ta = statistics.median(r["t_before"]), statistics.median(r["t_after"])
+        rb, ra = r.seeds["recall_before"], r.seeds["recall_after"]
+        tb, ta = statistics.median(r.seeds["t_before"]), statistics.median(r.seeds["t_after"])
         lines.append(
-            f"| {name} | {r['documents']:,} | {r['pairs']:,} | {min(rb):.3f} / "
+            f"| {name} | {r.documents:,} | {r.pairs:,} | {min(rb):.3f} / "
             f"{statistics.median(rb):.3f} | {min(ra):.3f} / {statistics.median(ra):.3f} | "
-            f"{min(r['precision']):.3f} | {tb:.2f} s → {ta:.2f} s ({ta / tb:.2f}x) |"
+            f"{min(r.seeds['precision']):.3f} | {tb:.2f} s → {ta:.2f} s ({ta / tb:.2f}x) |"
         )
     lines += [
         "",
@@ -158,7 +171,7 @@ def table(results: dict[str, dict[str, object]]) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for name, r in results.items():
-        for kind, (n, largest, low, members) in r["clusters"].items():
+        for kind, (n, largest, low, members) in r.clusters.items():
             lines.append(
                 f"| {name} | {kind.value} | {n:,} | {largest:,} | {low:,} of {members:,} |"
             )
@@ -178,7 +191,7 @@ def main() -> int:
     found = licences()
     if found:
         corpora[f"Debian's copyright files on this machine ({len(found):,})"] = found
-    results = {}
+    results: dict[str, Measured] = {}
     for name, texts in corpora.items():
         print(f"{name}: {len(texts):,} documents", file=sys.stderr)
         results[name] = run(texts)

@@ -58,7 +58,8 @@ def owners(found: groups.Groups, n: int) -> list[int]:
     owner = np.full(n, -1, dtype=np.int64)
     for members, kept in zip(found.clusters, found.representative.tolist(), strict=True):
         owner[members] = kept
-    return owner.tolist()
+    listed: list[int] = owner.tolist()
+    return listed
 
 
 def test_the_default_preference_is_the_most_and_closest_pairs_then_input_order() -> None:

@@ -1,15 +1,26 @@
-"""Tokenizer: lower-cased maximal runs of word characters, shingles, character n-grams."""
+"""Tokenizer: lower-cased words by the Unicode rules of every script (and the earlier
+``\\w+`` runs), shingles, character n-grams."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
+import unicodedata
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, TokenizerConfig, tokenize
+from simhash_cli.core import scripts
+from simhash_cli.core.corpus import corpus_from_texts
+from simhash_cli.core.cosines import cosine_pairs
+from simhash_cli.core.search import DedupeConfig, dedupe
 from simhash_cli.core.tokenizer import (
     WordTokens,
     _ascii_word_characters,
@@ -18,6 +29,8 @@ from simhash_cli.core.tokenizer import (
 )
 from simhash_cli.core.vectorize import _WordTable
 from simhash_cli.errors import KeyCollision
+
+from conftest import SAMPLE
 
 
 def test_default_is_lowercase_word_runs_with_single_characters() -> None:
@@ -28,16 +41,43 @@ def test_unicode_word_characters_and_underscores_are_words() -> None:
     assert tokenize("Ærø naïve_ctx 東京 ½") == ["ærø", "naïve_ctx", "東京", "½"]
 
 
+LEGACY = TokenizerConfig(scripts=False)
+
+
 @given(st.text())
-def test_default_equals_python_word_regex(text: str) -> None:
-    assert tokenize(text) == re.findall(r"\w+", text.lower())
+def test_the_earlier_words_are_python_word_regex_runs(text: str) -> None:
+    assert tokenize(text, LEGACY) == re.findall(r"\w+", text.lower())
+    assert LEGACY.name == "word" and TokenizerConfig.from_name("word") == LEGACY
+
+
+def test_scripts_without_spaces_are_pairs_of_letters() -> None:
+    # Each two neighbouring letters, as Lucene's CJK analyzer makes them; punctuation ends a run.
+    assert tokenize("我爱北京天安门，天安门上太阳升。") == [
+        "我爱", "爱北", "北京", "京天", "天安", "安门", "天安", "安门", "门上", "上太", "太阳",
+        "阳升",
+    ]  # fmt: skip
+    # Kanji and hiragana in pairs, a katakana run whole, with its sound marks.
+    assert tokenize("東京でコーヒーを飲みます") == [
+        "東京", "京で", "コーヒー", "を飲", "飲み", "みま", "ます",
+    ]  # fmt: skip
+    # A Thai letter keeps its vowel and tone marks; a letter touching no other is alone.
+    assert tokenize("ไทยง่าย ก") == ["ไท", "ทย", "ยง่", "ง่า", "าย", "ก"]
+    assert tokenize("a中b") == ["a", "中", "b"]
+    # Words of scripts with spaces keep their combining marks: one Hindi word, not three.
+    assert tokenize("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert tokenize("한국어 텍스트 abc") == ["한국어", "텍스트", "abc"]
+    # Latin text is as it was.
+    assert tokenize("The cat, the HAT!") == tokenize("The cat, the HAT!", LEGACY)
 
 
 def test_word_shingles() -> None:
     config = TokenizerConfig(ngram=3)
     assert tokenize("a b c d", config) == ["a b c", "b c d"]
     assert tokenize("a b", config) == []
-    assert config.name == "word-3gram"
+    assert config.name == "unicode-word-3gram"
+    assert TokenizerConfig(ngram=3, scripts=False).name == "word-3gram"
+    # Shingles of the pairs of letters of the scripts without spaces.
+    assert tokenize("北京天", TokenizerConfig(ngram=2)) == ["北京 京天"]
 
 
 def test_character_ngrams_fold_whitespace() -> None:
@@ -47,7 +87,17 @@ def test_character_ngrams_fold_whitespace() -> None:
 
 
 def test_names() -> None:
-    assert TokenizerConfig().name == "word"
+    assert TokenizerConfig().name == "unicode-word"
+    for config in (
+        TokenizerConfig(),
+        TokenizerConfig(ngram=2),
+        TokenizerConfig(scripts=False),
+        TokenizerConfig(ngram=4, scripts=False),
+        TokenizerConfig(char_ngrams=5),
+    ):
+        assert TokenizerConfig.from_name(config.name) == config
+    with pytest.raises(ParameterError, match="not a tokenizer name"):
+        TokenizerConfig.from_name("unicode-char-5gram")
 
 
 @pytest.mark.parametrize(
@@ -56,9 +106,10 @@ def test_names() -> None:
         ({"ngram": 0}, "ngram must be from 1 to 64"),
         ({"char_ngrams": 65}, "char_ngrams must be from 1 to 64"),
         ({"ngram": 2, "char_ngrams": 3}, "not both"),
+        ({"char_ngrams": 3, "scripts": False}, "do not split words"),
     ],
 )
-def test_bad_configs_are_refused(kwargs: dict[str, int], message: str) -> None:
+def test_bad_configs_are_refused(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ParameterError, match=message):
         TokenizerConfig(**kwargs)
 
@@ -74,15 +125,106 @@ texts_strategy = st.lists(
 )
 
 
-@given(texts_strategy)
-def test_word_tokens_equal_the_default_tokenizer(texts: list[str]) -> None:
-    tokens = word_tokens(texts)
+mixed_strategy = st.lists(
+    st.text(
+        alphabet=st.sampled_from(
+            list(
+                "aB _1İ\u0301\u200d\x00 \n東京でコーヒーをーﾞｶﾞ々〇"
+                "ภาษาไทยง่าຂ່າວខ្មែរမြန်हिन्दी한국😀𠀀\U0003d000"
+            )
+        )
+    ),
+    max_size=6,
+)
+
+
+@given(st.one_of(texts_strategy, mixed_strategy), st.booleans())
+def test_word_tokens_equal_the_default_tokenizer(texts: list[str], by_script: bool) -> None:
+    tokens = word_tokens(texts, by_script=by_script)
     found: list[list[str]] = [[] for _ in texts]
     for doc, start, stop in zip(
         tokens.doc.tolist(), tokens.start.tolist(), tokens.stop.tolist(), strict=True
     ):
         found[doc].append(tokens.text[start:stop])
-    assert found == [tokenize(text) for text in texts]
+    config = TokenizerConfig(scripts=by_script)
+    assert found == [tokenize(text, config) for text in texts]
+
+
+# ------------------------------------------------- against the Unicode word boundary rules
+
+MIXED = [
+    "我爱北京天安门，天安门上太阳升。Beijing 2008年8月8日开幕。",
+    "東京でコーヒーを飲みます。ソフトウェアのテストは大切です",
+    "ภาษาไทยเป็นภาษาที่ไม่มีการเว้นวรรคระหว่างคำ และใช้วรรณยุกต์",
+    "ພາສາລາວບໍ່ມີການຍະຫວ່າງຄຳ ຂ່າວ",
+    "ភាសាខ្មែរ គឺជាភាសាផ្លូវការ",
+    "မြန်မာဘာသာစကား",
+    "हिन्दी एक भाषा है। தமிழ் மொழி বাংলা ভাষা",
+    "한국어는 띄어쓰기를 합니다 English words, e-mail and 3.14",
+    "العربية لغة עברית שפה Ελληνικά русский язык",
+    "naïve café 😀 emoji_and_snake_case",
+]
+
+
+def uax29_tokens(text: str) -> list[str]:
+    """The words of ``text`` by the Unicode default word boundaries (the ``regex`` module's
+    WORD flag): each two neighbouring segments of letters of scripts without spaces, a
+    segment touching no other such alone; within a segment of a script written with spaces,
+    its runs of ``\\w`` with their marks. (UAX #29 keeps ``e-mail``'s parts apart too, but
+    joins ``3.14`` and ``don't`` and parts ``x²``, which the tokenizer keeps as the ``\\w``
+    runs of earlier versions.)"""
+    tokens: list[str] = []
+    letters: list[str] = []  # the run of letters of scripts without spaces, so far
+
+    def end_run() -> None:
+        pairs = [a + b for a, b in itertools.pairwise(letters)]
+        tokens.extend(pairs or letters)
+        letters.clear()
+
+    for segment in regex.split(r"(?wV1)\b", text.lower()):
+        if not segment:
+            continue
+        first = scripts.classes(np.array([ord(segment[0])], dtype=np.uint32))[0]
+        if first == scripts.SOLO:
+            letters.append(segment)
+            continue
+        end_run()
+        if not any(c.isalnum() or c == "_" for c in segment):
+            continue
+        if first == scripts.KATA:
+            tokens.append(segment)
+        else:
+            # Python's \w: letters, numbers and the underscore (the regex module's \w has marks
+            # and no superscripts).
+            tokens += regex.findall(r"(?:[\p{L}\p{N}_]\p{M}*)+", segment)
+    end_run()
+    return tokens
+
+
+@pytest.mark.parametrize("text", MIXED)
+def test_words_are_those_of_the_unicode_word_boundaries(text: str) -> None:
+    assert tokenize(text) == uax29_tokens(text)
+
+
+def test_the_script_tables_are_the_unicode_word_break_classes() -> None:
+    """Every word character Python knows: a word by itself exactly when its Word_Break is
+    Other (and it is a letter), katakana exactly when its Word_Break is Katakana."""
+    other = regex.compile(
+        r"[^\p{WB=ALetter}\p{WB=Hebrew_Letter}\p{WB=Numeric}\p{WB=Katakana}"
+        r"\p{WB=ExtendNumLet}\p{WB=Extend}\p{WB=Format}\p{WB=ZWJ}]"
+    )
+    katakana = regex.compile(r"\p{WB=Katakana}")
+    letter = regex.compile(r"[\p{L}\p{Nl}]")
+    codes = np.arange(0x110000, dtype=np.uint32)
+    kinds = scripts.classes(codes)
+    for code in np.flatnonzero(np.isin(kinds, (scripts.WORD, scripts.KATA, scripts.SOLO))):
+        char = chr(int(code))
+        if unicodedata.category(char) == "Cn":
+            continue
+        solo = bool(other.match(char)) and bool(letter.match(char))
+        assert (kinds[code] == scripts.SOLO) == solo, hex(code)
+        if kinds[code] != scripts.SOLO and int(code) not in (0xFF9E, 0xFF9F):
+            assert (kinds[code] == scripts.KATA) == bool(katakana.match(char)), hex(code)
 
 
 @given(texts_strategy)
@@ -164,3 +306,44 @@ def test_word_character_table_equals_python_re_for_every_code_point() -> None:
     )
     assert np.array_equal(_is_word(codes), expected)
     assert np.array_equal(_ascii_word_characters(), expected[:128])
+
+
+# ----------------------------------------------------- near-duplicates in every script
+
+# Unrelated texts in Chinese, Japanese and Thai, and a lightly edited copy of one of each.
+TEXTS: dict[str, str] = json.loads(
+    (Path(__file__).parent / "data" / "scripts.json").read_text("utf-8")
+)
+
+
+def test_near_duplicates_are_found_in_chinese_japanese_and_thai() -> None:
+    names = list(TEXTS)
+    copies = {(names.index(n[: -len("-copy")]), names.index(n)) for n in names if "-copy" in n}
+    docs = corpus_from_texts(list(TEXTS.values()))
+    assert docs.weights is not None
+    first, second = np.triu_indices(len(names), 1)
+    pairs = np.stack((first, second), axis=1)
+    cosine = cosine_pairs(docs.weights, pairs)
+    for (a, b), value in zip(pairs.tolist(), cosine.tolist(), strict=True):
+        if (a, b) in copies:
+            assert value >= 0.9, (names[a], value)
+        else:  # unrelated, in the same script or not
+            assert value < 0.5, (names[a], names[b], value)
+    # Every pair within 32 bits is a candidate: the search finds the copies and nothing else.
+    found = dedupe(docs, DedupeConfig(threshold=0.9, max_distance=32))
+    assert set(map(tuple, found.pairs.pairs.tolist())) == copies
+    # The earlier tokenizer made each sentence a token: the Chinese and Japanese copies were
+    # far apart.
+    before = corpus_from_texts(list(TEXTS.values()), tokenizer=LEGACY)
+    assert before.weights is not None
+    copied = np.array(sorted(copies))
+    assert (cosine_pairs(before.weights, copied) < 0.9).sum() >= 2
+
+
+def test_text_in_scripts_with_spaces_is_tokenized_as_before() -> None:
+    texts = [path.read_text(encoding="utf-8") for path in sorted(SAMPLE.iterdir())]
+    texts += ["Ærø naïve café — “quoted”, 3.14 don't e-mail", "Ελληνικά русский язык עברית"]
+    now = corpus_from_texts(texts)
+    before = corpus_from_texts(texts, tokenizer=LEGACY)
+    assert np.array_equal(now.fingerprints, before.fingerprints)
+    assert now.features == before.features

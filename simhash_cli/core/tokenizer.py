@@ -1,7 +1,19 @@
 """Text -> tokens: words, word shingles or character n-grams.
 
-The default is the one the reference page describes: ``text.lower()``, tokens are maximal runs
-of Unicode word characters (Python's ``\\w+``), and every token counts, single characters too.
+Words (the default, named ``unicode-word``): ``text.lower()``, then the words of the Unicode
+word boundary rules for every script (:mod:`~simhash_cli.core.scripts`): in scripts written
+with spaces, maximal runs of word characters (Python's ``\\w``) with their combining marks;
+a katakana run whole. Chinese, Japanese kanji and kana, Thai, Lao, Khmer, Myanmar and the Tai
+scripts have no word boundaries to find: the rules break between every two letters, and each
+two neighbouring letters (with their marks) make a token, as Lucene's CJK analyzer makes them
+(a letter alone between others is a token by itself). Bigrams rather than letters: unrelated
+Thai texts share their letters as English texts share theirs (term-count cosine near 0.9
+letter by letter), and pairs of letters tell them apart (near 0.3), while the copies of a text
+stay near 1. Every token counts, single characters too. ``word`` names the tokenizer
+of earlier versions (maximal ``\\w+`` runs alone, which made a Chinese sentence one token and a
+Hindi word three): it is still read, so that fingerprints made with it are compared only with
+their own kind.
+
 The analyzers are scikit-learn's, so that :func:`tokenize` and the corpus vectorizer
 (:mod:`simhash_cli.core.vectorize`) can never disagree on what a token is.
 """
@@ -20,6 +32,7 @@ if TYPE_CHECKING:
     from sklearn.feature_extraction.text import CountVectorizer
 
 from ..errors import ParameterError
+from . import scripts
 
 __all__ = [
     "TOKEN_PATTERN",
@@ -40,10 +53,13 @@ class TokenizerConfig:
     Attributes:
         ngram: word shingle size (1 = single words); ignored when ``char_ngrams`` is set.
         char_ngrams: character n-gram size (whitespace runs folded to one space), or None.
+        scripts: words by the Unicode rules of every script (see the module's docstring);
+            False: the ``\\w+`` runs of earlier versions (fingerprints named ``word``).
     """
 
     ngram: int = 1
     char_ngrams: int | None = None
+    scripts: bool = True
 
     def __post_init__(self) -> None:
         for name, value in (("ngram", self.ngram), ("char_ngrams", self.char_ngrams)):
@@ -51,13 +67,17 @@ class TokenizerConfig:
                 raise ParameterError(f"{name} must be from 1 to {MAX_NGRAM}, not {value}")
         if self.char_ngrams is not None and self.ngram != 1:
             raise ParameterError("choose word shingles (ngram) or character n-grams, not both")
+        if self.char_ngrams is not None and not self.scripts:
+            raise ParameterError("character n-grams do not split words")
 
     @property
     def name(self) -> str:
-        """Stable label stored with fingerprints: ``word``, ``word-3gram``, ``char-5gram``."""
+        """Stable label stored with fingerprints: ``unicode-word``, ``unicode-word-3gram``,
+        ``char-5gram`` (``word``, ``word-3gram``: the words of earlier versions)."""
         if self.char_ngrams is not None:
             return f"char-{self.char_ngrams}gram"
-        return "word" if self.ngram == 1 else f"word-{self.ngram}gram"
+        words = "unicode-word" if self.scripts else "word"
+        return words if self.ngram == 1 else f"{words}-{self.ngram}gram"
 
     @classmethod
     def from_name(cls, name: str) -> TokenizerConfig:
@@ -66,13 +86,24 @@ class TokenizerConfig:
         Raises:
             ParameterError: not a name :attr:`name` gives.
         """
-        if name == "word":
-            return cls()
-        kind, _, size = name.partition("-")
+        kind, unicode = name, name.startswith("unicode-")
+        if unicode:
+            kind = name[len("unicode-") :]
+        if kind == "word":
+            return cls(scripts=unicode)
+        kind, _, size = kind.partition("-")
         if kind in ("word", "char") and size.endswith("gram") and size[:-4].isdigit():
             number = int(size[:-4])
-            return cls(ngram=number) if kind == "word" else cls(char_ngrams=number)
+            if kind == "word":
+                return cls(ngram=number, scripts=unicode)
+            if not unicode:
+                return cls(char_ngrams=number)
         raise ParameterError(f"not a tokenizer name: {name!r}")
+
+    @property
+    def bulk(self) -> bool:
+        """Whether the words are found in bulk (:func:`word_tokens`): single words."""
+        return self.ngram == 1 and self.char_ngrams is None
 
     def count_vectorizer(self) -> CountVectorizer:
         """A scikit-learn CountVectorizer that produces exactly these features."""
@@ -87,6 +118,8 @@ class TokenizerConfig:
                 ngram_range=(self.char_ngrams, self.char_ngrams),
                 dtype=float,
             )
+        if self.scripts:
+            return CountVectorizer(analyzer=self.analyzer(), dtype=float)
         return CountVectorizer(
             analyzer="word",
             lowercase=True,
@@ -97,8 +130,21 @@ class TokenizerConfig:
 
     def analyzer(self) -> Callable[[str], list[str]]:
         """text -> list of features, with repeats (one entry per occurrence)."""
+        if self.char_ngrams is None and self.scripts:
+            return functools.partial(_shingles, size=self.ngram)
         analyze: Callable[[str], list[str]] = self.count_vectorizer().build_analyzer()
         return analyze
+
+
+def _shingles(text: str, size: int) -> list[str]:
+    """The words of one text (:func:`word_tokens`), or its shingles of ``size`` words joined
+    by a space (as scikit-learn joins them)."""
+    tokens = word_tokens([text])
+    spans = zip(tokens.start.tolist(), tokens.stop.tolist(), strict=True)
+    words = [tokens.text[a:b] for a, b in spans]
+    if size == 1:
+        return words
+    return [" ".join(words[k : k + size]) for k in range(len(words) - size + 1)]
 
 
 def tokenize(text: str, config: TokenizerConfig | None = None) -> list[str]:
@@ -172,13 +218,14 @@ _CHECK_MULTIPLY = np.uint64(0xBF58476D1CE4E5B9)
 _BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
-def word_tokens(texts: Sequence[str]) -> WordTokens:
-    """The default tokenizer (``text.lower()``, maximal runs of ``\\w``) over a batch, in bulk.
+def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
+    """The words of a batch of texts, in bulk (:class:`TokenizerConfig` with ``ngram=1``, and
+    ``scripts=by_script``).
 
-    Equal to :func:`tokenize` with the default config, token for token, but without a Python
-    step per token: the texts are lower-cased and joined, their code points classified with a
-    lookup table, token boundaries found where the class changes, and every token keyed eight
-    bytes at a time (:func:`_token_keys`).
+    Equal to :func:`tokenize` with that config, token for token, but without a Python step per
+    token: the texts are lower-cased and joined, their code points classified with a lookup
+    table, token boundaries found where the class changes, and every token keyed eight bytes
+    at a time (:func:`_token_keys`).
     """
     # Lower-cased one by one: lower() can change a text's length ("İ" becomes two characters).
     lowered = [t.lower() for t in texts]
@@ -187,14 +234,13 @@ def word_tokens(texts: Sequence[str]) -> WordTokens:
     if text.isascii():  # constant time: CPython knows whether a str is ASCII
         narrow = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         wide = None
-        word = _ascii_word_characters()[narrow]
+        # No letter of ASCII is a word by itself, and none is a mark: runs of \w only.
+        start, stop = _runs(_ascii_word_characters()[narrow])
     else:
         wide = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
         narrow = wide.astype(np.uint8)  # meaningful for the tokens below U+0100 only
-        word = _is_word(wide.astype(np.uint32))
-    # A token starts where a word character follows a non-word one, and stops where one ends.
-    edges = np.flatnonzero(np.diff(word, prepend=False, append=False))
-    start, stop = edges[0::2], edges[1::2]
+        codes = wide.astype(np.uint32)
+        start, stop = _bigrams(*_script_words(codes)) if by_script else _runs(_is_word(codes))
     # Text k starts at sum(lengths[:k]) + k (one NUL between texts): count its tokens.
     lengths = np.fromiter(map(len, lowered), np.int64, len(lowered))
     text_starts = np.cumsum(lengths + 1) - (lengths + 1)
@@ -202,6 +248,56 @@ def word_tokens(texts: Sequence[str]) -> WordTokens:
     doc = np.repeat(np.arange(len(lowered), dtype=np.int64), np.diff(first_token))
     key, check = _token_keys(narrow, wide, start, stop - start)
     return WordTokens(text, doc, start, stop, key, check)
+
+
+def _runs(word: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(start, stop) of the maximal runs of True."""
+    # A token starts where a word character follows a non-word one, and stops where one ends.
+    edges = np.flatnonzero(np.diff(word, prepend=False, append=False))
+    return edges[0::2], edges[1::2]
+
+
+def _script_words(
+    codes: NDArray[np.uint32],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """(start, stop, letter) of the words of :mod:`~simhash_cli.core.scripts`: runs of one
+    class of word character, each letter that is a word by itself alone (``letter``), marks
+    with what they follow."""
+    kind = scripts.classes(codes)
+    # A mark takes the class of the character it follows (through any marks between).
+    base = np.flatnonzero(kind != scripts.MARK)
+    follows = np.full(kind.size, -1, dtype=np.int64)
+    follows[base] = base
+    follows = np.maximum.accumulate(follows)
+    owner = np.where(follows >= 0, kind[np.maximum(follows, 0)], scripts.OTHER)
+    in_word = owner != scripts.OTHER
+    previous = np.concatenate(([scripts.OTHER], owner[:-1]))
+    starts_here = in_word & (kind != scripts.MARK) & ((previous != owner) | (owner == scripts.SOLO))
+    start = np.flatnonzero(starts_here)
+    # A word stops at the next start, or at the next character outside words.
+    ends = np.flatnonzero(starts_here | ~in_word)
+    ends = np.append(ends, kind.size)
+    stop = ends[np.searchsorted(ends, start, side="right")]
+    return start.astype(np.int64), stop.astype(np.int64), owner[start] == scripts.SOLO
+
+
+def _bigrams(
+    start: NDArray[np.int64], stop: NDArray[np.int64], letter: NDArray[np.bool_]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Letters that are words by themselves -> each two that touch, as one token (a letter
+    touching none stays itself); other words as they are. (start, stop), in order."""
+    touches = letter[:-1] & letter[1:] & (stop[:-1] == start[1:])  # token k and k + 1
+    paired = np.zeros(start.size, dtype=bool)
+    paired[:-1] |= touches
+    paired[1:] |= touches
+    # Token k begins a bigram when it touches the next; it stays a token of its own when it is
+    # not a letter, or a letter touching neither neighbour.
+    first = np.flatnonzero(np.append(touches, False))
+    alone = np.flatnonzero(~paired)
+    starts = np.concatenate((start[first], start[alone]))
+    stops = np.concatenate((stop[first + 1], stop[alone]))
+    order = np.argsort(starts, kind="stable")
+    return starts[order], stops[order]
 
 
 def _token_keys(

@@ -95,7 +95,7 @@ class _Counter:
 
     def __init__(self, config: TokenizerConfig, *, bulk_words: bool = True) -> None:
         self.config = config
-        bulk = bulk_words and config == TokenizerConfig()
+        bulk = bulk_words and config.bulk
         self.words: _WordTable | None = _WordTable() if bulk else None
         self.vocabulary: dict[str, int] = {}  # the analyzer path's feature -> id
         self.names: list[str] = []  # feature of each provisional id, in first-seen order
@@ -106,7 +106,7 @@ class _Counter:
 
     def add(self, texts: list[str]) -> None:
         if self.words is not None:
-            tokens = word_tokens(texts)
+            tokens = word_tokens(texts, by_script=self.config.scripts)
             try:
                 ids = self.words.ids(tokens, self.names)
             except KeyCollision:
