@@ -69,7 +69,7 @@ def test_fingerprint_jsonl_by_default_when_piped() -> None:
     assert [r["id"] for r in records] == sorted(r["id"] for r in records)
     first = records[0]
     assert first["bits"] == 64 and first["seed"] == 12345
-    assert first["tokenizer"] == "word" and first["weighting"] == "tf"
+    assert first["tokenizer"] == "unicode-word" and first["weighting"] == "tf"
     text = Path(first["id"]).read_text(encoding="utf-8")
     counts: dict[str, float] = {}
     for token in tokenize(text):
@@ -335,9 +335,23 @@ def test_dedupe_fingerprints_refuses_mixed_settings() -> None:
     assert result.exit_code == ExitCode.ERROR
     assert result.stderr == (
         "Error: fingerprints made with different settings cannot be compared: "
-        f"'{SAMPLE}/chess-openings.txt' has bits=64 seed=12345 tokenizer=word weighting=tf, "
-        f"'{SAMPLE}/sourdough-bread.txt' has bits=64 seed=1 tokenizer=word weighting=tf\n"
+        f"'{SAMPLE}/chess-openings.txt' has bits=64 seed=12345 tokenizer=unicode-word "
+        f"weighting=tf, '{SAMPLE}/sourdough-bread.txt' has bits=64 seed=1 "
+        "tokenizer=unicode-word weighting=tf\n"
     )
+
+
+def test_fingerprints_of_the_earlier_tokenizer_are_never_compared_with_new_ones() -> None:
+    new = run("fingerprint", str(SAMPLE / "chess-openings.txt")).stdout
+    old = run("fingerprint", str(SAMPLE / "sourdough-bread.txt")).stdout.replace(
+        '"tokenizer": "unicode-word"', '"tokenizer": "word"'
+    )
+    assert '"tokenizer": "word"' in old
+    result = run("dedupe", "--fingerprints", "-", input=new + old)
+    assert result.exit_code == ExitCode.ERROR
+    assert "tokenizer=unicode-word" in result.stderr and "tokenizer=word " in result.stderr
+    # Alone, the earlier ones are still read.
+    assert run("dedupe", "--fingerprints", "-", input=old).exit_code == 0
 
 
 def test_dedupe_fingerprints_refuses_exact_verification_and_other_bits() -> None:

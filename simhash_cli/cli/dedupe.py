@@ -170,9 +170,11 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
     Candidates come from the blocks of the fingerprints (--blocks: auto picks the cheapest
     scheme that reaches 0.95 expected recall at --threshold on this corpus), from Manku's
     tables (--max-distance) or from bands of a MinHash of the words (--minhash). Each
-    candidate is verified against --threshold and pairs that pass are grouped into clusters
-    (connected components). The summary on stderr says which scheme ran, its expected recall
-    and the share of the pairs this run is estimated to have found.
+    candidate is verified against --threshold, then the pairs inside each group they form
+    (--group-pairs). Pairs that pass make clusters around the member each keeps, every other
+    member a near-duplicate of that one (--clustering). The summary on stderr says which
+    scheme ran, its expected recall and the share of the pairs this run is estimated to have
+    found, and when unrelated documents come near the threshold.
 
     \b
     Examples:

@@ -93,8 +93,8 @@ REPORT_OUTPUT = OptionGroup(
             "listing",
             type=click.Choice([listing.value for listing in Listing]),
             default=None,
-            help="One row (record) per cluster, with each member's cosine to the cluster's "
-            "central member, or per flagged pair [default: clusters in a table and in groups, "
+            help="One row (record) per cluster, with each member's cosine to the member the "
+            "cluster keeps, or per flagged pair [default: clusters in a table and in groups, "
             "pairs in jsonl and csv; json holds both].",
         ),
         click.option(

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
 from . import blocking, cosines, minhash, tables
+from .ambiguity import Ambiguity, ambiguity
 from .closure import DEFAULT_GROUP_PAIRS, Closure, Take, close_groups
 from .corpus import Corpus, Settings
 from .cosines import ScoredPairs, Verify
@@ -202,6 +203,9 @@ class DedupeResult:
     """What checking the pairs inside found groups added (None: not done)."""
     closure_skipped: str | None = None
     """Why the pairs inside found groups were not checked, when they were not."""
+    ambiguity: Ambiguity | None = None
+    """When the corpus's chance pairs come near the threshold: where they sit, and where they
+    would under tf-idf."""
 
     @property
     def clusters(self) -> list[NDArray[np.int64]]:
@@ -409,6 +413,7 @@ def dedupe_result(
         advice=advice,
         closure=closure,
         closure_skipped=closure_skipped if config.group_pairs > 0 else None,
+        ambiguity=ambiguity(docs, kept, config.threshold) if exact else None,
     )
 
 

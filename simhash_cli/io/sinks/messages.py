@@ -23,6 +23,7 @@ from rich.progress import (
 from rich.progress import Progress as RichProgress
 from rich.text import Text
 
+from ...core.ambiguity import NEAR, Ambiguity
 from ...core.corpus import Corpus
 from ...core.events import Event, Excluded, Progress, Skipped, Warned
 from ...core.groups import Clustering
@@ -227,9 +228,10 @@ class Messages:
             if result.empty_pairs
             else ""
         )
+        added = result.closure.found if result.closure is not None else 0
         self.info(
             f"{counted(result.candidates, 'candidate pair')} from {scheme} ({how}){gate}; "
-            f"{counted(len(result.pairs) - result.empty_pairs, 'pair')} at "
+            f"{counted(len(result.pairs) - result.empty_pairs - added, 'pair')} at "
             f"{config.verify.value} cosine >= {config.threshold:g}{empty}; "
             f"{counted(len(result.clusters), 'cluster')} ({clustering_meaning(result)})"
         )
@@ -254,6 +256,8 @@ class Messages:
                 "candidates found among them and each one's chance of being found"
                 f"{counts}{rare_pairs(found.rare, about)})"
             )
+        if result.ambiguity is not None:
+            self.info(Text(ambiguity_line(result.ambiguity), style="yellow"))
         if result.advice is not None:
             advice = result.advice
             self.info(
@@ -318,6 +322,32 @@ def expected_recall_meaning(result: DedupeResult) -> str:
     )
 
 
+def _share(value: float) -> str:
+    return f"{100 * value:.1f}%" if value else "none"
+
+
+def ambiguity_line(found: Ambiguity) -> str:
+    """The advice when unrelated documents come near the threshold, with the figures."""
+    now, t = found.now, found.threshold
+    line = (
+        f"hint: unrelated documents come near the threshold here: of {found.pairs:,} random "
+        f"pairs of documents not grouped together, {_share(now.near)} are at "
+        f"{now.weighting.value} cosine "
+        f"{t - NEAR:.2f} to {t:.2f} and {_share(now.above)} at {t:.2f} or more without being "
+        f"flagged (median {now.median:.2f}), so some flagged pairs may share little more than "
+        "common words"
+    )
+    instead = found.instead
+    if instead is None:
+        return line + "; word shingles (--ngram 3) weigh phrases instead of words"
+    return line + (
+        f"; with --weighting {instead.weighting.value} the same pairs sit at median "
+        f"{instead.median:.2f} ({_share(instead.near)} near, {_share(instead.above)} at "
+        f"{t:.2f} or more), and {instead.flagged:,} of the {found.flagged:,} flagged pairs "
+        f"stay at {t:.2f} or more; word shingles (--ngram 3) are another way"
+    )
+
+
 def clustering_meaning(result: DedupeResult) -> str:
     """What a cluster is, in the summary's words."""
     if result.groups.kind is Clustering.COMPONENTS:
@@ -337,7 +367,8 @@ def group_pairs_line(result: DedupeResult) -> str | None:
     line = (
         f"checked the {counted(closure.checked, 'pair')} inside {counted(closure.groups, 'group')} "
         f"that were not candidates: {closure.found:,} more at "
-        f"{result.config.verify.value} cosine >= {threshold:g}"
+        f"{result.config.verify.value} cosine >= {threshold:g}, "
+        f"{counted(len(result.pairs) - result.empty_pairs, 'pair')} in all"
     )
     if closure.bounded_groups:
         line += (

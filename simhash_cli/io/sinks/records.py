@@ -10,6 +10,7 @@ from typing import IO
 import numpy as np
 from numpy.typing import NDArray
 
+from ...core.ambiguity import NEAR, Spread
 from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
@@ -132,8 +133,8 @@ def iter_cluster_records(
     result: DedupeResult, *, chunk: int | None = None
 ) -> Iterator[list[Record]]:
     """Clusters, ``chunk`` at a time: cluster number, size, member ids (in input order), the
-    representative (the member kept), and aligned with the ids each member's ``duplicate_of``
-    (null for the representative) and cosine to it."""
+    representative (the member kept; also under its earlier name, central), and aligned with
+    the ids each member's ``duplicate_of`` (null for the representative) and cosine to it."""
     ids = given_ids(result.corpus.ids)
     chunk = chunk or PAIR_CHUNK
     groups = result.groups
@@ -144,6 +145,7 @@ def iter_cluster_records(
                 "size": int(these.size),
                 "members": [ids[m] for m in these.tolist()],
                 "representative": ids[kept],
+                "central": ids[kept],  # its name before representatives, kept for scripts
                 "duplicate_of": [None if m == kept else ids[kept] for m in these.tolist()],
                 "cosines": [json_number(value) for value in groups.cosine[these].tolist()],
             }
@@ -160,8 +162,8 @@ def iter_cluster_records(
 
 def iter_member_rows(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
     """One flat row per clustered document (for CSV), ``chunk`` clusters at a time: cluster,
-    size, id, duplicate_of (empty for the representative) and cosine to it, each cluster's
-    representative first."""
+    size, id, central (the representative), duplicate_of (the same, empty for the
+    representative itself) and cosine to it, each cluster's representative first."""
     ids = given_ids(result.corpus.ids)
     groups = result.groups
     chunk = chunk or PAIR_CHUNK
@@ -175,6 +177,7 @@ def iter_member_rows(result: DedupeResult, *, chunk: int | None = None) -> Itera
                     "cluster": number,
                     "size": size,
                     "id": ids[m],
+                    "central": ids[kept],
                     "duplicate_of": None if m == kept else ids[kept],
                     "cosine": json_number(float(groups.cosine[m])),
                 }
@@ -209,6 +212,31 @@ def group_pairs_record(result: DedupeResult) -> Record | None:
     }
 
 
+def chance_pairs_record(result: DedupeResult) -> Record | None:
+    """Where the corpus's chance pairs sit, when they come near the threshold (None: they
+    do not, or could not be measured)."""
+    found = result.ambiguity
+    if found is None:
+        return None
+
+    def spread(one: Spread) -> Record:
+        return {
+            "weighting": one.weighting.value,
+            "median": one.median,
+            "near": one.near,
+            "above": one.above,
+            "flagged_kept": one.flagged,
+        }
+
+    return {
+        "pairs": found.pairs,
+        "near_below": NEAR,
+        "flagged": found.flagged,
+        "now": spread(found.now),
+        "instead": None if found.instead is None else spread(found.instead),
+    }
+
+
 def summary_record(result: DedupeResult) -> Record:
     """The numbers behind a dedupe run."""
     docs, config = result.corpus, result.config
@@ -226,6 +254,7 @@ def summary_record(result: DedupeResult) -> Record:
         "documents_in_clusters": sum(int(members.size) for members in result.clusters),
         "clustering": result.groups.kind.value,
         "group_pairs": group_pairs_record(result),
+        "chance_pairs": chance_pairs_record(result),
         **settings_record(docs.settings),
         "scheme": result.scheme.label(docs.settings.bits),
         "planned": result.survey is not None,

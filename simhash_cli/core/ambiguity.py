@@ -1,0 +1,115 @@
+"""Whether unrelated documents come near the threshold, and what would set them apart.
+
+Term counts make any two texts of one language alike through their common words: on natural
+prose two unrelated documents sit near cosine 0.5, and on a corpus of one kind (licences, man
+pages, support tickets) many sit at 0.8 and some above 0.9. There the threshold no longer
+separates near-duplicates from documents that merely share a vocabulary. The corpus's own
+chance pairs show it: the true cosine of random pairs of its documents (distinct fingerprints,
+a seeded sample), measured under the run's weighting and, for term counts, under tf-idf on the
+same counts, whose weights discount the words every document has. Pairs inside one group of
+flagged pairs are not chance pairs and are left out; a corpus of fewer than MIN_DOCUMENTS
+distinct documents has too few pairs to tell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import blocking, cluster
+from .corpus import Corpus
+from .cosines import ScoredPairs, cosine_pairs
+from .schemes import background_pairs
+from .vectorize import Weighting, apply_weighting
+
+__all__ = ["AMBIGUOUS_SHARE", "NEAR", "Ambiguity", "Spread", "ambiguity"]
+
+SAMPLE_PAIRS = 4_000
+MIN_DOCUMENTS = 20
+NEAR = 0.1
+"""How far below the threshold a chance pair counts as near it."""
+AMBIGUOUS_SHARE = 0.01
+"""The share of chance pairs near or above the threshold from which the data is ambiguous."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Where the chance pairs sit under one weighting.
+
+    Attributes:
+        weighting: the weighting.
+        median: their median cosine.
+        near: the share within NEAR below the threshold.
+        above: the share at or above it.
+        flagged: of the run's flagged pairs measured again under this weighting, how many stay
+            at or above the threshold (None: the run's own weighting).
+    """
+
+    weighting: Weighting
+    median: float
+    near: float
+    above: float
+    flagged: int | None = None
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    """Chance pairs near the threshold: under the run's weighting and under one that separates
+    them better (None when none can be measured from what the run holds).
+
+    Attributes:
+        pairs: the random pairs measured (those of two groups).
+        threshold: the run's threshold.
+        flagged: the run's flagged pairs with a true cosine.
+        now: the run's weighting.
+        instead: tf-idf on the same counts (for term counts only).
+    """
+
+    pairs: int
+    threshold: float
+    flagged: int
+    now: Spread
+    instead: Spread | None
+
+
+def ambiguity(docs: Corpus, flagged: ScoredPairs, threshold: float) -> Ambiguity | None:
+    """The corpus's chance pairs against ``threshold``, when they come near it (a share of at
+    least AMBIGUOUS_SHARE within NEAR below it or above it); None when they do not, or when
+    the documents' vectors are not all at hand (fingerprints alone, or read again in part)."""
+    weights, weighting = docs.weights, docs.settings.weighting
+    if weights is None or weighting is None or len(docs) < 3 or threshold <= NEAR:
+        return None
+    if not np.array_equal(np.diff(weights.indptr), docs.n_features):
+        return None  # some rows hold no vector (the index reads again only what it needs)
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    rows = copies.representatives
+    if rows.size < MIN_DOCUMENTS:
+        return None
+    first, second = background_pairs(rows.size, pairs=SAMPLE_PAIRS)
+    sample = np.stack((rows[first], rows[second]), axis=1)
+    group = cluster.cluster_labels(flagged.pairs, len(docs))
+    sample = sample[group[sample[:, 0]] != group[sample[:, 1]]]
+    if not sample.shape[0]:
+        return None
+    now = _spread(cosine_pairs(weights, sample), weighting, threshold)
+    if now.near + now.above < AMBIGUOUS_SHARE:
+        return None
+    real = flagged.select(np.isfinite(flagged.cosine))
+    instead = None
+    if weighting is Weighting.TF:
+        tfidf = apply_weighting(weights, Weighting.TFIDF)
+        kept = cosine_pairs(tfidf, real.pairs) >= threshold - 1e-12
+        instead = _spread(cosine_pairs(tfidf, sample), Weighting.TFIDF, threshold, int(kept.sum()))
+    return Ambiguity(int(sample.shape[0]), threshold, len(real), now, instead)
+
+
+def _spread(
+    cosine: NDArray[np.float64], weighting: Weighting, threshold: float, flagged: int | None = None
+) -> Spread:
+    above = cosine >= threshold - 1e-12
+    near = (cosine >= threshold - NEAR) & ~above
+    return Spread(
+        weighting, float(np.median(cosine)), float(near.mean()), float(above.mean()), flagged
+    )
