@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit fuzz bench bench-recall bench-index bench-dask bench-versions clean
+.PHONY: demo test lint unit fuzz bench bench-recall bench-seeds bench-index bench-dask bench-versions clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/index_bench.py
 	$(BIN)/python bench/dask_bench.py
 	$(BIN)/python bench/recall.py --sizes 100000 1000000
+	$(BIN)/python bench/seeds.py
 
 # Recall at scale against MinHash peers, 100,000 documents (a few minutes; SIZES="100000
 # 1000000" for both): docs/benchmarks-recall.md.
@@ -51,6 +52,11 @@ SIZES ?= 100000
 bench-recall: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	$(BIN)/python bench/recall.py --sizes $(SIZES)
+
+# Recall at each of ten seeds on corpora with large families, and what clusters hold (about a
+# minute): docs/benchmarks-seeds.md.
+bench-seeds: $(STAMP)
+	$(BIN)/python bench/seeds.py
 
 # The persistent index alone (about a minute): docs/benchmarks-index.md.
 bench-index: $(STAMP)

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simhash_cli.core.vectorize import count_matrix
+from simhash_cli.core.vectorize import Weighting, apply_weighting, count_matrix
 
 # Tests, and the codecs' generated docstrings (hundreds of one sentence with another name:
 # a chain stuck in them writes documents that are near-duplicates by chance).
@@ -216,9 +216,16 @@ def planted_truth(
     return candidate[keep]
 
 
-def all_pairs_truth(texts: list[str], threshold: float, block: int = 1_000) -> NDArray[np.int64]:
-    """Every pair (i < j) of ``texts`` whose exact term-count cosine is >= ``threshold``."""
+def all_pairs_truth(
+    texts: list[str],
+    threshold: float,
+    weighting: Weighting = Weighting.TF,
+    block: int = 1_000,
+) -> NDArray[np.int64]:
+    """Every pair (i < j) of ``texts`` whose exact cosine (term counts, or ``weighting``) is
+    >= ``threshold``."""
     weights, _ = count_matrix(texts)
+    weights = apply_weighting(weights, weighting)
     norms = np.sqrt(np.asarray(weights.multiply(weights).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     unit = sp.csr_array(sp.diags(1.0 / norms) @ weights)
