@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,80 @@ def test_a_file_changed_after_the_scan_is_skipped_not_kept_or_removed(tmp_path: 
     assert files["b.txt"]["why"] == "changed since the scan"
     assert files["link.txt"]["why"].startswith("a symbolic link")
     assert files["a.txt"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_the_plan_keeps_the_representative_and_removes_nothing_when_it_changed(
+    tmp_path: Path,
+) -> None:
+    """Clusters made around a kept member: that one is kept (not the keep rule's favourite
+    among the rest); when it changed since the scan, its near-duplicates are not removed."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    docs = []
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (corpus / name).write_text(text)
+        docs.append(str(corpus / name))
+    stamps = [stamp_of(os.stat(doc)) for doc in docs]
+
+    def plan_of(representative: int) -> dict[str, str]:
+        plan = make_plan(
+            docs,
+            np.zeros((3, 1), np.uint64),
+            stamps,
+            64,
+            [np.arange(3)],
+            keep=Keep.FIRST,
+            roots=[str(corpus)],
+            representatives=[representative],
+        )
+        return {Path(f["path"]).name: f["action"] for f in plan["clusters"][0]["files"]}
+
+    assert plan_of(1) == {"b.txt": "keep", "a.txt": "remove", "c.txt": "remove"}
+    (corpus / "b.txt").write_text(text + " more")  # after the scan
+    assert plan_of(1) == {"a.txt": "skip", "b.txt": "skip", "c.txt": "skip"}
+    assert plan_of(0) == {"a.txt": "keep", "b.txt": "skip", "c.txt": "remove"}
+
+
+def chain(length: int) -> list[str]:
+    """Texts each a few words from the one before: neighbours near-duplicates, ends not."""
+    rng = np.random.default_rng(7)
+    words = rng.integers(0, 10_000, 300)
+    texts = []
+    for _ in range(length):
+        texts.append(" ".join(f"w{w}" for w in words))
+        words = words.copy()
+        words[rng.choice(300, 15, replace=False)] = rng.integers(10_000, 20_000, 15)
+    return texts
+
+
+def test_a_plan_never_removes_a_file_that_is_not_a_near_duplicate_of_the_one_kept(
+    tmp_path: Path,
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for number, text in enumerate(chain(8)):
+        (corpus / f"{number}.txt").write_text(text)
+    texts = {p.name: p.read_text() for p in corpus.iterdir()}
+    for clustering, safe in (("representative", True), ("components", False)):
+        plan_file = tmp_path / f"{clustering}.json"
+        result = CliRunner().invoke(
+            main,
+            ["dedupe", "-qq", "--plan", str(plan_file), "--keep", "first", "--clustering",
+             clustering, "--max-distance", "32", str(corpus)],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        removed_below = 0
+        for cluster in json.loads(plan_file.read_text())["clusters"]:
+            kept = Path(cluster["keep"]).name
+            for file in cluster["files"]:
+                if file["action"] == "remove":
+                    removed_below += cosine_of(texts[kept], texts[Path(file["path"]).name]) < 0.9
+        assert (removed_below == 0) is safe
+
+
+def cosine_of(a: str, b: str) -> float:
+    """The term-count cosine of two texts of words separated by spaces."""
+    x, y = Counter(a.split()), Counter(b.split())
+    dot = sum(x[w] * y[w] for w in x)
+    return dot / (sum(v * v for v in x.values()) * sum(v * v for v in y.values())) ** 0.5
