@@ -298,4 +298,5 @@ def cosine_of(a: str, b: str) -> float:
     """The term-count cosine of two texts of words separated by spaces."""
     x, y = Counter(a.split()), Counter(b.split())
     dot = sum(x[w] * y[w] for w in x)
-    return dot / (sum(v * v for v in x.values()) * sum(v * v for v in y.values())) ** 0.5
+    norms = sum(v * v for v in x.values()) * sum(v * v for v in y.values())
+    return float(dot / norms**0.5)
