@@ -108,16 +108,22 @@ def inspect(path: str, stamp: Stamp) -> FileState:
     return FileState(path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest)
 
 
-def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
-    """Sort key of (input position, state): the kept file sorts first."""
-    keys: dict[Keep, Callable[[tuple[int, FileState]], tuple[Any, ...]]] = {
-        Keep.OLDEST: lambda item: (item[1].mtime_ns, item[1].path),
-        Keep.NEWEST: lambda item: (-item[1].mtime_ns, item[1].path),
-        Keep.LONGEST: lambda item: (-item[1].size, item[1].path),
-        Keep.SHORTEST_PATH: lambda item: (len(item[1].path), item[1].path),
-        Keep.FIRST: lambda item: (item[0], item[1].path),
+def _key(keep: Keep, position: int, path: str, size: int, mtime_ns: int) -> tuple[Any, ...]:
+    """Sort key of a file by ``keep`` (input position, path, size, modification time): the
+    kept file sorts first, the path breaking every tie."""
+    keys: dict[Keep, tuple[Any, ...]] = {
+        Keep.OLDEST: (mtime_ns, path),
+        Keep.NEWEST: (-mtime_ns, path),
+        Keep.LONGEST: (-size, path),
+        Keep.SHORTEST_PATH: (len(path), path),
+        Keep.FIRST: (position, path),
     }
     return keys[keep]
+
+
+def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
+    """Sort key of (input position, state): the kept file sorts first."""
+    return lambda item: _key(keep, item[0], item[1].path, item[1].size, item[1].mtime_ns)
 
 
 def keep_rank(
@@ -132,15 +138,10 @@ def keep_rank(
         bool(protected) and root_of(os.path.realpath(path), protected) is not None for path in paths
     ]
     size, mtime = stamps["size"].tolist(), stamps["mtime_ns"].tolist()
-    keys: dict[Keep, Callable[[int], tuple[Any, ...]]] = {
-        Keep.OLDEST: lambda i: (mtime[i], paths[i]),
-        Keep.NEWEST: lambda i: (-mtime[i], paths[i]),
-        Keep.LONGEST: lambda i: (-size[i], paths[i]),
-        Keep.SHORTEST_PATH: lambda i: (len(paths[i]), paths[i]),
-        Keep.FIRST: lambda i: (i, paths[i]),
-    }
-    key = keys[keep]
-    order = sorted(range(len(paths)), key=lambda i: (not guarded[i], *key(i)))
+    order = sorted(
+        range(len(paths)),
+        key=lambda i: (not guarded[i], *_key(keep, i, paths[i], size[i], mtime[i])),
+    )
     rank = np.empty(len(paths), dtype=np.int64)
     rank[order] = np.arange(len(paths), dtype=np.int64)
     return rank
