@@ -59,3 +59,20 @@ def test_groups_too_large_for_the_budget_keep_their_candidates_and_are_counted()
     alone = dedupe(docs, DedupeConfig(group_pairs=0))
     assert alone.closure is None
     assert len(result.pairs) == len(alone.pairs) + closure.found
+
+
+def test_groups_of_two_cost_nothing_of_the_budget() -> None:
+    """Many pairs alone and one group of three: the budget of three pairs closes the group."""
+    texts = []
+    rng = np.random.default_rng(3)
+    for _ in range(40):  # forty pairs of copies
+        words = " ".join(f"w{w}" for w in rng.integers(0, 50_000, 200))
+        texts += [words, words + " extra"]
+    base = rng.integers(0, 50_000, 200)
+    for changed in (0, 10, 20):  # a group of three near-duplicates
+        copy = base.copy()
+        copy[:changed] = rng.integers(50_000, 60_000, changed)
+        texts.append(" ".join(f"w{w}" for w in copy))
+    result = dedupe(corpus_from_texts(texts), DedupeConfig(group_pairs=3, max_distance=20))
+    assert result.closure is not None
+    assert result.closure.groups == 1 and result.closure.bounded_groups == 0

@@ -86,12 +86,14 @@ def close_groups(
     label = np.repeat(np.arange(len(components)), whole)
     members, label = members[standing[members]], label[standing[members]]
     sizes = np.bincount(label, minlength=len(components)).astype(np.int64)
-    # Smallest groups first, while their pairs fit in the budget.
+    # Smallest groups first, while their pairs fit in the budget; a group of two is its one
+    # flagged pair, and costs nothing.
+    needs = np.where(sizes >= 3, sizes * (sizes - 1) // 2, 0)
     by_size = np.argsort(sizes, kind="stable")
-    fits = np.cumsum(sizes[by_size] * (sizes[by_size] - 1) // 2) <= limit
+    fits = np.cumsum(needs[by_size]) <= limit
     closed = np.zeros(len(components), dtype=bool)
     closed[by_size[fits]] = True
-    closed &= sizes >= 3  # a group of two is its one flagged pair
+    closed &= sizes >= 3
     bounded = ~closed & (sizes >= 3)
     members, label = members[closed[label]], label[closed[label]]
     rows = np.sort(members)
