@@ -49,8 +49,9 @@ __all__ = [
 Result = TypeVar("Result")
 
 
-Mapper = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]], int], Iterable[Any]]
-"""``mapper(function, arguments, jobs)``: ``function(*args)`` for each argument tuple, in order."""
+Mapper = Callable[[Callable[..., Any], Iterable[tuple[Any, ...]], int], Iterable[Any]]
+"""``mapper(function, arguments, jobs)``: ``function(*args)`` for each argument tuple, in order
+(``arguments`` drawn as the work goes, so that a stream of them is never all in memory)."""
 
 
 def batchable(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
@@ -265,7 +266,7 @@ def batches_of(files: list[str], per_batch: int) -> list[list[str]]:
 
 
 def in_process(
-    function: Callable[..., Result], arguments: Sequence[tuple[Any, ...]], jobs: int
+    function: Callable[..., Result], arguments: Iterable[tuple[Any, ...]], jobs: int
 ) -> Iterator[Result]:
     """The plainest :data:`Mapper`: ``function(*args)`` for each of ``arguments``, in order,
     in this process (``jobs`` is not used)."""

@@ -6,7 +6,9 @@ Both engines make their corpora of records here, so that a record means the same
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,7 @@ from ..core.corpus import (
     Settings,
     from_weights,
 )
-from ..core.events import OnEvent, Skipped
+from ..core.events import Event, OnEvent, Skipped
 from ..core.fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
@@ -32,12 +34,21 @@ from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mapp
 from ..errors import MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources import iter_records, read_records
 from ..io.sources.files import DEFAULT_MAX_BYTES
-from ..io.sources.records import FingerprintRecord, TextRecord, VectorRecord, read_fingerprints
+from ..io.sources.pieces import Piece, Placed
+from ..io.sources.records import (
+    FingerprintRecord,
+    RecordKind,
+    TextRecord,
+    VectorRecord,
+    read_fingerprints,
+)
 
 __all__ = [
+    "Fingerprinted",
     "corpus_from_fingerprints",
     "corpus_from_text_records",
     "corpus_from_vectors",
+    "fingerprint_piece",
     "from_fingerprint_records",
     "from_text_records",
     "from_vector_records",
@@ -88,6 +99,39 @@ def corpus_from_text_records(
     # One record at a time: only the ids are kept, each text is counted and let go.
     records: Iterator[Any] = iter_records(source, "texts", on_bad_line, max_line)
     return from_text_records(records, settings, on_event, skipped, include_empty)
+
+
+@dataclass(frozen=True)
+class Fingerprinted:
+    """A piece of records fingerprinted (where it was parsed): the events of its reading, its
+    documents (without their vectors), and each record's id with its line (or row), in the
+    order read, for the check of ids across pieces."""
+
+    events: list[Event]
+    docs: Corpus
+    ids: list[str]
+    lines: list[int]
+
+
+def fingerprint_piece(
+    piece: Piece,
+    kind: RecordKind,
+    settings: Settings,
+    max_line: int | None,
+    skip_bad_lines: bool,
+    include_empty: bool,
+) -> Fingerprinted:
+    """One piece of ``--texts`` or ``--vectors`` records parsed and fingerprinted as the whole
+    input would be (each document's fingerprint depends on its own record alone)."""
+    events: list[Event] = []
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(events.append, skipped) if skip_bad_lines else None
+    placed = Placed()
+    records: list[Any] = piece.parse(kind, max_line, on_bad_line, placed)
+    made = from_text_records if kind == "texts" else from_vector_records
+    docs = made(records, settings, events.append, skipped, include_empty)
+    docs = dataclasses.replace(docs, weights=None, features=[])
+    return Fingerprinted(events, docs, [record.id for record in records], placed.lines)
 
 
 def skipping(on_event: OnEvent, skipped: list[Skipped]) -> Callable[[MalformedLineError], None]:

@@ -90,6 +90,15 @@ class FingerprintRequest:
         memory. tfidf needs the whole corpus, and records are read whole."""
         return self.source.streamable and self.reading.weighting is not Weighting.TFIDF
 
+    @property
+    def records_streamed(self) -> bool:
+        """Whether ``--texts`` or ``--vectors`` records come piece by piece (not tfidf), parsed
+        and fingerprinted by ``--jobs`` processes: only a few pieces are ever in memory."""
+        return (
+            self.source.kind in (Input.TEXTS, Input.VECTORS)
+            and self.reading.weighting is not Weighting.TFIDF
+        )
+
     def check(self) -> None:
         """Raises: UsageError: options that do not go together."""
         self.source.require((Input.VECTORS,))

@@ -49,7 +49,7 @@ def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None
     with open_engine(
         request.engine, messages, needs=request.needs(), source=request.source
     ) as chosen:
-        if request.streamed:
+        if request.streamed or request.records_streamed:
             _stream(request, chosen, messages)
             return
         docs = run.fingerprint_corpus(request, chosen, messages)
@@ -68,7 +68,11 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
     progress_shown = messages.progress("reading", shown=not same_terminal)
     with opened(output.path) as out:
         with progress_shown as progress:
-            batches = run.fingerprint_batches(request, engine, messages, progress, tally)
+            batches = (
+                run.fingerprint_batches(request, engine, messages, progress, tally)
+                if request.streamed
+                else run.fingerprint_records(request, messages, tally)
+            )
             if fmt is not Format.TABLE:
                 emit_fingerprints(batches, fmt, out)
             else:  # a table waits for every batch, and for the bar to leave the terminal

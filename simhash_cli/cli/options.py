@@ -281,7 +281,8 @@ _JOBS = click.option(
     default=None,
     callback=_cap_jobs,
     show_default="all cores",
-    help="Processes that read and tokenize files (results are the same for any number).",
+    help="Processes that read and tokenize files, and that parse and tokenize the records of "
+    "fingerprint --texts and --vectors (results are the same for any number).",
 )
 
 

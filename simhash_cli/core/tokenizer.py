@@ -264,6 +264,9 @@ def _script_words(
     class of word character, each letter that is a word by itself alone (``letter``), marks
     with what they follow."""
     kind = scripts.classes(codes)
+    if not np.any(kind > scripts.WORD):  # no letter of those scripts, no mark: runs of \w
+        start, stop = _runs(kind == scripts.WORD)
+        return start, stop, np.zeros(start.size, dtype=bool)
     # A mark takes the class of the character it follows (through any marks between).
     base = np.flatnonzero(kind != scripts.MARK)
     follows = np.full(kind.size, -1, dtype=np.int64)

@@ -7,12 +7,8 @@ counts here, so that tfidf sees the whole corpus.
 
 from __future__ import annotations
 
-import multiprocessing
-import signal
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,6 +17,7 @@ from numpy.typing import NDArray
 from ..app.batches import Mapper, batch_size, batches_of, count_files, listing
 from ..app.engine import Need
 from ..app.hooks import Hooks
+from ..app.parallel import ordered_map
 from ..app.requests import DedupeRequest
 from ..app.run import load, search_loaded
 from ..app.settings import Reading
@@ -32,7 +29,7 @@ from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 
-__all__ = ["LocalEngine", "corpus_from_paths", "ordered_map"]
+__all__ = ["LocalEngine", "corpus_from_paths"]
 
 
 Result = TypeVar("Result")
@@ -122,63 +119,6 @@ def corpus_from_paths(
         np.concatenate(stamps),
         include_empty,
     )
-
-
-def ordered_map(
-    function: Callable[..., Result], arguments: Sequence[tuple[Any, ...]], jobs: int
-) -> Iterator[Result]:
-    """``function(*args)`` for each of ``arguments``, yielded in order, computed by this
-    process and ``jobs - 1`` worker processes.
-
-    This process takes a share of the work instead of waiting: it starts on the first batch
-    at once, while the workers are still starting (a new interpreter importing numpy and
-    scipy takes about 0.3 s), and goes on taking the next batch nobody has started whenever
-    the one due next is not ready.
-    """
-    if jobs <= 1 or len(arguments) <= 1:
-        yield from (function(*args) for args in arguments)
-        return
-    with _worker_pool(jobs - 1) as pool:
-        futures: dict[int, Future[Result]] = {}
-        ready: dict[int, Result] = {}
-        handed_out = 1  # the first batch is this process's
-
-        def feed() -> None:
-            """Keep each worker a batch ahead, so that none waits for this process."""
-            nonlocal handed_out
-            while handed_out < len(arguments) and len(futures) < 2 * (jobs - 1):
-                futures[handed_out] = pool.submit(function, *arguments[handed_out])
-                handed_out += 1
-
-        feed()
-        ready[0] = function(*arguments[0])
-        for due in range(len(arguments)):
-            while due not in ready:
-                feed()
-                if due in futures and futures[due].done():
-                    ready[due] = futures.pop(due).result()
-                elif handed_out < len(arguments):
-                    ready[handed_out] = function(*arguments[handed_out])
-                    handed_out += 1
-                else:
-                    ready[due] = futures.pop(due).result()
-            yield ready.pop(due)
-
-
-@contextmanager
-def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
-    """Worker processes that ignore Ctrl-C: this process stops them and reports it once."""
-    with ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=signal.signal,
-        initargs=(signal.SIGINT, signal.SIG_IGN),
-    ) as pool:
-        try:
-            yield pool
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
 
 
 def _count_in_processes(

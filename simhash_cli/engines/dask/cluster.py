@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
@@ -255,7 +255,7 @@ def mapper(cluster: Cluster) -> Mapper:
     they come (``fingerprint`` and ``index add`` stream them)."""
 
     def run(
-        function: Callable[..., Batch], arguments: Sequence[tuple[Any, ...]], jobs: int
+        function: Callable[..., Batch], arguments: Iterable[tuple[Any, ...]], jobs: int
     ) -> Iterator[Batch]:
         client, here = cluster.client, os.getcwd()
         with reported():

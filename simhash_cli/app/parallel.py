@@ -1,0 +1,98 @@
+"""Work spread over this process and worker processes, results in order.
+
+Shared by the local engine (batches of files) and the streaming of records (pieces of JSON
+Lines or Parquet): the one place that starts worker processes.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any, TypeVar, cast
+
+__all__ = ["ordered_map"]
+
+Result = TypeVar("Result")
+
+
+def ordered_map(
+    function: Callable[..., Result], arguments: Iterable[tuple[Any, ...]], jobs: int
+) -> Iterator[Result]:
+    """``function(*args)`` for each of ``arguments``, yielded in order, computed by this
+    process and ``jobs - 1`` worker processes. ``arguments`` is drawn as the work needs it (a
+    stream of record pieces is never all in memory): at most a few pieces per worker wait.
+
+    This process takes a share of the work instead of waiting: it starts on the first batch
+    at once, while the workers are still starting (a new interpreter importing numpy and
+    scipy takes about 0.3 s), and goes on taking the next batch nobody has started whenever
+    the one due next is not ready.
+    """
+    given = iter(arguments)
+    if jobs <= 1:
+        yield from (function(*args) for args in given)
+        return
+    first = next(given, None)
+    if first is None:
+        return
+    second = next(given, None)
+    if second is None:
+        yield function(*first)
+        return
+    with _worker_pool(jobs - 1) as pool:
+        # Each entry: a future of the pool's, or a result this process made; in input order.
+        due: collections.deque[tuple[Future[Result] | None, Result | None]] = collections.deque()
+        ahead = 2 * (jobs - 1)
+        waiting = [second]  # drawn but not handed out
+
+        def draw() -> tuple[Any, ...] | None:
+            return waiting.pop() if waiting else next(given, None)
+
+        def feed() -> bool:
+            """Keep each worker a batch ahead; False when the arguments ran out."""
+            while sum(1 for future, _ in due if future is not None) < ahead:
+                args = draw()
+                if args is None:
+                    return False
+                due.append((pool.submit(function, *args), None))
+            return True
+
+        feed()
+        due.appendleft((None, function(*first)))
+        more = True
+        while due:
+            future, result = due[0]
+            if future is None:
+                due.popleft()
+                yield cast(Result, result)
+                more = feed() and more
+                continue
+            if not future.done() and more and len(due) < 2 * ahead + 1:
+                args = draw()
+                if args is None:
+                    more = False
+                else:
+                    due.append((None, function(*args)))
+                continue
+            due.popleft()
+            yield future.result()
+            more = feed() and more
+
+
+@contextmanager
+def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """Worker processes that ignore Ctrl-C: this process stops them and reports it once."""
+    with ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=signal.signal,
+        initargs=(signal.SIGINT, signal.SIG_IGN),
+    ) as pool:
+        try:
+            yield pool
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise

@@ -1,0 +1,140 @@
+"""``fingerprint --texts`` and ``--vectors`` piece by piece: the output of the whole input read
+at once, for any number of jobs and any piece size, JSON Lines and Parquet alike."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from simhash_cli.app.hooks import Silent
+from simhash_cli.app.records import corpus_from_text_records, corpus_from_vectors
+from simhash_cli.app.run import stream_records
+from simhash_cli.app.settings import Input, Reading, Source
+from simhash_cli.core.corpus import Corpus, concatenate
+from simhash_cli.core.events import Event
+from simhash_cli.errors import MalformedLineError
+from simhash_cli.io.sources import pieces as pieces_module
+
+
+class Collected(Silent):
+    """Hooks that keep the events."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def event(self, event: Event) -> None:
+        self.events.append(event)
+
+
+def text_lines(n: int, seed: int = 3) -> list[str]:
+    rng = np.random.default_rng(seed)
+    lines = []
+    for k in range(n):
+        words = " ".join(f"w{w}" for w in rng.integers(0, 300, int(rng.integers(0, 40))))
+        record: dict[str, object] = {"text": words if k % 13 else ""}  # some empty
+        if k % 5:
+            record["id"] = k if k % 2 else f"doc-{k}"  # integer and string ids, some missing
+        lines.append(json.dumps(record))
+        if k % 97 == 0:
+            lines.append("{not json")  # malformed, skipped with --skip-bad-lines
+        if k % 71 == 0:
+            lines.append("")  # blank
+    return lines
+
+
+def streamed(
+    source: str, kind: Input, *, jobs: int, skip: bool = True, empty: bool = False
+) -> tuple[Corpus, list[Event]]:
+    hooks = Collected()
+    reading = Reading(jobs=jobs, include_empty=empty)
+    found = list(stream_records(Source(kind, location=source, skip_bad_lines=skip), reading, hooks))
+    return concatenate(found), hooks.events
+
+
+def same(a: Corpus, b: Corpus) -> None:
+    assert a.ids == b.ids
+    assert [type(i) for i in a.ids] == [type(i) for i in b.ids]
+    assert np.array_equal(a.fingerprints, b.fingerprints)
+    assert np.array_equal(a.n_features, b.n_features)
+
+
+@pytest.mark.parametrize("piece", [1, 7, 500, 2_000])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_texts_piece_by_piece_are_the_whole_input_read_at_once(
+    tmp_path: Path, piece: int, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "texts.jsonl"
+    source.write_text("\n".join(text_lines(1_500)) + "\n")
+    whole = corpus_from_text_records(str(source), skip_bad_lines=True)
+    monkeypatch.setattr(pieces_module, "LINES_PER_PIECE", piece)
+    docs, events = streamed(str(source), Input.TEXTS, jobs=jobs)
+    same(docs, whole)
+    assert sorted(str(e) for e in events) == sorted(str(s) for s in whole.skipped)
+
+
+def test_vectors_piece_by_piece(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(1)
+    lines = [
+        json.dumps({"id": f"v{k}", "features": {f"f{f}": float(rng.random()) for f in
+                                              rng.integers(0, 50, 6).tolist()}})
+        for k in range(600)
+    ]  # fmt: skip
+    source = tmp_path / "vectors.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(pieces_module, "LINES_PER_PIECE", 50)
+    docs, _ = streamed(str(source), Input.VECTORS, jobs=2)
+    same(docs, corpus_from_vectors(str(source)))
+
+
+def test_parquet_row_groups_piece_by_piece(tmp_path: Path) -> None:
+    texts = [json.loads(line) for line in text_lines(900) if line.startswith('{"')]
+    table = pa.table(
+        {
+            "id": [f"r{k}" for k in range(len(texts))],
+            "text": [record["text"] for record in texts],
+        }
+    )
+    source = tmp_path / "texts.parquet"
+    pq.write_table(table, source, row_group_size=64)
+    assert pq.ParquetFile(source).metadata.num_row_groups > 10
+    whole = corpus_from_text_records(str(source))
+    for jobs in (1, 2):
+        docs, _ = streamed(str(source), Input.TEXTS, jobs=jobs)
+        same(docs, whole)
+
+
+def test_an_id_given_in_two_pieces_is_refused_naming_both_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [json.dumps({"id": f"d{k}", "text": f"text {k}"}) for k in range(30)]
+    lines[25] = json.dumps({"id": "d3", "text": "again"})
+    source = tmp_path / "texts.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(pieces_module, "LINES_PER_PIECE", 10)
+    with pytest.raises(MalformedLineError, match=r"texts\.jsonl:26: the id 'd3' was already "
+                       r"given at .*texts\.jsonl:4"):  # fmt: skip
+        streamed(str(source), Input.TEXTS, jobs=1, skip=False)
+    docs, events = streamed(str(source), Input.TEXTS, jobs=1)
+    assert len(docs) == 29 and docs.ids.count("d3") == 1
+    assert any("texts.jsonl:26" in str(event) for event in events)
+
+
+def test_the_command_writes_the_same_bytes_for_any_jobs(tmp_path: Path) -> None:
+    source = tmp_path / "texts.jsonl"
+    source.write_text("\n".join(text_lines(6_000)) + "\n")
+    outputs = [
+        subprocess.run(
+            [sys.executable, "-m", "simhash_cli", "fingerprint", "--texts", str(source),
+             "--on-error", "skip", "-qq", "--jobs", str(jobs)],
+            capture_output=True, check=True,
+        ).stdout
+        for jobs in (1, 2)
+    ]  # fmt: skip
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 5_000
