@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit fuzz bench bench-recall bench-seeds bench-index bench-dask bench-versions clean
+.PHONY: demo test lint unit fuzz bench bench-recall bench-seeds bench-whole bench-index bench-dask bench-versions clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/dask_bench.py
 	$(BIN)/python bench/recall.py --sizes 100000 1000000
 	$(BIN)/python bench/seeds.py
+	$(BIN)/python bench/whole.py --sizes 100000 --big 1000000
 
 # Recall at scale against MinHash peers, 100,000 documents (a few minutes; SIZES="100000
 # 1000000" for both): docs/benchmarks-recall.md.
@@ -57,6 +58,13 @@ bench-recall: $(STAMP)
 # minute): docs/benchmarks-seeds.md.
 bench-seeds: $(STAMP)
 	$(BIN)/python bench/seeds.py
+
+# Fingerprinting as whole processes against simhash-pybind and the regex floor, at 100,000 and
+# 1,000,000 documents (about 15 minutes): the "Fingerprinting, whole processes" section of
+# docs/benchmarks.md.
+bench-whole: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+	$(BIN)/python bench/whole.py --sizes 100000 --big 1000000
 
 # The persistent index alone (about a minute): docs/benchmarks-index.md.
 bench-index: $(STAMP)

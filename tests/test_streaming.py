@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from simhash_cli.app import run as run_module
 from simhash_cli.app.hooks import Silent
 from simhash_cli.app.records import corpus_from_text_records, corpus_from_vectors
 from simhash_cli.app.run import stream_records
@@ -138,3 +140,26 @@ def test_the_command_writes_the_same_bytes_for_any_jobs(tmp_path: Path) -> None:
         for jobs in (1, 2)
     ]  # fmt: skip
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 5_000
+
+
+def test_pieces_are_drawn_as_the_work_needs_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory follows a few pieces, not the input: when the first batch comes out, only the
+    pieces the workers hold and one or two more have been read."""
+    drawn = []
+
+    def endless(source: str, max_line: int | None) -> Iterator[pieces_module.Piece]:
+        for number in range(10_000):
+            drawn.append(number)
+            lines = [
+                json.dumps({"id": f"{number}-{k}", "text": f"w{k} w{number}"}) for k in range(5)
+            ]
+            yield pieces_module.LinePiece("<endless>", 1 + 5 * number, lines)
+
+    monkeypatch.setattr(run_module, "pieces", endless)
+    for jobs in (1, 2):
+        drawn.clear()
+        batches = stream_records(Source(Input.TEXTS, location="x"), Reading(jobs=jobs), Silent())
+        first = next(batches)
+        assert len(first) == 5
+        assert len(drawn) <= 2 + 2 * 2 * (jobs - 1) + 1
+        batches.close()  # type: ignore[attr-defined]
