@@ -150,6 +150,12 @@ class RecordWriter:
         self.csv: csv.DictWriter[str] | None = None
         self.ascii_only = not unicode_capable(out)
 
+    def write_lines(self, lines: str, count: int) -> None:
+        """``count`` JSON Lines made elsewhere (as :meth:`write` would make them), at once."""
+        self.out.write(lines)
+        self.out.flush()
+        self.count += count
+
     def write(self, records: Iterable[Record]) -> None:
         if self.fmt is Format.JSONL:
             # One write per batch of records: a write per line costs more than the JSON.

@@ -25,6 +25,7 @@ __all__ = [
     "cluster_records",
     "comparison_record",
     "dedupe_document",
+    "fingerprint_lines",
     "fingerprint_records",
     "iter_cluster_records",
     "iter_member_rows",
@@ -55,6 +56,24 @@ def fingerprint_records(docs: Corpus) -> list[Record]:
             given_ids(docs.ids), docs.fingerprints, docs.n_features.tolist(), strict=True
         )
     ]
+
+
+def fingerprint_lines(docs: Corpus, *, ascii_only: bool) -> str:
+    """The JSON Lines of :func:`fingerprint_records`, the same bytes, made without a dict and
+    a ``json.dumps`` per record: only the id needs encoding, the settings are one tail."""
+    bits = docs.settings.bits
+    tail = to_json(settings_record(docs.settings), ascii_only=ascii_only)[1:]
+    digits = bits // 4
+    ids = given_ids(docs.ids)
+    if docs.fingerprints.shape[1] == 1:
+        values = docs.fingerprints[:, 0].tolist()
+    else:
+        values = [to_int(row) for row in docs.fingerprints]
+    return "".join(
+        f'{{"id": {to_json(doc_id, ascii_only=ascii_only)}, "fingerprint": '
+        f'"{value:0{digits}x}", "features": {count}, {tail}\n'
+        for doc_id, value, count in zip(ids, values, docs.n_features.tolist(), strict=True)
+    )
 
 
 def comparison_record(comparison: Comparison, threshold: float | None = None) -> Record:

@@ -29,6 +29,7 @@ from .records import (
     budget_advice,
     calibration_record,
     comparison_record,
+    fingerprint_lines,
     fingerprint_records,
     iter_cluster_records,
     iter_member_rows,
@@ -81,7 +82,12 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
     if fmt is not Format.TABLE:
         writer = RecordWriter(fmt, out)
         for batch in batches:
-            writer.write(fingerprint_records(batch))
+            if fmt is Format.JSONL:
+                writer.write_lines(
+                    fingerprint_lines(batch, ascii_only=writer.ascii_only), len(batch)
+                )
+            else:
+                writer.write(fingerprint_records(batch))
         writer.close()
         return
     docs = docs if isinstance(docs, Corpus) else concatenate(batches)
