@@ -30,16 +30,22 @@ def tree_rss(root: int) -> int:
     return total
 
 
-def main(command: list[str]) -> int:
+def measure(command: list[str], poll: float = 0.25) -> tuple[int, float, int]:
+    """Run ``command`` (its stdout to /dev/null): (exit status, wall seconds, peak kilobytes
+    of its process tree, polled every ``poll`` seconds)."""
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     peak = 0
     while process.poll() is None:
         peak = max(peak, tree_rss(process.pid))
-        time.sleep(0.25)
-    wall = time.monotonic() - start
-    print(f"exit {process.returncode}, {wall:.1f} s, peak of the tree {peak / 1e6:.2f} GB")
-    return process.returncode
+        time.sleep(poll)
+    return process.returncode, time.monotonic() - start, peak
+
+
+def main(command: list[str]) -> int:
+    status, wall, peak = measure(command)
+    print(f"exit {status}, {wall:.1f} s, peak of the tree {peak / 1e6:.2f} GB")
+    return status
 
 
 if __name__ == "__main__":

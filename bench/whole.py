@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from peak_rss import tree_rss  # noqa: E402
+from peak_rss import measure  # noqa: E402
 from recall import corpus  # noqa: E402
 
 DOCS = HERE.parent / "docs" / "benchmarks.md"
@@ -81,15 +81,10 @@ def commands(path: Path) -> dict[str, list[str]]:
 
 def measured(command: list[str]) -> tuple[float, float]:
     """(wall seconds, peak GB of the process tree)."""
-    start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    peak = 0
-    while process.poll() is None:
-        peak = max(peak, tree_rss(process.pid))
-        time.sleep(0.1)
-    if process.returncode:
-        raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}")
-    return time.monotonic() - start, peak / 1e6
+    status, wall, peak = measure(command, poll=0.1)
+    if status:
+        raise SystemExit(f"failed ({status}): {' '.join(command)}")
+    return wall, peak / 1e6
 
 
 def row(name: str, path: Path, repeats: int) -> str:
