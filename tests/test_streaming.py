@@ -126,6 +126,8 @@ def test_an_id_given_in_two_pieces_is_refused_naming_both_lines(
     docs, events = streamed(str(source), Input.TEXTS, jobs=1)
     assert len(docs) == 29 and docs.ids.count("d3") == 1
     assert any("texts.jsonl:26" in str(event) for event in events)
+    # Counted with the run's other skips, as the summary reports them.
+    assert [skip.kind for skip in docs.skipped] == ["malformed"]
 
 
 def test_the_command_writes_the_same_bytes_for_any_jobs(tmp_path: Path) -> None:

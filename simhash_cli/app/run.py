@@ -215,19 +215,23 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
     for done in ordered_map(fingerprint_piece, arguments, reading.jobs):
         for event in done.events:
             hooks.event(event)
-        repeats = []
+        repeats: set[str] = set()
+        skips: list[Skipped] = []
         for doc_id, line in zip(done.ids, done.lines, strict=True):
             earlier = first.setdefault(hash(doc_id), line)
             if earlier != line:
                 error = repeated_id(doc_id, f"{name}:{line}", f"{name}:{earlier}")
                 if not source.skip_bad_lines:
                     raise error
-                repeats.append(doc_id)
-                hooks.event(Skipped(error.where, f"malformed: {error.detail}"))
+                repeats.add(doc_id)
+                skips.append(Skipped(error.where, f"malformed: {error.detail}"))
+                hooks.event(skips[-1])
         docs = done.docs
         if repeats:
-            keep = np.array([doc_id not in set(repeats) for doc_id in docs.ids], dtype=bool)
-            docs = docs.select(np.flatnonzero(keep))
+            keep = np.array([doc_id not in repeats for doc_id in docs.ids], dtype=bool)
+            docs = dataclasses.replace(
+                docs.select(np.flatnonzero(keep)), skipped=[*docs.skipped, *skips]
+            )
         yield docs
 
 
