@@ -152,7 +152,7 @@ def test_pieces_are_drawn_as_the_work_needs_them(monkeypatch: pytest.MonkeyPatch
     def endless(source: str, max_line: int | None) -> Iterator[pieces_module.Piece]:
         for number in range(10_000):
             drawn.append(number)
-            lines = [
+            lines: list[str | None] = [
                 json.dumps({"id": f"{number}-{k}", "text": f"w{k} w{number}"}) for k in range(5)
             ]
             yield pieces_module.LinePiece("<endless>", 1 + 5 * number, lines)
