@@ -74,22 +74,31 @@ class Ambiguity:
     instead: Spread | None
 
 
-def ambiguity(docs: Corpus, flagged: ScoredPairs, threshold: float) -> Ambiguity | None:
+def ambiguity(
+    docs: Corpus,
+    flagged: ScoredPairs,
+    threshold: float,
+    *,
+    labels: NDArray[np.int64] | None = None,
+    copies: blocking.Copies | None = None,
+) -> Ambiguity | None:
     """The corpus's chance pairs against ``threshold``, when they come near it (a share of at
     least AMBIGUOUS_SHARE within NEAR below it or above it); None when they do not, or when
-    the documents' vectors are not all at hand (fingerprints alone, or read again in part)."""
+    the documents' vectors are not all at hand (fingerprints alone, or read again in part).
+    ``labels`` (the groups of ``flagged``) and ``copies`` (the collapsed fingerprints): when
+    the caller has them already."""
     weights, weighting = docs.weights, docs.settings.weighting
     if weights is None or weighting is None or len(docs) < 3 or threshold <= NEAR:
         return None
     if not np.array_equal(np.diff(weights.indptr), docs.n_features):
         return None  # some rows hold no vector (the index reads again only what it needs)
-    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits) if copies is None else copies
     rows = copies.representatives
     if rows.size < MIN_DOCUMENTS:
         return None
     first, second = background_pairs(rows.size, pairs=SAMPLE_PAIRS)
     sample = np.stack((rows[first], rows[second]), axis=1)
-    group = cluster.cluster_labels(flagged.pairs, len(docs))
+    group = cluster.cluster_labels(flagged.pairs, len(docs)) if labels is None else labels
     sample = sample[group[sample[:, 0]] != group[sample[:, 1]]]
     if not sample.shape[0]:
         return None

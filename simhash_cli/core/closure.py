@@ -65,7 +65,13 @@ Take = Callable[[NDArray[np.int64]], Corpus]
 
 
 def close_groups(
-    docs: Corpus, config: DedupeConfig, kept: ScoredPairs, take: Take | None = None
+    docs: Corpus,
+    config: DedupeConfig,
+    kept: ScoredPairs,
+    take: Take | None = None,
+    *,
+    labels: NDArray[np.int64] | None = None,
+    copies: blocking.Copies | None = None,
 ) -> tuple[ScoredPairs, Closure]:
     """The pairs inside the groups of ``kept`` (its connected components) that reach the
     threshold and are not in ``kept`` (sorted), and what was done.
@@ -75,10 +81,13 @@ def close_groups(
     Only the documents of the groups closed are taken (``take``, by default ``docs.select``:
     an engine whose vectors are elsewhere fetches those). Each pair is checked exactly when
     verification is, without the 256-bit sketches (so that every engine checks the same).
+    ``labels`` (the components of ``kept``, :func:`~simhash_cli.core.cluster.cluster_labels`)
+    and ``copies`` (the corpus's collapsed fingerprints): when the caller has them already.
     """
     n, limit = len(docs), config.group_pairs
-    components = cluster.clusters(kept.pairs, n)
-    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    labels = cluster.cluster_labels(kept.pairs, n) if labels is None else labels
+    components = cluster.clusters_of_labels(labels)
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits) if copies is None else copies
     standing = np.ones(n, dtype=bool)
     standing[blocking.pairs_with_first(copies, copies.counts > COPIES_PAIRED)[:, 1]] = False
     members = np.concatenate(components) if components else np.zeros(0, dtype=np.int64)

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
-from . import blocking, cosines, minhash, tables
+from . import blocking, cluster, cosines, minhash, tables
 from .ambiguity import Ambiguity, ambiguity
 from .closure import DEFAULT_GROUP_PAIRS, Closure, Take, close_groups
 from .corpus import Corpus, Settings
@@ -379,8 +379,13 @@ def dedupe_result(
     exact = config.verify is Verify.EXACT
     closure, more = None, None
     by_candidates = kept
-    if closure_skipped is None and config.group_pairs > 0 and len(kept):
-        more, closure = close_groups(docs, config, kept, take)
+    closing = closure_skipped is None and config.group_pairs > 0 and len(kept) > 0
+    # The groups of the flagged pairs (pairs found inside them do not change them) and the
+    # collapsed fingerprints, made once for the closure and the chance pairs.
+    labels = cluster.cluster_labels(kept.pairs, len(docs)) if closing and exact else None
+    copies = blocking.collapse(docs.fingerprints, bits) if closing and exact else None
+    if closing:
+        more, closure = close_groups(docs, config, kept, take, labels=labels, copies=copies)
         kept = sorted_pairs([kept, more]) if len(more) else kept
     found = run_recall(docs, scheme, by_candidates, config.threshold, more) if exact else None
     advice = None
@@ -413,7 +418,9 @@ def dedupe_result(
         advice=advice,
         closure=closure,
         closure_skipped=closure_skipped if config.group_pairs > 0 else None,
-        ambiguity=ambiguity(docs, kept, config.threshold) if exact else None,
+        ambiguity=(
+            ambiguity(docs, kept, config.threshold, labels=labels, copies=copies) if exact else None
+        ),
     )
 
 
