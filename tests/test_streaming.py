@@ -1,5 +1,6 @@
-"""``fingerprint --texts`` and ``--vectors`` piece by piece: the output of the whole input read
-at once, for any number of jobs and any piece size, JSON Lines and Parquet alike."""
+"""``fingerprint --texts`` and ``--vectors`` piece by piece, and ``dedupe --texts`` counted
+piece by piece: the output of the whole input read at once, for any number of jobs and any
+piece size, JSON Lines and Parquet alike."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ import pytest
 from simhash_cli.app import run as run_module
 from simhash_cli.app.hooks import Silent
 from simhash_cli.app.records import corpus_from_text_records, corpus_from_vectors
-from simhash_cli.app.run import stream_records
+from simhash_cli.app.run import counted_records, stream_records
 from simhash_cli.app.settings import Input, Reading, Source
 from simhash_cli.core.corpus import Corpus, concatenate
 from simhash_cli.core.events import Event
+from simhash_cli.core.vectorize import Weighting
 from simhash_cli.errors import MalformedLineError
 from simhash_cli.io.sources import pieces as pieces_module
 
@@ -165,3 +167,72 @@ def test_pieces_are_drawn_as_the_work_needs_them(monkeypatch: pytest.MonkeyPatch
         assert len(first) == 5
         assert len(drawn) <= 2 + 2 * 2 * (jobs - 1) + 1
         batches.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("weighting", [Weighting.TF, Weighting.TFIDF])
+@pytest.mark.parametrize(("piece", "jobs"), [(7, 1), (500, 2), (2_000, 2)])
+def test_texts_counted_piece_by_piece_are_the_whole_input_with_its_vectors(
+    tmp_path: Path, piece: int, jobs: int, weighting: Weighting, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``dedupe --texts -j N`` searches: the same vectors, features, fingerprints and
+    skips as the input counted in one process (tfidf's frequencies from every piece)."""
+    lines = text_lines(1_500)
+    lines[1_200] = json.dumps({"id": "doc-12", "text": "w1 w2 w3"})  # an id of piece one
+    source = tmp_path / "texts.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    whole = corpus_from_text_records(str(source), weighting=weighting, skip_bad_lines=True)
+    monkeypatch.setattr(pieces_module, "LINES_PER_PIECE", piece)
+    hooks = Collected()
+    docs = counted_records(
+        Source(Input.TEXTS, location=str(source), skip_bad_lines=True),
+        Reading(jobs=jobs, weighting=weighting),
+        hooks,
+    )
+    same(docs, whole)
+    assert docs.weights is not None and whole.weights is not None
+    assert docs.features == whole.features
+    assert np.array_equal(docs.weights.indptr, whole.weights.indptr)
+    assert np.array_equal(docs.weights.indices, whole.weights.indices)
+    assert np.array_equal(docs.weights.data, whole.weights.data)
+    assert sorted(map(str, docs.skipped)) == sorted(map(str, whole.skipped))
+    assert any("the id 'doc-12' was already given" in s.reason for s in docs.skipped)
+    assert sorted(map(str, hooks.events)) == sorted(map(str, whole.skipped))
+
+
+def run_cli(*arguments: str) -> bytes:
+    return subprocess.run(
+        [sys.executable, "-m", "simhash_cli", *arguments], capture_output=True, check=True
+    ).stdout
+
+
+def test_dedupe_writes_the_same_bytes_for_any_jobs(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    base = [" ".join(f"w{w}" for w in rng.integers(0, 3_000, 80)) for _ in range(300)]
+    lines = []
+    for k in range(5_000):
+        words = base[k % 300].split()
+        words[int(rng.integers(0, 80))] = f"edit{k}"  # near-copies of 300 texts
+        lines.append(json.dumps({"id": f"d{k}", "text": " ".join(words)}))
+    source = tmp_path / "texts.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    outputs = [run_cli("dedupe", "--texts", str(source), "-f", "json", "-qq", "-j", j)
+               for j in ("1", "2")]  # fmt: skip
+    assert outputs[0] == outputs[1]
+    assert len(json.loads(outputs[0])["clusters"]) == 300
+
+
+def test_vectors_for_an_estimate_stream_and_an_empty_input_is_no_document(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    base = [{f"f{f}": float(rng.random()) for f in rng.integers(0, 400, 30).tolist()}
+            for _ in range(50)]  # fmt: skip
+    source = tmp_path / "vectors.jsonl"
+    source.write_text("".join(json.dumps({"id": f"v{k}", "features": base[k % 50]}) + "\n"
+                              for k in range(3_000)))  # fmt: skip
+    arguments = ("dedupe", "--vectors", str(source), "--verify", "estimate", "-f", "json", "-qq")
+    outputs = [run_cli(*arguments, "-j", j) for j in ("1", "2")]
+    assert outputs[0] == outputs[1] and len(json.loads(outputs[0])["clusters"]) == 50
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    summary = json.loads(run_cli("dedupe", "--vectors", str(empty), "--verify", "estimate",
+                                 "-f", "json", "-qq"))["summary"]  # fmt: skip
+    assert summary["documents"] == 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.corpus import (
     EMPTY_TEXT,
@@ -44,10 +45,12 @@ from ..io.sources.records import (
 )
 
 __all__ = [
+    "Counted",
     "Fingerprinted",
     "corpus_from_fingerprints",
     "corpus_from_text_records",
     "corpus_from_vectors",
+    "count_piece",
     "fingerprint_piece",
     "from_fingerprint_records",
     "from_text_records",
@@ -132,6 +135,38 @@ def fingerprint_piece(
     docs = made(records, settings, events.append, skipped, include_empty)
     docs = dataclasses.replace(docs, weights=None, features=[])
     return Fingerprinted(events, docs, [record.id for record in records], placed.lines)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A piece of ``--texts`` records counted (where it was parsed), for a run that keeps the
+    vectors: the events of its reading, its malformed lines skipped, each record's id with its
+    line, and the term counts of the records' texts, a row each (empty rows included)."""
+
+    events: list[Event]
+    skipped: list[Skipped]
+    ids: list[str]
+    lines: list[int]
+    counts: sp.csr_array
+    features: list[str]
+
+
+def count_piece(
+    piece: Piece, tokenizer: TokenizerConfig, max_line: int | None, skip_bad_lines: bool
+) -> Counted:
+    """The term counts of one piece of ``--texts`` records. Weighting and fingerprints wait
+    for the whole corpus (tfidf takes its document frequencies from every piece); the pieces'
+    counts are merged by :func:`~simhash_cli.core.vectorize.merge_counts` into the matrix
+    :func:`corpus_from_text_records` makes."""
+    events: list[Event] = []
+    skipped: list[Skipped] = []
+    on_bad_line = skipping(events.append, skipped) if skip_bad_lines else None
+    placed = Placed()
+    records: list[Any] = piece.parse("texts", max_line, on_bad_line, placed)
+    counts, features = count_matrix((record.text for record in records), tokenizer)
+    return Counted(
+        events, skipped, [record.id for record in records], placed.lines, counts, features
+    )
 
 
 def skipping(on_event: OnEvent, skipped: list[Skipped]) -> Callable[[MalformedLineError], None]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..core.calibrate import Calibration, calibrate
-from ..core.corpus import Corpus, concatenate
+from ..core.corpus import EMPTY_TEXT, Corpus, concatenate, from_weights
 from ..core.events import Progress, Skipped
 from ..core.groups import Clustering
 from ..core.schemes import Background, Survey, survey
@@ -28,10 +28,10 @@ from ..core.search import (
     group_pairs_of,
     survey_for,
 )
-from ..core.vectorize import Weighting
+from ..core.vectorize import Weighting, apply_weighting, merge_counts
 from ..errors import InputError
 from ..io.sinks.atomic import atomic_output
-from ..io.sources.pieces import pieces
+from ..io.sources.pieces import Piece, pieces
 from ..io.sources.records import repeated_id
 from .actions.apply import apply, apply_records
 from .actions.journal import JOURNAL_VERSION, Journal, exclusive
@@ -47,6 +47,7 @@ from .records import (
     corpus_from_fingerprints,
     corpus_from_text_records,
     corpus_from_vectors,
+    count_piece,
     fingerprint_piece,
 )
 from .requests import (
@@ -125,9 +126,21 @@ def load(
     vectors_needed: bool = True,
 ) -> Corpus:
     """Everything ``source`` names, as one corpus. Without ``vectors_needed`` the fingerprints
-    of files are streamed and no vectors kept (tfidf aside: its weights need them all)."""
+    of files and ``--vectors`` records are streamed and no vectors kept (tfidf aside: its
+    weights need them all). ``--texts`` keep theirs (MinHash schemes are made of their word
+    sets), counted in ``reading.jobs`` processes when there are several (in one, merging the
+    pieces' counts costs more than it saves)."""
     if source.is_records:
-        docs = load_records(source, reading, hooks)
+        if source.kind is Input.FINGERPRINTS:
+            docs = load_records(source, reading, hooks)
+        elif source.kind is Input.VECTORS and not vectors_needed:
+            # No word sets to keep for MinHash: vectors are not texts.
+            batches = list(stream_records(source, reading, hooks))
+            docs = concatenate(batches) if batches else Corpus.empty(reading.vector_settings)
+        elif source.kind is Input.TEXTS and reading.jobs > 1:
+            docs = counted_records(source, reading, hooks)
+        else:
+            docs = load_records(source, reading, hooks)
     else:
         with hooks.progress("reading") as progress:
             if not vectors_needed and reading.weighting is not Weighting.TFIDF:
@@ -201,38 +214,104 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
     (:func:`~simhash_cli.app.records.fingerprint_piece`). An id given in two pieces is refused
     naming both places, or with ``--skip-bad-lines`` its later record is left out."""
     kind = "texts" if source.kind is Input.TEXTS else "vectors"
-    location = source.location or "-"
     settings = reading.settings if kind == "texts" else reading.vector_settings
-    max_line = reading.policy.max_bytes
+    pieces_of = _pieces(source, reading)
     arguments = (
-        (piece, kind, settings, max_line, source.skip_bad_lines, reading.include_empty)
-        for piece in pieces(location, max_line)
+        (
+            piece,
+            kind,
+            settings,
+            reading.policy.max_bytes,
+            source.skip_bad_lines,
+            reading.include_empty,
+        )
+        for piece in pieces_of.pieces
     )
-    # Each id's first line, keyed by the id's hash (a 64-bit SipHash: two ids sharing one are
-    # about 3 in 10**8 at 10**6 records): a tenth of the memory of the ids themselves.
-    first: dict[int, int] = {}
-    name = "<stdin>" if location == "-" else location
     for done in ordered_map(fingerprint_piece, arguments, reading.jobs):
         for event in done.events:
             hooks.event(event)
-        repeats: set[str] = set()
-        skips: list[Skipped] = []
-        for doc_id, line in zip(done.ids, done.lines, strict=True):
-            earlier = first.setdefault(hash(doc_id), line)
-            if earlier != line:
-                error = repeated_id(doc_id, f"{name}:{line}", f"{name}:{earlier}")
-                if not source.skip_bad_lines:
-                    raise error
-                repeats.add(doc_id)
-                skips.append(Skipped(error.where, f"malformed: {error.detail}"))
-                hooks.event(skips[-1])
+        repeats = pieces_of.repeats(done.ids, done.lines, hooks)
         docs = done.docs
         if repeats:
             keep = np.array([doc_id not in repeats for doc_id in docs.ids], dtype=bool)
             docs = dataclasses.replace(
-                docs.select(np.flatnonzero(keep)), skipped=[*docs.skipped, *skips]
+                docs.select(np.flatnonzero(keep)), skipped=[*docs.skipped, *repeats.values()]
             )
         yield docs
+
+
+def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
+    """``--texts`` records with their vectors, counted piece by piece by ``reading.jobs``
+    processes (:func:`~simhash_cli.app.records.count_piece`) and merged here in order: the
+    corpus :func:`~simhash_cli.app.records.corpus_from_text_records` reads in one process."""
+    pieces_of = _pieces(source, reading)
+    arguments = (
+        (piece, reading.tokenizer, reading.policy.max_bytes, source.skip_bad_lines)
+        for piece in pieces_of.pieces
+    )
+    ids: list[str] = []
+    skipped: list[Skipped] = []
+
+    def parts() -> Iterator[tuple[Any, list[str]]]:
+        for done in ordered_map(count_piece, arguments, reading.jobs):
+            for event in done.events:
+                hooks.event(event)
+            skipped.extend(done.skipped)
+            repeats = pieces_of.repeats(done.ids, done.lines, hooks)
+            counts, piece_ids = done.counts, done.ids
+            if repeats:
+                rows = [row for row, doc_id in enumerate(piece_ids) if doc_id not in repeats]
+                counts, piece_ids = counts[rows], [piece_ids[row] for row in rows]
+                skipped.extend(repeats.values())
+            ids.extend(piece_ids)
+            yield counts, done.features
+
+    counts, features = merge_counts(parts())
+    return from_weights(
+        ids,
+        apply_weighting(counts, reading.weighting),
+        features,
+        reading.settings,
+        hooks.event,
+        skipped,
+        EMPTY_TEXT,
+        include_empty=reading.include_empty,
+    )
+
+
+@dataclass
+class _Pieces:
+    """The pieces of a records input, and the check that no id is given in two of them."""
+
+    pieces: Iterator[Piece]
+    name: str
+    skip_bad_lines: bool
+    # Each id's first line, keyed by the id's hash (a 64-bit SipHash: two ids sharing one are
+    # about 3 in 10**8 at 10**6 records): a tenth of the memory of the ids themselves.
+    first: dict[int, int] = field(default_factory=dict)
+
+    def repeats(self, ids: list[str], lines: list[int], hooks: Hooks) -> dict[str, Skipped]:
+        """The ids of a piece given in an earlier one, each with its record's skip (reported);
+        without ``--skip-bad-lines`` the first is refused naming both places."""
+        found: dict[str, Skipped] = {}
+        for doc_id, line in zip(ids, lines, strict=True):
+            earlier = self.first.setdefault(hash(doc_id), line)
+            if earlier != line:
+                error = repeated_id(doc_id, f"{self.name}:{line}", f"{self.name}:{earlier}")
+                if not self.skip_bad_lines:
+                    raise error
+                found[doc_id] = Skipped(error.where, f"malformed: {error.detail}")
+                hooks.event(found[doc_id])
+        return found
+
+
+def _pieces(source: Source, reading: Reading) -> _Pieces:
+    location = source.location or "-"
+    return _Pieces(
+        pieces(location, reading.policy.max_bytes),
+        "<stdin>" if location == "-" else location,
+        source.skip_bad_lines,
+    )
 
 
 def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> list[Comparison]:

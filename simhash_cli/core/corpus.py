@@ -20,6 +20,7 @@ from .fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
     fingerprint_matrix,
+    n_words,
     validate_bits,
     validate_seed,
 )
@@ -173,6 +174,16 @@ class Corpus:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @classmethod
+    def empty(cls, settings: Settings) -> Corpus:
+        """No document (an input without records)."""
+        return cls(
+            [],
+            np.empty((0, n_words(settings.bits)), dtype=np.uint64),
+            np.empty(0, dtype=np.int64),
+            settings,
+        )
 
     @property
     def has_word_sets(self) -> bool:
