@@ -28,6 +28,7 @@ from simhash_cli.errors import ExitCode, InputError
 from simhash_cli.index import store as index_module
 from simhash_cli.index.schema import decode_id, encode_id
 from simhash_cli.index.store import Store
+from simhash_cli.io.sources import pieces as pieces_module
 
 from conftest import ROOT, SAMPLE
 
@@ -571,6 +572,27 @@ def test_texts_are_added_and_queried_as_their_files_are(tmp_path: Path) -> None:
         for r in by_file
         if Path(str(r["match"])).name != r["query"]
     ]
+
+
+def test_records_are_added_piece_by_piece_on_any_jobs_as_fingerprint_makes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``index add --texts -j 2`` keeps no vector: its pieces are fingerprinted in processes,
+    and what is stored is what ``fingerprint --texts`` writes, whatever the piece size."""
+    monkeypatch.setattr(pieces_module, "LINES_PER_PIECE", 3)
+    texts = tmp_path / "texts.jsonl"
+    names = sorted(p.name for p in SAMPLE.iterdir())
+    texts.write_text(
+        "".join(json.dumps({"id": n, "text": (SAMPLE / n).read_text()}) + "\n" for n in names)
+    )
+    made = {r["id"]: r["fingerprint"] for r in lines(run("fingerprint", "--texts", str(texts)))}
+    for jobs in ("1", "2"):
+        db = str(tmp_path / f"texts-{jobs}.db")
+        assert run("index", "add", db, "--texts", str(texts), "-j", jobs).exit_code == ExitCode.OK
+        with Store.open(db, readonly=True) as store:
+            _, ids, fingerprints, _ = store.documents()
+        assert len(ids) == len(names) and len(made) == len(names)
+        assert {i: f"{int(f[0]):016x}" for i, f in zip(ids, fingerprints, strict=True)} == made
 
 
 def test_index_dedupe_takes_dedupes_scheme_check_and_plan(tmp_path: Path) -> None:

@@ -68,6 +68,7 @@ __all__ = [
     "dedupe_documents",
     "fingerprint_batches",
     "fingerprint_corpus",
+    "fingerprinted_records",
     "journal_header",
     "load",
     "load_records",
@@ -135,8 +136,7 @@ def load(
             docs = load_records(source, reading, hooks)
         elif source.kind is Input.VECTORS and not vectors_needed:
             # No word sets to keep for MinHash: vectors are not texts.
-            batches = list(stream_records(source, reading, hooks))
-            docs = concatenate(batches) if batches else Corpus.empty(reading.vector_settings)
+            docs = fingerprinted_records(source, reading, hooks)
         elif source.kind is Input.TEXTS and reading.jobs > 1:
             docs = counted_records(source, reading, hooks)
         else:
@@ -238,6 +238,16 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
                 docs.select(np.flatnonzero(keep)), skipped=[*docs.skipped, *repeats.values()]
             )
         yield docs
+
+
+def fingerprinted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
+    """The fingerprints of ``--texts`` or ``--vectors`` records (not tfidf), made by
+    ``reading.jobs`` processes piece by piece (:func:`stream_records`) and joined: what is
+    kept per document is its id and fingerprint, never its vector."""
+    batches = list(stream_records(source, reading, hooks))
+    if batches:
+        return concatenate(batches)
+    return Corpus.empty(reading.settings if source.kind is Input.TEXTS else reading.vector_settings)
 
 
 def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:

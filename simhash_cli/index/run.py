@@ -15,7 +15,7 @@ from ..app.engine import Engine
 from ..app.guard import Reads, refuse_overwrites
 from ..app.hooks import Hooks
 from ..app.requests import DedupeRequest
-from ..app.run import load_records, search_loaded
+from ..app.run import fingerprinted_records, load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
 from ..core.cosines import Verify, estimate_limit, hamming_gate
@@ -86,11 +86,11 @@ def add(request: IndexAddRequest, engine: Engine, hooks: Hooks) -> None:
         store = open_for_adding(request.db, docs.settings, docs.settings)
     elif source.kind is Input.VECTORS:
         store = _open(request.db, reading, reading.vector_settings)
-        docs = load_records(source, _reading_of(store.settings), hooks)
+        docs = fingerprinted_records(source, _reading_of(store.settings, jobs=reading.jobs), hooks)
     elif source.kind is Input.TEXTS:
         store = _open(request.db, reading, reading.settings)
         text_reading(store.settings)  # texts are tokenized as the index's files are
-        docs = load_records(source, _reading_of(store.settings), hooks)
+        docs = fingerprinted_records(source, _reading_of(store.settings, jobs=reading.jobs), hooks)
     else:
         store = _open(request.db, reading, reading.settings)
     with store:
@@ -231,8 +231,10 @@ def _reading_of(settings: Settings, *, jobs: int = 1) -> Reading:
 
 def _queries(source: Source, store: Store, engine: Engine, hooks: Hooks) -> Corpus:
     """The documents to look up, fingerprinted with the index's settings."""
-    if source.is_records:
+    if source.kind is Input.FINGERPRINTS:
         return load_records(source, _reading_of(store.settings), hooks)
+    if source.is_records:  # only their fingerprints are looked up
+        return fingerprinted_records(source, _reading_of(store.settings), hooks)
     text_reading(store.settings)  # an index of given vectors is not queried with files
     with hooks.progress("reading", shown=False) as progress:
         return engine.read_files(source.paths, _reading_of(store.settings), hooks, progress)
