@@ -33,6 +33,7 @@ __all__ = [
     "CalibrateRequest",
     "CompareRequest",
     "DedupeRequest",
+    "ExplainRequest",
     "FingerprintRequest",
     "PlanRequest",
     "SurveyRequest",
@@ -133,6 +134,47 @@ class CompareRequest:
         for path in (self.a, *self.b):
             if os.path.isdir(path):
                 raise UsageError(f"compare takes files; {path} is a directory")
+        refuse_output_over_input(self.source, {"output": self.output.path})
+
+
+@dataclass(frozen=True)
+class ExplainRequest:
+    """``simhash explain A B``: why two documents match, files or records by id."""
+
+    a: str
+    b: str
+    texts: str | None = None
+    """A and B are ids of this file's ``--texts`` records."""
+    vectors: str | None = None
+    """A and B are ids of this file's ``--vectors`` records (features only, no text)."""
+    blocks: int | None = None
+    """The scheme whose shared blocks are shown (None: 1, 4 and 8 blocks)."""
+    top: int = 12
+    reading: Reading = field(default_factory=Reading)
+    output: Output = field(default_factory=Output)
+
+    @property
+    def source(self) -> Source:
+        """The records file, or the two files."""
+        if self.texts is not None:
+            return Source(Input.TEXTS, location=self.texts)
+        if self.vectors is not None:
+            return Source(Input.VECTORS, location=self.vectors)
+        return Source(Input.PATHS, (self.a, self.b))
+
+    def check(self) -> None:
+        """Raises: UsageError: records of two kinds, a directory, or a scheme of blocks that
+        does not divide the fingerprint."""
+        if self.texts is not None and self.vectors is not None:
+            raise UsageError("explain reads --texts or --vectors, not both")
+        if self.source.kind is Input.PATHS:
+            for path in (self.a, self.b):
+                if os.path.isdir(path):
+                    raise UsageError(f"explain takes files; {path} is a directory")
+        if self.blocks is not None and self.reading.bits % self.blocks:
+            raise BadValueError(
+                f"{self.blocks} blocks do not divide {self.reading.bits} bits", parameter="blocks"
+            )
         refuse_output_over_input(self.source, {"output": self.output.path})
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .actions import apply_command
 from .dedupe import dedupe_command
-from .documents import compare_command, fingerprint_command
+from .documents import compare_command, explain_command, fingerprint_command
 from .index import index_group
 from .main import main
 from .schemes import calibrate_command, plan_command
@@ -17,6 +17,7 @@ __all__ = ["main"]
 for _command in (
     fingerprint_command,
     compare_command,
+    explain_command,
     dedupe_command,
     apply_command,
     plan_command,

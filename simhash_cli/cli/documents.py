@@ -1,4 +1,5 @@
-"""``simhash fingerprint`` and ``simhash compare``: documents in, fingerprints out."""
+"""``simhash fingerprint``, ``simhash compare`` and ``simhash explain``: documents in,
+fingerprints and what makes two of them alike out."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import click
 
 from ..app import run
 from ..app.engine import Engine
-from ..app.requests import CompareRequest, FingerprintRequest
+from ..app.explaining import explain_documents
+from ..app.requests import CompareRequest, ExplainRequest, FingerprintRequest
 from ..app.settings import Input
 from ..engines import open_engine
 from ..engines.local import LocalEngine
 from ..errors import ExitCode
 from ..io.sinks.atomic import opened
+from ..io.sinks.explain import emit_explanation
 from ..io.sinks.formats import Format
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_comparison, emit_fingerprints
@@ -21,7 +24,7 @@ from .main import Command, exit_with
 from .options import ENGINE, collapse, own, reading_group, source_group, threshold_option
 from .outputs import OUTPUT, quiet_option
 
-__all__ = ["compare_command", "fingerprint_command"]
+__all__ = ["compare_command", "explain_command", "fingerprint_command"]
 
 
 @click.command("fingerprint", cls=Command)
@@ -121,3 +124,65 @@ def compare_command(request: CompareRequest, messages: Messages) -> None:
         emit_comparison(comparisons, request.threshold, fmt, out)
     if request.check_pairs and any(c.reaches(request.threshold) for c in comparisons):
         exit_with(ExitCode.DUPLICATES_FOUND)
+
+
+@click.command(
+    "explain", cls=Command, short_help="Why two documents match: features, blocks and a diff."
+)
+@collapse(
+    own(
+        click.argument("a", metavar="A"),
+        click.argument("b", metavar="B"),
+        click.option(
+            "--texts",
+            metavar="FILE|-",
+            default=None,
+            help='A and B are ids of the {"id": ..., "text": ...} records of FILE (JSON Lines '
+            "or Parquet).",
+        ),
+        click.option(
+            "--vectors",
+            metavar="FILE|-",
+            default=None,
+            help='A and B are ids of the {"id": ..., "features": {...}} records of FILE: '
+            "features and blocks only, there is no text to diff.",
+        ),
+        click.option(
+            "--blocks",
+            type=click.IntRange(1),
+            default=None,
+            metavar="N",
+            help="Show the blocks shared under N equal blocks [default: the 1, 4 and 8 "
+            "blocks of the page's schemes].",
+        ),
+        click.option(
+            "--top",
+            type=click.IntRange(1),
+            default=12,
+            show_default=True,
+            help="Features listed in each part.",
+        ),
+    ),
+    reading_group(jobs=False),
+    OUTPUT,
+    into=ExplainRequest,
+)
+@quiet_option
+def explain_command(request: ExplainRequest, messages: Messages) -> None:
+    """Explain why A and B match, or do not.
+
+    The features that carry their cosine (each shared feature's a*b/(|a||b|), which add up to
+    the cosine), the features only one has with their share of its squared length (what they
+    cost), the Hamming distance and the blocks the fingerprints share (a shared block makes a
+    candidate), and a word-level diff of the texts: on a terminal, A's words struck through
+    in red and B's underlined in green.
+
+    \b
+    Examples:
+      cd sample_corpus && simhash explain volcano-report.txt volcano-report-wire.txt
+      simhash explain --texts tickets.jsonl t-101 t-207 -f json | jq '.carrying'
+    """
+    request.check()
+    explained = explain_documents(request, messages)
+    with opened(request.output.path) as out:
+        emit_explanation(explained, request.output.resolve(sys.stdout), out)

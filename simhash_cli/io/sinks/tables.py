@@ -42,6 +42,7 @@ from .records import (
 from .visible import visible
 
 __all__ = [
+    "data_console",
     "emit_apply",
     "emit_calibration",
     "emit_comparison",
@@ -63,7 +64,8 @@ class _DataConsole(Console):
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
 
-def _console(out: IO[str]) -> Console:
+def data_console(out: IO[str]) -> Console:
+    """A console that writes a command's data to ``out`` (a terminal, a file or a pipe)."""
     console = _DataConsole(file=out, highlight=False, soft_wrap=False)
     if not console.is_terminal:
         # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
@@ -104,7 +106,7 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
         table.add_row(
             Text(visible(str(record["id"]))), record["fingerprint"], str(record["features"])
         )
-    _console(out).print(table)
+    data_console(out).print(table)
 
 
 _SLOTS_PER_ROW = 16
@@ -138,7 +140,7 @@ def emit_comparison(
         write_records(records, fmt, out)
         return
     if len(comparisons) > 1:
-        _console(out).print(_comparison_rows(comparisons, threshold))
+        data_console(out).print(_comparison_rows(comparisons, threshold))
         return
     (comparison,) = comparisons
     record = records[0]
@@ -170,7 +172,7 @@ def emit_comparison(
         f"{'yes' if record['near_duplicate'] else 'no'} (threshold {threshold:g})",
     )
     numbers.add_row("settings", comparison.settings.describe())
-    console = _console(out)
+    console = data_console(out)
     console.print(bit_table)
     console.print(numbers)
 
@@ -225,7 +227,7 @@ def emit_dedupe(
             writer.write(chunk)
         writer.close()
         return
-    console = _console(out)
+    console = data_console(out)
     prefix = shared_directory(result.corpus.ids)
     under = f" (paths under {visible(prefix)})" if prefix else ""
     if listing is Listing.PAIRS:
@@ -365,7 +367,7 @@ def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]
         )
     under = f", paths under {visible(prefix)}" if prefix else ""
     table.title = f"{counted(sum(statuses.values()), 'step')} ({action}{under})"
-    _console(out).print(table)
+    data_console(out).print(table)
     return statuses
 
 
@@ -379,7 +381,7 @@ def emit_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
         table.add_column(key, overflow="fold")
     for record in records:
         table.add_row(*(Text(visible(str(value))) for value in record.values()))
-    _console(out).print(table)
+    data_console(out).print(table)
 
 
 def emit_matches(
@@ -407,7 +409,7 @@ def emit_matches(
             str(record["hamming"]),
             _cosine_text(record["estimated_cosine"]),
         )
-    _console(out).print(table)
+    data_console(out).print(table)
 
 
 def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
@@ -447,7 +449,7 @@ def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
             f"{row['largest_bucket']:,}",
             f"{row['mean_bucket']:.1f}",
         )
-    console = _console(out)
+    console = data_console(out)
     console.print(numbers)
     console.print(tables)
 
@@ -509,7 +511,7 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             + ("" if entry["in_budget"] else " (over budget)"),
             bars,
         )
-    console = _console(out)
+    console = data_console(out)
     console.print(table)
     if chosen is None:
         console.print(
@@ -534,7 +536,7 @@ def emit_calibration(result: Calibration, fmt: Format, out: IO[str]) -> None:
     if fmt is Format.CSV:
         write_records(document["error_by_bits"], fmt, out)
         return
-    console = _console(out)
+    console = data_console(out)
     sweep = Table(
         title=(
             f"Estimated against true cosine: {result.pairs:,} pairs of {result.documents:,} "

@@ -1,0 +1,110 @@
+"""``simhash explain``: two documents read (files, or records found by id), then explained
+(:mod:`simhash_cli.core.explain`) with a word-level diff of their texts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.corpus import Corpus, corpus_from_texts
+from ..core.explain import PAGE_BLOCKS, Explained, explain, word_diff
+from ..core.fingerprint import to_int
+from ..core.vectorize import Weighting
+from ..errors import InputError
+from ..io.sources import iter_records
+from ..io.sources.files import read_documents
+from .hooks import Hooks
+from .records import from_vector_records, skipping
+from .requests import ExplainRequest
+from .settings import Input
+
+__all__ = ["MAX_DIFF_CHARS", "explain_documents", "explained"]
+
+MAX_DIFF_CHARS = 200_000
+"""Characters of each text diffed: the diff's cost grows with the product of the lengths."""
+
+
+def explained(
+    docs: Corpus,
+    rows: tuple[int, int],
+    texts: tuple[str, str] | None,
+    *,
+    schemes: tuple[int, ...] = PAGE_BLOCKS,
+    top: int = 12,
+) -> Explained:
+    """Documents ``rows`` of ``docs`` explained (A first), their ``texts`` diffed."""
+    a, b = rows
+    weights = None if docs.weights is None else docs.weights[[a, b]]
+    explanation = explain(
+        docs.ids[a],
+        docs.ids[b],
+        (to_int(docs.fingerprints[a]), to_int(docs.fingerprints[b])),
+        weights,
+        docs.features,
+        bits=docs.settings.bits,
+        schemes=schemes,
+        top=top,
+    )
+    if texts is None:
+        return Explained(explanation, docs.settings, None)
+    cut = any(len(text) > MAX_DIFF_CHARS for text in texts)
+    diff = word_diff(texts[0][:MAX_DIFF_CHARS], texts[1][:MAX_DIFF_CHARS])
+    return Explained(explanation, docs.settings, diff, cut)
+
+
+def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
+    """Read A and B as the request names them and explain them.
+
+    Raises:
+        InputError: an id no record has, or a document without features.
+    """
+    source, reading = request.source, request.reading
+    schemes = PAGE_BLOCKS if request.blocks is None else (request.blocks,)
+    ids = (request.a, request.b)
+    if source.kind is Input.VECTORS:
+        found = _records(source.location or "-", "vectors", ids, reading.policy.max_bytes)
+        docs = from_vector_records(found, reading.vector_settings, hooks.event, [])
+        _both(docs, ids)
+        return explained(docs, (0, 1), None, schemes=schemes, top=request.top)
+    if source.kind is Input.TEXTS:
+        records = _records(source.location or "-", "texts", ids, reading.policy.max_bytes)
+        texts = (records[0].text, records[1].text)
+    else:
+        read = {d.id: d.text for d in read_documents(ids, hooks.event, policy=reading.policy)}
+        missing = [path for path in ids if path not in read]
+        if missing:
+            raise InputError(f"{missing[0]} is not a text document (see the warning above)")
+        texts = (read[request.a], read[request.b])
+    if reading.weighting is Weighting.TFIDF:
+        hooks.info("note: tfidf weights here take their idf from A and B only")
+    docs = corpus_from_texts(
+        list(texts),
+        ids=ids,
+        bits=reading.bits,
+        seed=reading.seed,
+        tokenizer=reading.tokenizer,
+        weighting=reading.weighting,
+        on_event=hooks.event,
+    )
+    _both(docs, ids)
+    return explained(docs, (0, 1), texts, schemes=schemes, top=request.top)
+
+
+def _records(location: str, kind: Any, ids: tuple[str, str], max_line: int | None) -> list[Any]:
+    """The records of ``ids`` in ``location`` (A's first), read until both are found."""
+    wanted: dict[str, Any] = {}
+    for record in iter_records(location, kind, skipping(lambda event: None, []), max_line):
+        if record.id in ids and record.id not in wanted:
+            wanted[record.id] = record
+            if len(wanted) == len(set(ids)):
+                break
+    name = "standard input" if location == "-" else location
+    for doc_id in ids:
+        if doc_id not in wanted:
+            raise InputError(f"no record of {name} has the id {doc_id!r}")
+    return [wanted[doc_id] for doc_id in ids]
+
+
+def _both(docs: Corpus, ids: tuple[str, str]) -> None:
+    if len(docs) != 2:
+        reasons = "; ".join(f"{s.id}: {s.reason}" for s in docs.skipped)
+        raise InputError(f"explain needs A and B with features ({reasons or ', '.join(ids)})")

@@ -1,0 +1,175 @@
+"""``simhash explain`` written out: one JSON record, the features as CSV rows, or on a terminal
+the numbers, the blocks, the features and the diff, its changes highlighted."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from ...core.explain import Contribution, Explained, Segment
+from ...core.fingerprint import to_hex
+from .formats import Format, Record, counted, json_number, json_text, write_records
+from .records import settings_record
+from .tables import data_console
+from .visible import visible
+
+__all__ = ["emit_explanation", "explanation_record"]
+
+EQUAL_SHOWN = 160
+"""Characters of an unchanged stretch shown on a terminal around the changes."""
+
+
+def _contributions(items: tuple[Contribution, ...]) -> list[Record]:
+    return [
+        {"feature": c.feature, "a": c.a, "b": c.b, "share": json_number(c.share)} for c in items
+    ]
+
+
+def explanation_record(explained: Explained) -> Record:
+    """The explanation as one JSON record (the README documents its keys)."""
+    e = explained.explanation
+    bits = explained.settings.bits
+    record: Record = {
+        "a": e.a,
+        "b": e.b,
+        "fingerprint_a": to_hex(e.fingerprint_a, bits),
+        "fingerprint_b": to_hex(e.fingerprint_b, bits),
+        "hamming": e.hamming,
+        "estimated_cosine": json_number(e.estimated_cosine),
+        "cosine": None if e.cosine is None else json_number(e.cosine),
+        "shared_features": e.shared_features,
+        "only_a": e.only_a,
+        "only_b": e.only_b,
+        "carrying": _contributions(e.carrying),
+        "costing_a": _contributions(e.costing_a),
+        "costing_b": _contributions(e.costing_b),
+        "blocks": [
+            {
+                "blocks": m.blocks,
+                "width": m.width,
+                "shared": list(m.shared),
+                "candidate": m.candidate,
+            }
+            for m in e.blocks
+        ],
+        "diff": None
+        if explained.diff is None
+        else [{"op": s.op, "a": s.a, "b": s.b} for s in explained.diff],
+        "diff_cut": explained.cut,
+    }
+    return record | settings_record(explained.settings)
+
+
+def emit_explanation(explained: Explained, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash explain`` output: JSON (one record, a line of it for jsonl), CSV (one
+    row per feature listed), or a table on a terminal."""
+    record = explanation_record(explained)
+    bits = explained.settings.bits
+    if fmt is Format.JSON:
+        out.write(json_text(record, out, indent=2) + "\n")
+        return
+    if fmt is Format.JSONL:
+        out.write(json_text(record, out) + "\n")
+        return
+    e = explained.explanation
+    if fmt is Format.CSV:
+        rows = [
+            {"part": part, "feature": c.feature, "a": c.a, "b": c.b, "share": c.share}
+            for part, items in (
+                ("carrying", e.carrying),
+                ("costing_a", e.costing_a),
+                ("costing_b", e.costing_b),
+            )
+            for c in items
+        ]
+        write_records(rows, fmt, out)
+        return
+    console = data_console(out)
+    numbers = Table(show_header=False, box=None)
+    numbers.add_column(style="bold", no_wrap=True)
+    numbers.add_column(overflow="fold")
+    numbers.add_row("A", Text(f"{visible(e.a)}  {record['fingerprint_a']}"))
+    numbers.add_row("B", Text(f"{visible(e.b)}  {record['fingerprint_b']}"))
+    numbers.add_row("hamming distance", f"{e.hamming} of {bits} bits")
+    numbers.add_row("estimated cosine", f"{e.estimated_cosine:.3f}  = cos(pi * h / b)")
+    numbers.add_row("true cosine", "-" if e.cosine is None else f"{e.cosine:.3f}")
+    numbers.add_row(
+        "features",
+        f"{e.shared_features:,} shared, {e.only_a:,} only in A, {e.only_b:,} only in B",
+    )
+    for match in e.blocks:
+        plural = "block" if match.blocks == 1 else "blocks"
+        scheme = f"{match.blocks} {plural} of {match.width} bits"
+        if match.shared:
+            shared = ", ".join(str(k) for k in match.shared)
+            said = f"shares {counted(len(match.shared), 'block')} ({shared}): a candidate"
+        else:
+            said = "shares no block: not a candidate"
+        numbers.add_row(scheme, said)
+    numbers.add_row("settings", explained.settings.describe())
+    console.print(numbers)
+    if e.cosine is not None:
+        console.print(_features("Features that carry the cosine", e.carrying, "share of cosine"))
+    for title, items, weight in (
+        ("Only in A", e.costing_a, "a"),
+        ("Only in B", e.costing_b, "b"),
+    ):
+        if items:
+            console.print(_features(title, items, "share of its length²", weight))
+    if explained.diff is not None:
+        cut = " (texts cut short)" if explained.cut else ""
+        console.print(
+            Text.assemble(
+                ("Differences", "bold"),
+                f"{cut}: ",
+                ("A only", "red strike"),
+                ", ",
+                ("B only", "green underline"),
+            )
+        )
+        console.print(diff_text(explained.diff))
+
+
+def _features(
+    title: str, items: tuple[Contribution, ...], share: str, side: str | None = None
+) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("feature", overflow="fold")
+    if side is None:
+        table.add_column("A", justify="right")
+        table.add_column("B", justify="right")
+    else:
+        table.add_column("weight", justify="right")
+    table.add_column(share, justify="right")
+    for c in items:
+        weights = [f"{c.a:g}", f"{c.b:g}"] if side is None else [f"{c.a if side == 'a' else c.b:g}"]
+        table.add_row(Text(visible(c.feature)), *weights, f"{c.share:.3f}")
+    return table
+
+
+def _shown(text: str) -> str:
+    """Document text for a terminal: its lines kept, every other control made visible."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
+def diff_text(diff: list[Segment]) -> Text:
+    """The diff as one text: unchanged stretches plain (long ones shortened around the
+    changes), A's side struck through in red, B's underlined in green."""
+    text = Text()
+    for at, segment in enumerate(diff):
+        if segment.op == "equal":
+            shown = segment.a
+            if len(shown) > 2 * EQUAL_SHOWN:
+                head = shown[:EQUAL_SHOWN] if at else ""
+                tail = shown[-EQUAL_SHOWN:] if at < len(diff) - 1 else ""
+                shown = f"{head} … {tail}"
+            text.append(_shown(shown))
+            continue
+        if segment.a:
+            text.append(_shown(segment.a), style="red strike")
+        if segment.b:
+            text.append(_shown(segment.b), style="green underline")
+    return text
