@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,distributed]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,distributed,report]'
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import scipy.sparse as sp
+
 from ..core.corpus import Corpus, corpus_from_texts
 from ..core.explain import PAGE_BLOCKS, Explained, explain, word_diff
 from ..core.fingerprint import to_int
@@ -30,16 +32,20 @@ def explained(
     *,
     schemes: tuple[int, ...] = PAGE_BLOCKS,
     top: int = 12,
+    weights: sp.csr_array | None = None,
+    features: list[str] | None = None,
 ) -> Explained:
-    """Documents ``rows`` of ``docs`` explained (A first), their ``texts`` diffed."""
+    """Documents ``rows`` of ``docs`` explained (A first), their ``texts`` diffed. Their
+    ``weights`` (two rows) and ``features``, when not the corpus's own rows."""
     a, b = rows
-    weights = None if docs.weights is None else docs.weights[[a, b]]
+    if weights is None and docs.weights is not None:
+        weights, features = docs.weights[[a, b]], docs.features
     explanation = explain(
         docs.ids[a],
         docs.ids[b],
         (to_int(docs.fingerprints[a]), to_int(docs.fingerprints[b])),
         weights,
-        docs.features,
+        features or [],
         bits=docs.settings.bits,
         schemes=schemes,
         top=top,

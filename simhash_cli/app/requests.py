@@ -21,6 +21,7 @@ from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
 from ..io.places import root_of
 from ..io.sinks.formats import Output
+from ..io.sinks.report import check_report_engine
 from .actions.plans import Keep
 from .actions.steps import Action, LoadedPlan
 from .engine import Need
@@ -201,6 +202,7 @@ class DedupeRequest:
             and vectors; estimate for fingerprints and the index, which hold no vectors).
         check: exit with DUPLICATES_FOUND when any pair is flagged.
         plan: also write an action plan (files only).
+        report: also write an HTML report of the run.
         keep: with ``plan``: the rule for the kept file, when asked.
         index: keep the fingerprints in this index and read only new and changed files.
     """
@@ -224,6 +226,8 @@ class DedupeRequest:
     keep: Keep | None = None
     protect: tuple[str, ...] = ()
     index: str | None = None
+    report: str | None = None
+    """Also write a self-contained HTML report of the run to this file."""
 
     @property
     def verification(self) -> Verify:
@@ -267,9 +271,11 @@ class DedupeRequest:
         self._check_scheme()
         refuse_output_over_input(
             self.source,
-            {"output": self.output.path, "plan": self.plan},
+            {"output": self.output.path, "plan": self.plan, "report": self.report},
             also=() if self.index is None else sidecars(self.index),
         )
+        if self.report is not None:
+            check_report_engine()
         self._check_plan()
         _check_records(self.source, self.reading)
         self._check_index()

@@ -367,9 +367,9 @@ def kept_by_rule(result: DedupeResult, plan: PlanRequest) -> DedupeResult:
     return dataclasses.replace(result, groups=groups)
 
 
-def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> None:
+def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> dict[str, Any]:
     """``dedupe --plan FILE``: what would be done with each cluster, written whole or not at
-    all; nothing is changed."""
+    all; nothing is changed. Returns the plan written."""
     docs = result.corpus
     if docs.stamps is None:  # refused before reading (DedupeRequest.check)
         raise InputError("{plan} needs the files read in this run", parameters=("plan",))
@@ -398,6 +398,7 @@ def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> None:
         f"{actions.count('remove'):,} files to remove, {actions.count('protected'):,} protected "
         "(nothing was changed)"
     )
+    return document
 
 
 def survey_schemes(request: SurveyRequest, engine: Engine, hooks: Hooks) -> Survey:

@@ -8,8 +8,9 @@ import click
 
 from ..app import run
 from ..app.actions.plans import Keep
+from ..app.report import write_report
 from ..app.requests import DedupeRequest, PlanRequest
-from ..app.settings import Input
+from ..app.settings import Input, Source
 from ..core.closure import DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
 from ..core.groups import Clustering
@@ -150,6 +151,15 @@ PLAN_OPTIONS = [
         CHECK_OPTION,
         *PLAN_OPTIONS,
         click.option(
+            "--report",
+            metavar="FILE",
+            default=None,
+            callback=writable_file,
+            help="Also write a self-contained HTML page to browse the run: its summary, the "
+            "cosines against the threshold, the scheme's S-curve, and the clusters, each "
+            "member explained and diffed against the one kept (and the plan, with --plan).",
+        ),
+        click.option(
             "--index",
             metavar="DB",
             default=None,
@@ -196,6 +206,7 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
             verb="deduplicated" if request.index else "read",
             plan=request.plan_request,
             check=request.check_pairs,
+            page=None if request.report is None else (request.report, request.source),
         )
 
 
@@ -207,17 +218,20 @@ def report(
     verb: str,
     plan: PlanRequest | None,
     check: bool,
+    page: tuple[str, Source] | None = None,
 ) -> None:
     """What dedupe and index dedupe end with: the clusters or pairs where ``output`` says, the
-    summary (``verb``: what was done with the documents), the plan asked for, and exit 3 with
-    ``check`` when a pair is flagged."""
+    summary (``verb``: what was done with the documents), the plan asked for, the report
+    ``page`` (its file, and what the run read), and exit 3 with ``check`` when a pair is
+    flagged."""
     fmt = output.resolve(sys.stdout)
     if plan is not None:
         result = run.kept_by_rule(result, plan)
     with opened(output.path) as out:
         emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)
     messages.dedupe_summary(result, verb)
-    if plan is not None:
-        run.write_plan(result, plan, messages)
+    document = None if plan is None else run.write_plan(result, plan, messages)
+    if page is not None:
+        write_report(result, page[1], page[0], messages, plan=document)
     if check and len(result.pairs):
         exit_with(ExitCode.DUPLICATES_FOUND)

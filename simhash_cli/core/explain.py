@@ -267,7 +267,10 @@ def word_diff(a: str, b: str) -> list[Segment]:
     segments: list[Segment] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         op: Op = tag  # difflib's four tags
-        segments.append(Segment(op, "".join(units_a[i1:i2]), "".join(units_b[j1:j2])))
+        text_a, text_b = "".join(units_a[i1:i2]), "".join(units_b[j1:j2])
+        if not text_a.split() and not text_b.split():
+            op = "equal"  # spaces alone (a text of no word) are no change either
+        segments.append(Segment(op, text_a, text_b))
     return segments
 
 
