@@ -37,7 +37,7 @@ def jsonl(text: str) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- help and version
 
 
-@pytest.mark.parametrize("command", [[], ["fingerprint"], ["compare"], ["dedupe"]])
+@pytest.mark.parametrize("command", [[], ["fingerprint"], ["compare"], ["explain"], ["dedupe"]])
 def test_help(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0

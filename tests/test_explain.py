@@ -23,6 +23,7 @@ from simhash_cli.core.explain import explain, shared_blocks, word_diff
 from simhash_cli.errors import ExitCode
 
 from conftest import SAMPLE
+from terminal import on_a_terminal, screen_of
 
 
 def run(*args: str, input: str | None = None) -> Result:
@@ -178,3 +179,30 @@ def test_hostile_names_and_texts_reach_a_pipe_as_visible_escapes(tmp_path: Path)
     )  # fmt: skip
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
     assert "\\x1b]0;owned\\x07" in done.stdout and "\\x1b[2J" in done.stdout
+
+
+def test_on_a_terminal_with_stdout_to_a_file_the_data_is_json_and_the_screen_clear(
+    tmp_path: Path,
+) -> None:
+    """The installed command, stderr on a terminal and stdout to a file: the file holds the
+    record (not a table drawn for the terminal), and the terminal nothing at all."""
+    out = tmp_path / "out.json"
+    with out.open("wb") as handle:
+        code, shown = on_a_terminal(
+            [
+                "explain",
+                str(SAMPLE / "volcano-report.txt"),
+                str(SAMPLE / "volcano-report-wire.txt"),
+            ],
+            handle.fileno(),
+        )
+    assert code == ExitCode.OK
+    assert screen_of(shown, 100) == []
+    assert json.loads(out.read_text())["cosine"] == pytest.approx(0.984367462372)
+    code, shown = on_a_terminal(
+        ["explain", str(SAMPLE / "volcano-report.txt"), str(SAMPLE / "volcano-report-wire.txt")],
+        None,
+    )
+    screen = " ".join(screen_of(shown, 100))
+    assert code == ExitCode.OK and "Features that carry the cosine" in screen
+    assert "Differences: A only, B only" in screen
