@@ -176,6 +176,11 @@ def test_a_report_over_an_input_or_without_jinja2_is_refused(
     shutil.copytree(SAMPLE, corpus)
     over = run("dedupe", str(corpus), "--report", str(corpus / "volcano-report.txt"))
     assert over.exit_code == ExitCode.USAGE and "report" in over.stderr
+    monkeypatch.chdir(tmp_path)
+    for option in ("--report", "--plan"):
+        dash = run("dedupe", str(corpus), option, "-")
+        assert dash.exit_code == ExitCode.USAGE and "standard output carries" in dash.stderr
+        assert not (tmp_path / "-").exists()
     monkeypatch.setitem(sys.modules, "jinja2", None)
     missing = run("dedupe", str(corpus), "--report", str(tmp_path / "r.html"))
     assert missing.exit_code != ExitCode.OK

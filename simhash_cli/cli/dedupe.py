@@ -37,7 +37,7 @@ from .options import (
     source_group,
     threshold_option,
 )
-from .outputs import REPORT_OUTPUT, quiet_option, writable_file
+from .outputs import REPORT_OUTPUT, quiet_option, side_file
 
 __all__ = ["dedupe_command"]
 
@@ -96,7 +96,7 @@ PLAN_OPTIONS = [
         "--plan",
         metavar="FILE",
         default=None,
-        callback=writable_file,
+        callback=side_file,
         help="Also write what would be done with each cluster to FILE (JSON): the file kept "
         "and why, the others to remove, the protected ones. Nothing is changed.",
     ),
@@ -154,7 +154,7 @@ PLAN_OPTIONS = [
             "--report",
             metavar="FILE",
             default=None,
-            callback=writable_file,
+            callback=side_file,
             help="Also write a self-contained HTML page to browse the run: its summary, the "
             "cosines against the threshold, the scheme's S-curve, and the clusters, each "
             "member explained and diffed against the one kept (and the plan, with --plan).",

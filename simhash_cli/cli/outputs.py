@@ -17,7 +17,7 @@ from ..io.sinks.formats import Format, Listing, Output
 from ..io.sinks.messages import Messages
 from .options import F, OptionGroup, collapse
 
-__all__ = ["OUTPUT", "REPORT_OUTPUT", "quiet_option", "writable_file"]
+__all__ = ["OUTPUT", "REPORT_OUTPUT", "quiet_option", "side_file", "writable_file"]
 
 
 def writable_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -32,6 +32,14 @@ def writable_file(ctx: click.Context, param: click.Parameter, value: str | None)
     if os.path.isdir(value):
         raise click.BadParameter(f"{value} is a directory")
     return value
+
+
+def side_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A file written beside the command's data (``--plan``, ``--report``): never standard
+    output, which carries that data; its directory writable, as for :func:`writable_file`."""
+    if value == "-":
+        raise click.BadParameter("needs a file: standard output carries the command's data")
+    return writable_file(ctx, param, value)
 
 
 def _format_option(formats: Sequence[Format]) -> Callable[[Any], Any]:
