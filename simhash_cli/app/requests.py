@@ -20,10 +20,13 @@ from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
 from ..io.places import root_of
+from ..io.sinks.dataset import Targets, sidecar_of
 from ..io.sinks.formats import Output
 from ..io.sinks.report import check_report_engine
+from ..io.sources.parquet import is_parquet
 from .actions.plans import Keep
 from .actions.steps import Action, LoadedPlan
+from .datasets import KeepBy, check_dataset
 from .engine import Need
 from .guard import Reads, refuse_overwrites, sidecars
 from .settings import EngineChoice, Input, Reading, Source
@@ -33,6 +36,7 @@ __all__ = [
     "ApplyRequest",
     "CalibrateRequest",
     "CompareRequest",
+    "DatasetRequest",
     "DedupeRequest",
     "ExplainRequest",
     "FingerprintRequest",
@@ -180,6 +184,19 @@ class ExplainRequest:
 
 
 @dataclass(frozen=True)
+class DatasetRequest:
+    """``dedupe --kept FILE`` / ``--dropped FILE``: where the records go, and the rule that
+    picks each cluster's kept one."""
+
+    source: Source
+    targets: Targets
+    keep: Keep = Keep.FIRST
+    by: KeepBy | None = None
+    rule: str = Keep.FIRST.value
+    max_line: int | None = None
+
+
+@dataclass(frozen=True)
 class PlanRequest:
     """``dedupe --plan FILE``: what would be done with each cluster, written to ``path``."""
 
@@ -228,6 +245,12 @@ class DedupeRequest:
     index: str | None = None
     report: str | None = None
     """Also write a self-contained HTML report of the run to this file."""
+    kept: str | None = None
+    """Records: write the kept ones, whole and unchanged, to this file (the input's format)."""
+    dropped: str | None = None
+    """Records: write the dropped ones, each with what it duplicates, to this file."""
+    keep_by: str | None = None
+    """Records: keep the one whose field is largest (``FIELD:max``) or smallest."""
 
     @property
     def verification(self) -> Verify:
@@ -253,6 +276,21 @@ class DedupeRequest:
         )
 
     @property
+    def dataset(self) -> DatasetRequest | None:
+        """The records to write, if any (``--kept``, ``--dropped``)."""
+        if not self.writes_dataset:
+            return None
+        by = None if self.keep_by is None else KeepBy.parse(self.keep_by)
+        return DatasetRequest(
+            self.source,
+            Targets(self.kept, self.dropped),
+            self.keep or Keep.FIRST,
+            by,
+            self.keep_rule,
+            self.reading.policy.max_bytes,
+        )
+
+    @property
     def plan_request(self) -> PlanRequest | None:
         """The action plan asked for, if any."""
         if self.plan is None:
@@ -271,9 +309,21 @@ class DedupeRequest:
         self._check_scheme()
         refuse_output_over_input(
             self.source,
-            {"output": self.output.path, "plan": self.plan, "report": self.report},
+            {
+                "output": self.output.path,
+                "plan": self.plan,
+                "report": self.report,
+                "kept": self.kept,
+                "dropped": self.dropped,
+                **{
+                    f"{name} (its metadata)": sidecar_of(path)
+                    for name, path in (("kept", self.kept), ("dropped", self.dropped))
+                    if path is not None and not is_parquet(path)
+                },
+            },
             also=() if self.index is None else sidecars(self.index),
         )
+        self._check_dataset()
         if self.report is not None:
             check_report_engine()
         self._check_plan()
@@ -332,8 +382,35 @@ class DedupeRequest:
                 parameter="blocks",
             )
 
+    @property
+    def writes_dataset(self) -> bool:
+        """Whether the kept or the dropped records are written (``--kept``, ``--dropped``)."""
+        return self.kept is not None or self.dropped is not None
+
+    @property
+    def keep_rule(self) -> str:
+        """The rule that picks each cluster's kept record, as the metadata records it."""
+        return self.keep_by or (self.keep or Keep.FIRST).value
+
+    def _check_dataset(self) -> None:
+        if self.keep_by is not None and (not self.writes_dataset or self.keep is not None):
+            raise UsageError(
+                "{keep_by} picks the kept record for {kept} or {dropped}, instead of {keep}",
+                parameters=("keep_by", "kept", "dropped", "keep"),
+            )
+        if self.writes_dataset:
+            if self.plan is not None or self.index is not None:
+                raise UsageError(
+                    "{kept} and {dropped} go without {plan} and {index}",
+                    parameters=("kept", "dropped", "plan", "index"),
+                )
+            check_dataset(self.source, {"kept": self.kept, "dropped": self.dropped}, self.keep)
+        if self.keep_by is not None:
+            KeepBy.parse(self.keep_by)
+
     def _check_plan(self) -> None:
-        if self.plan is None and (self.protect or self.keep is not None):
+        loose_keep = self.keep is not None and not self.writes_dataset
+        if self.plan is None and (self.protect or loose_keep):
             raise UsageError(
                 "{keep} and {protect} go with {plan} FILE", parameters=("keep", "protect", "plan")
             )

@@ -8,8 +8,9 @@ import click
 
 from ..app import run
 from ..app.actions.plans import Keep
+from ..app.datasets import kept_by, write_dataset
 from ..app.report import write_report
-from ..app.requests import DedupeRequest, PlanRequest
+from ..app.requests import DatasetRequest, DedupeRequest, PlanRequest
 from ..app.settings import Input, Source
 from ..core.closure import DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
@@ -106,7 +107,8 @@ PLAN_OPTIONS = [
         default=None,
         callback=as_enum(Keep),
         help="With --plan: which file of a cluster is kept (the path breaks ties) "
-        f"[default: {Keep.OLDEST.value}].",
+        f"[default: {Keep.OLDEST.value}]. With --kept or --dropped: which record, first in "
+        "input order or with the longest text [default: first].",
     ),
     protect_option(
         "With --plan: PATH (a file, or the files under a directory) is never marked for "
@@ -150,6 +152,32 @@ PLAN_OPTIONS = [
         ),
         CHECK_OPTION,
         *PLAN_OPTIONS,
+        click.option(
+            "--kept",
+            metavar="FILE",
+            default=None,
+            callback=side_file,
+            help="With --texts or --vectors FILE: write the records kept (those in no cluster "
+            "and each cluster's kept one) to FILE, whole and unchanged, in input order and "
+            "in the input's format (JSON Lines or Parquet); the counts and settings go in its "
+            "metadata (FILE.simhash.json beside JSON Lines).",
+        ),
+        click.option(
+            "--dropped",
+            metavar="FILE",
+            default=None,
+            callback=side_file,
+            help="With --texts or --vectors FILE: write the records dropped as near-duplicates "
+            "to FILE, each with what it duplicates, their cosine and the cluster (a simhash "
+            "key, or simhash_* columns).",
+        ),
+        click.option(
+            "--keep-by",
+            metavar="FIELD:max|min",
+            default=None,
+            help="With --kept or --dropped: each cluster keeps the record whose FIELD is "
+            "largest (or smallest), e.g. quality:max; records without one come last.",
+        ),
         click.option(
             "--report",
             metavar="FILE",
@@ -207,6 +235,7 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
             plan=request.plan_request,
             check=request.check_pairs,
             page=None if request.report is None else (request.report, request.source),
+            dataset=request.dataset,
         )
 
 
@@ -219,19 +248,32 @@ def report(
     plan: PlanRequest | None,
     check: bool,
     page: tuple[str, Source] | None = None,
+    dataset: DatasetRequest | None = None,
 ) -> None:
     """What dedupe and index dedupe end with: the clusters or pairs where ``output`` says, the
     summary (``verb``: what was done with the documents), the plan asked for, the report
-    ``page`` (its file, and what the run read), and exit 3 with ``check`` when a pair is
-    flagged."""
+    ``page`` (its file, and what the run read), the ``dataset`` records, and exit 3 with
+    ``check`` when a pair is flagged."""
     fmt = output.resolve(sys.stdout)
     if plan is not None:
         result = run.kept_by_rule(result, plan)
+    if dataset is not None:
+        result = kept_by(result, dataset.source, dataset.keep, dataset.by)
     with opened(output.path) as out:
         emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)
     messages.dedupe_summary(result, verb)
     document = None if plan is None else run.write_plan(result, plan, messages)
     if page is not None:
         write_report(result, page[1], page[0], messages, plan=document)
+    if dataset is not None:
+        tally = write_dataset(
+            result,
+            dataset.source,
+            dataset.targets,
+            messages,
+            rule=dataset.rule,
+            max_line=dataset.max_line,
+        )
+        messages.dataset_summary(tally, dataset.targets)
     if check and len(result.pairs):
         exit_with(ExitCode.DUPLICATES_FOUND)

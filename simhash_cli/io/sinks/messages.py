@@ -29,6 +29,7 @@ from ...core.events import Event, Excluded, Progress, Skipped, Warned
 from ...core.groups import Clustering
 from ...core.minhash import least_jaccard
 from ...core.search import DedupeResult
+from .dataset import Tally, Targets
 from .formats import counted
 from .records import budget_advice, skip_counts
 from .visible import visible
@@ -194,6 +195,17 @@ class Messages:
         if documents == 0:
             why = "each was skipped or left out (see above)" if passed_over else "none was found"
             self.info(Text(f"note: no document was read: {why}", style="yellow"))
+
+    def dataset_summary(self, tally: Tally, targets: Targets) -> None:
+        """``kept 7 of 10 records in out.jsonl (2 dropped as near-duplicates, 1 skipped)``."""
+        where = f" in {visible(targets.kept)}" if targets.kept else ""
+        dropped = f" to {visible(targets.dropped)}" if targets.dropped else ""
+        malformed = f", {tally.malformed:,} of them malformed" if tally.malformed else ""
+        self.info(
+            f"kept {tally.kept:,} of {counted(tally.read, 'record')}{where}: "
+            f"{tally.dropped:,} dropped as near-duplicates{dropped}, {tally.skipped:,} "
+            f"skipped{malformed}"
+        )
 
     def apply_summary(self, statuses: Counter[str], *, executed: bool, journal: str | None) -> None:
         """``3 done, 1 refused; journal: plan.json.journal`` or the dry run's equivalent."""

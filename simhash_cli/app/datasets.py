@@ -1,0 +1,203 @@
+"""``dedupe --texts FILE --kept OUT``: the dataset without its near-duplicates.
+
+Each cluster keeps one record, the one its rule prefers (``--keep first``, the default, keeps
+the earliest in input order; ``--keep longest`` the longest text; ``--keep-by FIELD:max`` the
+largest value of a field), and every other member is dropped as a near-duplicate of it. The
+input is then read again and copied (:mod:`simhash_cli.io.sinks.dataset`): the kept records
+whole and unchanged, the dropped ones, if asked, with what each duplicated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..core.corpus import given_ids
+from ..core.search import DedupeResult, group_pairs_of
+from ..errors import BadValueError, InputError, UsageError
+from ..io.sinks.dataset import Copied, Fate, Tally, Targets, copy_records
+from ..io.sources import parquet
+from ..io.sources.records import _open_text, bounded_lines, parse_lines
+from .actions.plans import Keep
+from .hooks import Hooks
+from .settings import Input, Source
+
+__all__ = ["KeepBy", "check_dataset", "kept_by", "write_dataset"]
+
+
+@dataclass(frozen=True)
+class KeepBy:
+    """``--keep-by FIELD:max|min``: the record whose top-level ``field`` is largest (smallest)
+    is kept; records without a number there come last, input order breaks ties."""
+
+    field: str
+    largest: bool = True
+
+    @classmethod
+    def parse(cls, text: str) -> KeepBy:
+        """Raises: BadValueError: not FIELD:max or FIELD:min."""
+        name, _, way = text.rpartition(":")
+        if not name or way not in ("max", "min"):
+            raise BadValueError(
+                f"{text!r}: expected FIELD:max or FIELD:min, e.g. quality:max", parameter="keep_by"
+            )
+        return cls(name, way == "max")
+
+    def __str__(self) -> str:
+        return f"{self.field}:{'max' if self.largest else 'min'}"
+
+
+def check_dataset(source: Source, outputs: dict[str, str | None], keep: Keep | None) -> None:
+    """Raises: UsageError: records that cannot be read again and copied, a rule for files, or
+    an output in another format than the input's."""
+    if source.kind not in (Input.TEXTS, Input.VECTORS) or source.location in (None, "-"):
+        raise UsageError(
+            "{kept} and {dropped} copy records: give {texts} or {vectors} FILE (a file: it is "
+            "read again to copy them)",
+            parameters=("kept", "dropped", "texts", "vectors"),
+        )
+    if keep is not None and keep not in (Keep.FIRST, Keep.LONGEST):
+        raise BadValueError(
+            f"--keep {keep.value} is a rule for files; records are kept by first, longest or "
+            "--keep-by FIELD:max",
+            parameter="keep",
+        )
+    parquet_in = parquet.is_parquet(source.location)
+    for name, path in outputs.items():
+        if path is not None and parquet.is_parquet(path) != parquet_in:
+            form = "Parquet (.parquet)" if parquet_in else "JSON Lines (not .parquet)"
+            raise BadValueError(
+                f"{path}: the records are written as they came, in {form}", parameter=name
+            )
+
+
+def kept_by(result: DedupeResult, source: Source, keep: Keep, by: KeepBy | None) -> DedupeResult:
+    """The clusters made around the record each keeps by the rule (first in input order, the
+    longest text, or the ``by`` field's extreme)."""
+    docs = result.corpus
+    n = len(docs)
+    if by is None and keep is Keep.FIRST:
+        key: NDArray[np.float64] = np.zeros(n)
+    else:
+        values = _values(source, docs.ids, by)
+        key = -values if by is None or by.largest else values
+        key = np.where(np.isnan(key), np.inf, key)  # no value: last
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), key))] = np.arange(n, dtype=np.int64)
+    groups = group_pairs_of(result.pairs, n, result.config, rank=rank, components=result.clusters)
+    return dataclasses.replace(result, groups=groups)
+
+
+def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.float64]:
+    """Each document's text length (``by`` None) or its record's ``by`` field (NaN: none)."""
+    location = source.location or "-"
+    kind = "texts" if source.kind is Input.TEXTS else "vectors"
+    wanted = {doc_id: row for row, doc_id in enumerate(ids)}
+    values = np.full(len(ids), np.nan)
+    column = "text" if by is None else by.field
+    seen: set[str] = set()
+    for doc_id, got in _field_of_records(location, kind, column):
+        row = wanted.get(doc_id)
+        if row is None or doc_id in seen:  # a later record of one id was left out
+            continue
+        seen.add(doc_id)
+        if by is None and isinstance(got, str):
+            values[row] = len(got)
+        elif by is not None and isinstance(got, (int, float)) and not isinstance(got, bool):
+            values[row] = float(got)
+    return values
+
+
+def _field_of_records(location: str, kind: str, column: str) -> Iterator[tuple[str, Any]]:
+    """(id, the value of ``column``) of each record, named as the readers name them."""
+    if parquet.is_parquet(location):
+        import pyarrow.parquet as pq
+
+        file = pq.ParquetFile(location)
+        present = file.schema_arrow.names
+        wanted = [name for name in ("id", column) if name in present]
+        first = 1
+        for group in range(file.num_row_groups):
+            table = file.read_row_group(group, wanted)
+            names = table.column("id").to_pylist() if "id" in wanted else [None] * table.num_rows
+            values = table.column(column).to_pylist() if column in wanted else [None] * len(names)
+            for row, (raw, value) in enumerate(zip(names, values, strict=True), start=first):
+                yield (f"{location}:{row}" if raw is None else str(raw)), value
+            first += table.num_rows
+        return
+    with _open_text(location) as handle:
+        for lineno, line in enumerate(bounded_lines(handle, None), start=1):
+            if line is None or not line.strip():
+                continue
+            records = parse_lines([line], location, lineno, kind, lambda error: None)
+            if records:
+                value = json.loads(line)
+                yield records[0].id, value.get(column) if isinstance(value, dict) else None
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("simhash-cli")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        return "unknown"
+
+
+def write_dataset(
+    result: DedupeResult,
+    source: Source,
+    targets: Targets,
+    hooks: Hooks,
+    *,
+    rule: str,
+    max_line: int | None,
+) -> Tally:
+    """Copy the kept records (and the dropped ones) of ``source`` where ``targets`` say, with
+    the run's counts and settings in each output's metadata.
+
+    Raises:
+        InputError: the input cannot be read again (standard input), or changed since.
+    """
+    location = source.location
+    if location in (None, "-"):
+        raise InputError("{kept} and {dropped} read the records again: give them in a file",
+                         parameters=("kept", "dropped"))  # fmt: skip
+    docs, groups = result.corpus, result.groups
+    ids = given_ids(docs.ids)
+    dropped: dict[str, Fate] = {}
+    for number, members in enumerate(groups.clusters):
+        kept_row = int(groups.representative[number])
+        for m in members.tolist():
+            if m != kept_row:
+                cosine = float(groups.cosine[m])
+                dropped[docs.ids[m]] = Fate(
+                    ids[kept_row], None if np.isnan(cosine) else round(cosine, 12), number
+                )
+    kept = {doc_id for doc_id in docs.ids if doc_id not in dropped}
+    malformed = sum(1 for s in docs.skipped if s.kind == "malformed")
+    tally = Tally(len(docs) + len(docs.skipped), len(kept), len(dropped), len(docs.skipped),
+                  malformed)  # fmt: skip
+    metadata = {
+        "tool": f"simhash-cli {_version()}",
+        "input": location,
+        "counts": tally.record(),
+        **docs.settings.names(),
+        "threshold": result.config.threshold,
+        "scheme": result.scheme.label(docs.settings.bits),
+        "verify": result.config.verify.value,
+        "clustering": groups.kind.value,
+        "keep": rule,
+    }
+    kind = "texts" if source.kind is Input.TEXTS else "vectors"
+    with hooks.status(f"writing the {len(kept):,} kept records"):
+        copied: Copied = copy_records(
+            location, kind, kept, dropped, dataclasses.replace(targets, metadata=metadata), max_line
+        )
+    assert (copied.kept, copied.dropped) == (tally.kept, tally.dropped)
+    return tally

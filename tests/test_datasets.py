@@ -1,0 +1,239 @@
+"""``dedupe --texts FILE --kept OUT --dropped OUT``: the dataset without its near-duplicates.
+Every kept record is its input line byte for byte (JSON Lines) or its row field for field
+(Parquet); every dropped one has a kept near-duplicate at or above the threshold; kept +
+dropped + skipped = read, in the summary and in the output's metadata."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner, Result
+
+from simhash_cli.cli import main
+from simhash_cli.core.corpus import corpus_from_texts
+from simhash_cli.core.cosines import cosine_pairs
+from simhash_cli.errors import ExitCode, InputError
+from simhash_cli.io.sinks.dataset import Targets, copy_records, sidecar_of
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def dataset(n_families: int = 60, copies: int = 3, seed: int = 1) -> list[dict[str, object]]:
+    """Families of near-copies (a word or two edited) among unrelated texts, shuffled."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{k}" for k in range(5_000)]
+    records: list[dict[str, object]] = []
+    for family in range(n_families):
+        base = [words[i] for i in rng.integers(0, len(words), 80)]
+        for copy in range(copies):
+            text = list(base)
+            for _ in range(copy):
+                text[int(rng.integers(0, 80))] = f"edit{family}x{copy}"
+            records.append({"text": " ".join(text), "quality": float(rng.random()),
+                            "meta": {"family": family, "copy": copy, "é": "ü"}})  # fmt: skip
+    for _ in range(40):
+        records.append({"text": " ".join(words[i] for i in rng.integers(0, 5_000, 60))})
+    order = rng.permutation(len(records))
+    out = [records[i] for i in order]
+    for k, record in enumerate(out):
+        if k % 3:
+            record["id"] = k if k % 2 else f"r{k}"  # integer and string ids, some missing
+    return out
+
+
+def jsonl_input(path: Path, records: list[dict[str, object]]) -> list[str]:
+    """Lines with their own spacing, CRLF ends, blanks, malformed ones and an empty text."""
+    lines = []
+    for k, record in enumerate(records):
+        text = json.dumps(record, ensure_ascii=k % 2 == 0, separators=(",", ":") if k % 5 else None)
+        lines.append(text + ("\r\n" if k % 7 == 0 else "\n"))
+        if k % 50 == 0:
+            lines.append("{broken\n")
+            lines.append("\n")
+    lines.append(json.dumps({"id": "empty", "text": ""}) + "\n")
+    lines.append(json.dumps({"id": "last", "text": "no line end after me"}))
+    path.write_bytes("".join(lines).encode("utf-8"))
+    return lines
+
+
+def read_lines(path: Path) -> list[str]:
+    return path.read_bytes().decode("utf-8").splitlines(keepends=True)
+
+
+def check_dropped(
+    dropped: list[dict[str, object]], kept_texts: dict[str, str], threshold: float
+) -> None:
+    """Each dropped record names a kept one whose text is within the threshold of its own."""
+    for record in dropped:
+        fate = record["simhash"]
+        assert isinstance(fate, dict)
+        other = kept_texts[str(fate["duplicate_of"])]
+        docs = corpus_from_texts([str(record["text"]), other])
+        assert docs.weights is not None
+        cosine = float(cosine_pairs(docs.weights, np.array([[0, 1]]))[0])
+        assert cosine >= threshold - 1e-9
+        assert fate["cosine"] == pytest.approx(cosine, abs=1e-9)
+
+
+def test_kept_lines_are_the_input_lines_and_the_counts_add_up(tmp_path: Path) -> None:
+    source, kept, dropped = (
+        tmp_path / "in.jsonl",
+        tmp_path / "kept.jsonl",
+        tmp_path / "dropped.jsonl",
+    )
+    lines = jsonl_input(source, dataset())
+    done = run("dedupe", "--texts", str(source), "--kept", str(kept), "--dropped", str(dropped),
+               "--on-error", "skip", "-f", "json")  # fmt: skip
+    assert done.exit_code == ExitCode.OK, done.output
+    out = read_lines(kept)
+    # Every kept line is an input line, byte for byte (line end included), in input order.
+    at = [lines.index(line) for line in out]
+    assert at == sorted(at) and len(set(at)) == len(at)
+    assert out[-1] == lines[-1] and not out[-1].endswith("\n")  # the last, as it ended
+    meta = json.loads(Path(sidecar_of(str(kept))).read_text())
+    counts = meta["counts"]
+    summary = json.loads(done.stdout)["summary"]
+    assert counts["read"] == counts["kept"] + counts["dropped"] + counts["skipped"]
+    malformed = len(range(0, len(dataset()), 50))
+    assert counts["read"] == len(dataset()) + 2 + malformed  # and the empty one, the last
+    assert (counts["skipped"], counts["malformed"]) == (malformed + 1, malformed)
+    assert counts["kept"] == len(out) and counts["dropped"] == len(read_lines(dropped))
+    assert summary["documents"] == counts["kept"] + counts["dropped"]
+    assert counts["dropped"] == 60 * 2  # each family keeps one of its three
+    kept_records = [json.loads(line) for line in out]
+    ids = {str(r.get("id", f"{source}:{lines.index(line) + 1}")) for r, line in
+           zip(kept_records, out, strict=True)}  # fmt: skip
+    texts = {str(r.get("id")): str(r["text"]) for r in kept_records if "id" in r}
+    dropped_records = [json.loads(line) for line in read_lines(dropped)]
+    assert all(str(r["simhash"]["duplicate_of"]) in ids for r in dropped_records)
+    check_dropped([r for r in dropped_records if str(r["simhash"]["duplicate_of"]) in texts],
+                  texts, 0.9)  # fmt: skip
+    assert "kept" in done.stderr and f"of {counts['read']:,} records" in done.stderr
+
+
+def test_parquet_rows_are_kept_field_for_field_with_the_schema(tmp_path: Path) -> None:
+    records = dataset(seed=2)
+    table = pa.table({
+        "id": [f"p{k}" for k in range(len(records))],
+        "text": [r["text"] for r in records],
+        "quality": [r.get("quality") for r in records],
+        "meta": [r.get("meta") for r in records],
+    })  # fmt: skip
+    source, kept, dropped = (
+        tmp_path / "in.parquet",
+        tmp_path / "kept.parquet",
+        tmp_path / "d.parquet",
+    )
+    pq.write_table(table, source, row_group_size=37)
+    for jobs in ("1", "2"):
+        done = run("dedupe", "--texts", str(source), "--kept", str(kept), "--dropped",
+                   str(dropped), "-qq", "-j", jobs)  # fmt: skip
+        assert done.exit_code == ExitCode.OK, done.output
+        out = pq.read_table(kept)
+        assert out.schema.remove_metadata() == table.schema.remove_metadata()
+        rows = table.to_pylist()
+        assert all(row in rows for row in out.to_pylist())
+        positions = [rows.index(row) for row in out.to_pylist()]
+        assert positions == sorted(positions)
+        meta = json.loads(out.schema.metadata[b"simhash"])
+        assert meta["counts"]["kept"] == out.num_rows and meta["counts"]["dropped"] == 120
+        gone = pq.read_table(dropped)
+        assert gone.num_rows == 120 and "simhash_duplicate_of" in gone.schema.names
+        kept_ids = set(out.column("id").to_pylist())
+        assert set(gone.column("simhash_duplicate_of").to_pylist()) <= kept_ids
+
+
+@pytest.mark.parametrize("rule", ["first", "longest", "quality:max", "quality:min"])
+def test_each_cluster_keeps_the_record_its_rule_prefers(tmp_path: Path, rule: str) -> None:
+    records = dataset(n_families=20, seed=3)
+    source, kept, dropped = tmp_path / "in.jsonl", tmp_path / "k.jsonl", tmp_path / "d.jsonl"
+    source.write_text(
+        "".join(json.dumps({**r, "id": f"i{k}"}) + "\n" for k, r in enumerate(records))
+    )
+    keep = ["--keep-by", rule] if ":" in rule else ["--keep", rule]
+    done = run("dedupe", "--texts", str(source), "--kept", str(kept), "--dropped", str(dropped),
+               *keep, "-qq")  # fmt: skip
+    assert done.exit_code == ExitCode.OK, done.output
+    by_id = {f"i{k}": (k, r) for k, r in enumerate(records)}
+    families: dict[str, list[str]] = {}
+    for line in read_lines(dropped):
+        record = json.loads(line)
+        families.setdefault(str(record["simhash"]["duplicate_of"]), []).append(str(record["id"]))
+
+    def key(doc_id: str) -> float:
+        k, record = by_id[doc_id]
+        if rule == "first":
+            return k
+        if rule == "longest":
+            return -len(str(record["text"]))
+        quality = float(record["quality"])  # type: ignore[arg-type]
+        return -quality if rule.endswith("max") else quality
+
+    assert len(families) == 20
+    for kept_id, members in families.items():
+        assert all(key(kept_id) <= key(m) for m in members), (kept_id, members)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["SAMPLE", "--kept", "K.jsonl"], "give --texts or --vectors FILE"),
+        (["--texts", "-", "--kept", "K.jsonl"], "give --texts or --vectors FILE"),
+        (["--texts", "IN", "--kept", "IN"], "kept"),
+        (["--texts", "IN", "--kept", "K.parquet"], "in JSON Lines"),
+        (["--texts", "IN", "--kept", "K.jsonl", "--keep", "oldest"], "is a rule for files"),
+        (["--texts", "IN", "--keep-by", "q:max"], "--keep-by picks the kept record"),
+        (["--texts", "IN", "--kept", "K.jsonl", "--keep-by", "quality"], "FIELD:max"),
+        (["--texts", "IN", "--kept", "K.jsonl", "--dropped", "K.jsonl"], "dropped"),
+    ],
+)
+def test_what_cannot_be_written_is_refused_before_any_work(
+    tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "some words"}) + "\n")
+    named = {"IN": str(source), "SAMPLE": str(tmp_path), "K.jsonl": str(tmp_path / "k.jsonl"),
+             "K.parquet": str(tmp_path / "k.parquet")}  # fmt: skip
+    done = run("dedupe", *[named.get(a, a) for a in arguments])
+    assert done.exit_code == ExitCode.USAGE, done.output
+    assert message in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_a_sidecar_over_an_input_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "some words"}) + "\n")
+    other = tmp_path / "k.jsonl.simhash.json"
+    other.write_text(json.dumps({"id": "b", "text": "other words"}) + "\n")
+    done = run("dedupe", "--texts", str(other), "--kept", str(tmp_path / "k.jsonl"))
+    assert done.exit_code == ExitCode.USAGE and "metadata" in done.stderr
+    assert other.read_text().startswith('{"id": "b"')
+
+
+def test_an_input_that_changed_since_it_was_read_leaves_no_output(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "x"}) + "\n")
+    kept = tmp_path / "k.jsonl"
+    with pytest.raises(InputError, match="changed while it was read"):
+        copy_records(str(source), "texts", {"a", "gone"}, {}, Targets(str(kept), None), None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_the_dask_engine_keeps_the_same_bytes(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    jsonl_input(source, dataset(n_families=15, seed=4))
+    outputs = []
+    for engine in (["--engine", "local"], ["--engine", "dask", "--workers", "1"]):
+        kept = tmp_path / f"kept-{engine[1]}.jsonl"
+        done = run("dedupe", "--texts", str(source), "--kept", str(kept), "--on-error", "skip",
+                   "-qq", *engine)  # fmt: skip
+        assert done.exit_code == ExitCode.OK, done.output
+        outputs.append(kept.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 40
