@@ -150,6 +150,9 @@ def tools(n: int) -> list[tuple[str, list[str], bool]]:
          [*SIMHASH, "dedupe", "-f", "jsonl", "--texts"], True),
         ("same, --weighting tfidf",
          [*SIMHASH, "dedupe", "-f", "jsonl", "--weighting", "tfidf", "--texts"], True),
+        ("same as the first, the dataset written (--kept, --dropped)",
+         [*SIMHASH, "dedupe", "-f", "jsonl", "--kept", str(CACHE / "kept.jsonl"),
+          "--dropped", str(CACHE / "dropped.jsonl"), "--texts"], True),
         (PEER_LABELS["rensa"], [sys.executable, __file__, "--peer", "rensa"], False),
     ]  # fmt: skip
     if n <= 100_000:  # datasketch's Python loop takes minutes at a million
