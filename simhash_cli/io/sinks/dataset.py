@@ -23,13 +23,8 @@ from typing import Any
 from ...errors import InputError, MalformedLineError, OutputError
 from ..sources import parquet
 from ..sources.files import STDIN
-from ..sources.records import (
-    RecordKind,
-    UniqueIds,
-    _open_text,
-    bounded_lines,
-    parse_lines,
-)
+from ..sources.pieces import Placed
+from ..sources.records import RecordKind, _open_text, bounded_lines, parse_lines
 from .atomic import AtomicFile
 
 __all__ = ["Copied", "Fate", "Tally", "Targets", "copy_records", "sidecar_of"]
@@ -94,18 +89,6 @@ def sidecar_of(path: str) -> str:
     return path + ".simhash.json"
 
 
-class _Places(UniqueIds):
-    """Ids checked as the first reading checked them, each record's line kept."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[int] = []
-
-    def check(self, record: Any, where: str) -> None:
-        super().check(record, where)
-        self.lines.append(int(where.rpartition(":")[2]))
-
-
 def _ignore(error: MalformedLineError) -> None:
     """A malformed line: the first reading counted it (or stopped); it is copied nowhere."""
 
@@ -129,7 +112,7 @@ def copy_records(
     if parquet.is_parquet(source):
         return _copy_parquet(source, kind, kept, dropped, targets)
     copied = Copied()
-    places = _Places()
+    places = Placed()
     name = "<stdin>" if source == STDIN else source
     with ExitStack() as stack:
         kept_out = stack.enter_context(_atomic(targets.kept))
@@ -157,7 +140,7 @@ def _copy_lines(
     first: int,
     name: str,
     kind: RecordKind,
-    places: _Places,
+    places: Placed,
     kept: set[str],
     dropped: dict[str, Fate],
     kept_out: AtomicFile | None,
@@ -237,7 +220,7 @@ def _copy_parquet(
     import pyarrow.parquet as pq
 
     copied = Copied()
-    places = _Places()
+    places = Placed()
     meta = {ANNOTATION.encode(): json.dumps(targets.metadata).encode()}
     with ExitStack() as stack:
         file = pq.ParquetFile(source)

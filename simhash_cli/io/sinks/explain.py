@@ -13,7 +13,7 @@ from ...core.explain import Contribution, Explained, Segment
 from ...core.fingerprint import to_hex
 from .formats import Format, Record, counted, json_number, json_text, write_records
 from .records import settings_record
-from .tables import data_console
+from .tables import data_console, pair_numbers
 from .visible import visible
 
 __all__ = ["emit_explanation", "explanation_record"]
@@ -88,14 +88,14 @@ def emit_explanation(explained: Explained, fmt: Format, out: IO[str]) -> None:
         write_records(rows, fmt, out)
         return
     console = data_console(out)
-    numbers = Table(show_header=False, box=None)
-    numbers.add_column(style="bold", no_wrap=True)
-    numbers.add_column(overflow="fold")
-    numbers.add_row("A", Text(f"{visible(e.a)}  {record['fingerprint_a']}"))
-    numbers.add_row("B", Text(f"{visible(e.b)}  {record['fingerprint_b']}"))
-    numbers.add_row("hamming distance", f"{e.hamming} of {bits} bits")
-    numbers.add_row("estimated cosine", f"{e.estimated_cosine:.3f}  = cos(pi * h / b)")
-    numbers.add_row("true cosine", "-" if e.cosine is None else f"{e.cosine:.3f}")
+    numbers = pair_numbers(
+        (e.a, e.b),
+        (str(record["fingerprint_a"]), str(record["fingerprint_b"])),
+        e.hamming,
+        bits,
+        e.estimated_cosine,
+        e.cosine,
+    )
     numbers.add_row(
         "features",
         f"{e.shared_features:,} shared, {e.only_a:,} only in A, {e.only_b:,} only in B",

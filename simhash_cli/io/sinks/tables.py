@@ -52,6 +52,7 @@ __all__ = [
     "emit_matches",
     "emit_records",
     "emit_survey",
+    "pair_numbers",
 ]
 
 
@@ -159,14 +160,14 @@ def emit_comparison(
         differ = ((value_a ^ value_b) >> start & ((1 << width) - 1)).bit_count()
         text_a, text_b = _bit_strings(value_a, value_b, start, stop)
         bit_table.add_row(f"{start}-{stop - 1}", text_a, text_b, f"{width - differ}/{width}")
-    numbers = Table(show_header=False, box=None)
-    numbers.add_column(style="bold", no_wrap=True)
-    numbers.add_column(overflow="fold")
-    numbers.add_row("A", Text(f"{visible(comparison.a)}  {record['fingerprint_a']}"))
-    numbers.add_row("B", Text(f"{visible(comparison.b)}  {record['fingerprint_b']}"))
-    numbers.add_row("hamming distance", f"{comparison.hamming} of {bits} bits")
-    numbers.add_row("estimated cosine", f"{comparison.estimated_cosine:.3f}  = cos(pi * h / b)")
-    numbers.add_row("true cosine", _cosine_text(comparison.cosine))
+    numbers = pair_numbers(
+        (comparison.a, comparison.b),
+        (str(record["fingerprint_a"]), str(record["fingerprint_b"])),
+        comparison.hamming,
+        bits,
+        comparison.estimated_cosine,
+        comparison.cosine,
+    )
     numbers.add_row(
         "near-duplicate",
         f"{'yes' if record['near_duplicate'] else 'no'} (threshold {threshold:g})",
@@ -175,6 +176,27 @@ def emit_comparison(
     console = data_console(out)
     console.print(bit_table)
     console.print(numbers)
+
+
+def pair_numbers(
+    ids: tuple[str, str],
+    fingerprints: tuple[str, str],
+    hamming: int,
+    bits: int,
+    estimate: float,
+    cosine: float | None,
+) -> Table:
+    """Two documents' ids and fingerprints, their Hamming distance and both cosines, a row
+    each (for compare and explain, which add rows of their own)."""
+    numbers = Table(show_header=False, box=None)
+    numbers.add_column(style="bold", no_wrap=True)
+    numbers.add_column(overflow="fold")
+    for name, doc_id, fingerprint in zip("AB", ids, fingerprints, strict=True):
+        numbers.add_row(name, Text(f"{visible(doc_id)}  {fingerprint}"))
+    numbers.add_row("hamming distance", f"{hamming} of {bits} bits")
+    numbers.add_row("estimated cosine", f"{estimate:.3f}  = cos(pi * h / b)")
+    numbers.add_row("true cosine", _cosine_text(cosine))
+    return numbers
 
 
 def _comparison_rows(comparisons: Sequence[Comparison], threshold: float) -> Table:
