@@ -192,6 +192,7 @@ def test_each_cluster_keeps_the_record_its_rule_prefers(tmp_path: Path, rule: st
         (["--texts", "IN", "--keep-by", "q:max"], "--keep-by picks the kept record"),
         (["--texts", "IN", "--kept", "K.jsonl", "--keep-by", "quality"], "FIELD:max"),
         (["--texts", "IN", "--kept", "K.jsonl", "--dropped", "K.jsonl"], "dropped"),
+        (["--texts", "GLOB", "--kept", "K.jsonl"], "is not one (shards by glob"),
     ],
 )
 def test_what_cannot_be_written_is_refused_before_any_work(
@@ -200,7 +201,7 @@ def test_what_cannot_be_written_is_refused_before_any_work(
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"id": "a", "text": "some words"}) + "\n")
     named = {"IN": str(source), "SAMPLE": str(tmp_path), "K.jsonl": str(tmp_path / "k.jsonl"),
-             "K.parquet": str(tmp_path / "k.parquet")}  # fmt: skip
+             "K.parquet": str(tmp_path / "k.parquet"), "GLOB": str(tmp_path / "i*.jsonl")}  # fmt: skip
     done = run("dedupe", *[named.get(a, a) for a in arguments])
     assert done.exit_code == ExitCode.USAGE, done.output
     assert message in done.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import os
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -62,6 +63,12 @@ def check_dataset(source: Source, outputs: dict[str, str | None], keep: Keep | N
             "{kept} and {dropped} copy records: give {texts} or {vectors} FILE (a file: it is "
             "read again to copy them)",
             parameters=("kept", "dropped", "texts", "vectors"),
+        )
+    if not os.path.isfile(source.location):
+        raise UsageError(
+            f"{{kept}} and {{dropped}} copy the records of one file; {source.location} is not "
+            "one (shards by glob or URL are not copied yet)",
+            parameters=("kept", "dropped"),
         )
     if keep is not None and keep not in (Keep.FIRST, Keep.LONGEST):
         raise BadValueError(

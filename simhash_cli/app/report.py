@@ -10,6 +10,7 @@ cannot be, so its report has no diffs and says so.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -259,6 +260,9 @@ def _texts(source: Source, ids: Iterable[str], notes: list[str]) -> dict[str, st
     if source.kind is Input.TEXTS:
         if source.location in (None, STDIN):
             notes.append("records from standard input cannot be read again: no text is shown")
+            return {}
+        if not os.path.isfile(source.location):
+            notes.append(f"{source.location} is not one file: its texts are not read again")
             return {}
         found: dict[str, str] = {}
         for record in iter_records(source.location, "texts", skipping(lambda e: None, [])):
