@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-import os
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
