@@ -200,8 +200,13 @@ def test_what_cannot_be_written_is_refused_before_any_work(
 ) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"id": "a", "text": "some words"}) + "\n")
-    named = {"IN": str(source), "SAMPLE": str(tmp_path), "K.jsonl": str(tmp_path / "k.jsonl"),
-             "K.parquet": str(tmp_path / "k.parquet"), "GLOB": str(tmp_path / "i*.jsonl")}  # fmt: skip
+    named = {
+        "IN": str(source),
+        "SAMPLE": str(tmp_path),
+        "K.jsonl": str(tmp_path / "k.jsonl"),
+        "K.parquet": str(tmp_path / "k.parquet"),
+        "GLOB": str(tmp_path / "i*.jsonl"),
+    }
     done = run("dedupe", *[named.get(a, a) for a in arguments])
     assert done.exit_code == ExitCode.USAGE, done.output
     assert message in done.stderr
