@@ -118,6 +118,26 @@ def test_kept_lines_are_the_input_lines_and_the_counts_add_up(tmp_path: Path) ->
     assert "kept" in done.stderr and f"of {counts['read']:,} records" in done.stderr
 
 
+def test_annotated_holds_every_record_with_its_fate(tmp_path: Path) -> None:
+    source, kept, annotated = tmp_path / "in.jsonl", tmp_path / "k.jsonl", tmp_path / "a.jsonl"
+    lines = jsonl_input(source, dataset(n_families=20, seed=5))
+    done = run("dedupe", "--texts", str(source), "--kept", str(kept), "--annotated",
+               str(annotated), "--on-error", "skip", "-qq")  # fmt: skip
+    assert done.exit_code == ExitCode.OK, done.output
+    every = [json.loads(line) for line in read_lines(annotated)]
+    fates = [record.pop("simhash") for record in every]
+    # The records themselves, in input order, the kept ones exactly those of --kept.
+    originals = [json.loads(line) for line in lines if line.strip().startswith('{"')]
+    assert every == [r for r in originals if r in every]
+    assert [r for r, f in zip(every, fates, strict=True) if f["kept"]] == [
+        json.loads(line) for line in read_lines(kept)
+    ]
+    dropped = [f for f in fates if not f["kept"]]
+    assert len(dropped) == 40 and all(f["duplicate_of"] is not None for f in dropped)
+    clusters = {f["cluster"] for f in fates if f["kept"] and f["cluster"] is not None}
+    assert clusters == {f["cluster"] for f in dropped} and len(clusters) == 20
+
+
 def test_parquet_rows_are_kept_field_for_field_with_the_schema(tmp_path: Path) -> None:
     records = dataset(seed=2)
     table = pa.table({
@@ -131,10 +151,11 @@ def test_parquet_rows_are_kept_field_for_field_with_the_schema(tmp_path: Path) -
         tmp_path / "kept.parquet",
         tmp_path / "d.parquet",
     )
+    annotated = tmp_path / "a.parquet"
     pq.write_table(table, source, row_group_size=37)
     for jobs in ("1", "2"):
         done = run("dedupe", "--texts", str(source), "--kept", str(kept), "--dropped",
-                   str(dropped), "-qq", "-j", jobs)  # fmt: skip
+                   str(dropped), "--annotated", str(annotated), "-qq", "-j", jobs)  # fmt: skip
         assert done.exit_code == ExitCode.OK, done.output
         out = pq.read_table(kept)
         assert out.schema.remove_metadata() == table.schema.remove_metadata()
@@ -146,6 +167,16 @@ def test_parquet_rows_are_kept_field_for_field_with_the_schema(tmp_path: Path) -
         assert meta["counts"]["kept"] == out.num_rows and meta["counts"]["dropped"] == 120
         gone = pq.read_table(dropped)
         assert gone.num_rows == 120 and "simhash_duplicate_of" in gone.schema.names
+        every = pq.read_table(annotated)
+        assert every.num_rows == out.num_rows + 120
+        assert every.schema.names == [
+            *table.schema.names,
+            "simhash_kept",
+            "simhash_duplicate_of",
+            "simhash_cosine",
+            "simhash_cluster",
+        ]
+        assert every.column("simhash_kept").to_pylist().count(True) == out.num_rows
         kept_ids = set(out.column("id").to_pylist())
         assert set(gone.column("simhash_duplicate_of").to_pylist()) <= kept_ids
 
@@ -228,7 +259,9 @@ def test_an_input_that_changed_since_it_was_read_leaves_no_output(tmp_path: Path
     source.write_text(json.dumps({"id": "a", "text": "x"}) + "\n")
     kept = tmp_path / "k.jsonl"
     with pytest.raises(InputError, match="changed while it was read"):
-        copy_records(str(source), "texts", {"a", "gone"}, {}, Targets(str(kept), None), None)
+        copy_records(
+            str(source), "texts", {"a": None, "gone": None}, {}, Targets(str(kept), None), None
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
 
 

@@ -186,7 +186,10 @@ def write_dataset(
                 dropped[docs.ids[m]] = Fate(
                     ids[kept_row], None if np.isnan(cosine) else round(cosine, 12), number
                 )
-    kept = {doc_id for doc_id in docs.ids if doc_id not in dropped}
+    clustered = {
+        docs.ids[int(kept_row)]: number for number, kept_row in enumerate(groups.representative)
+    }
+    kept = {doc_id: clustered.get(doc_id) for doc_id in docs.ids if doc_id not in dropped}
     malformed = sum(1 for s in docs.skipped if s.kind == "malformed")
     tally = Tally(len(docs) + len(docs.skipped), len(kept), len(dropped), len(docs.skipped),
                   malformed)  # fmt: skip

@@ -249,6 +249,8 @@ class DedupeRequest:
     """Records: write the kept ones, whole and unchanged, to this file (the input's format)."""
     dropped: str | None = None
     """Records: write the dropped ones, each with what it duplicates, to this file."""
+    annotated: str | None = None
+    """Records: write every one, with its fate added, to this file."""
     keep_by: str | None = None
     """Records: keep the one whose field is largest (``FIELD:max``) or smallest."""
 
@@ -283,7 +285,7 @@ class DedupeRequest:
         by = None if self.keep_by is None else KeepBy.parse(self.keep_by)
         return DatasetRequest(
             self.source,
-            Targets(self.kept, self.dropped),
+            Targets(self.kept, self.dropped, self.annotated),
             self.keep or Keep.FIRST,
             by,
             self.keep_rule,
@@ -313,11 +315,10 @@ class DedupeRequest:
                 "output": self.output.path,
                 "plan": self.plan,
                 "report": self.report,
-                "kept": self.kept,
-                "dropped": self.dropped,
+                **self._dataset_outputs,
                 **{
                     f"{name} (its metadata)": sidecar_of(path)
-                    for name, path in (("kept", self.kept), ("dropped", self.dropped))
+                    for name, path in self._dataset_outputs.items()
                     if path is not None and not is_parquet(path)
                 },
             },
@@ -383,9 +384,13 @@ class DedupeRequest:
             )
 
     @property
+    def _dataset_outputs(self) -> dict[str, str | None]:
+        return {"kept": self.kept, "dropped": self.dropped, "annotated": self.annotated}
+
+    @property
     def writes_dataset(self) -> bool:
-        """Whether the kept or the dropped records are written (``--kept``, ``--dropped``)."""
-        return self.kept is not None or self.dropped is not None
+        """Whether records are written (``--kept``, ``--dropped``, ``--annotated``)."""
+        return any(path is not None for path in self._dataset_outputs.values())
 
     @property
     def keep_rule(self) -> str:
@@ -404,7 +409,7 @@ class DedupeRequest:
                     "{kept} and {dropped} go without {plan} and {index}",
                     parameters=("kept", "dropped", "plan", "index"),
                 )
-            check_dataset(self.source, {"kept": self.kept, "dropped": self.dropped}, self.keep)
+            check_dataset(self.source, self._dataset_outputs, self.keep)
         if self.keep_by is not None:
             KeepBy.parse(self.keep_by)
 

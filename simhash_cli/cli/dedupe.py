@@ -172,6 +172,14 @@ PLAN_OPTIONS = [
             "key, or simhash_* columns).",
         ),
         click.option(
+            "--annotated",
+            metavar="FILE",
+            default=None,
+            callback=side_file,
+            help="With --texts or --vectors FILE: write every record to FILE with its fate "
+            "added (kept, duplicate_of, cosine, cluster), for those who filter later.",
+        ),
+        click.option(
             "--keep-by",
             metavar="FIELD:max|min",
             default=None,

@@ -282,7 +282,7 @@ _JOBS = click.option(
     callback=_cap_jobs,
     show_default="all cores",
     help="Processes that read and tokenize files, and that parse and tokenize the records of "
-    "fingerprint --texts and --vectors (results are the same for any number).",
+    "--texts and --vectors (results are the same for any number).",
 )
 
 

@@ -47,12 +47,18 @@ class Fate:
 @dataclass(frozen=True)
 class Targets:
     """Where records go: the kept ones to ``kept``, the dropped ones (with their fate) to
-    ``dropped``; ``metadata`` is stored with each (Parquet key-value metadata, else a sidecar
-    JSON file beside it)."""
+    ``dropped``, every one with its fate to ``annotated``; ``metadata`` is stored with each
+    (Parquet key-value metadata, else a sidecar JSON file beside it)."""
 
     kept: str | None
     dropped: str | None
+    annotated: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> tuple[str | None, str | None, str | None]:
+        """The kept, dropped and annotated outputs (None: not written)."""
+        return self.kept, self.dropped, self.annotated
 
 
 @dataclass(frozen=True)
@@ -96,13 +102,15 @@ def _ignore(error: MalformedLineError) -> None:
 def copy_records(
     source: str,
     kind: RecordKind,
-    kept: set[str],
+    kept: dict[str, int | None],
     dropped: dict[str, Fate],
     targets: Targets,
     max_line: int | None,
 ) -> Copied:
-    """Copy the records of ``source`` whose id is in ``kept`` to ``targets.kept`` and those in
-    ``dropped`` to ``targets.dropped``, in input order.
+    """Copy the records of ``source`` whose id is in ``kept`` to ``targets.kept``, those in
+    ``dropped`` to ``targets.dropped``, and every one of them, its fate added, to
+    ``targets.annotated``, in input order. ``kept`` maps each kept id to its cluster (None: in
+    none).
 
     Raises:
         OutputError: an output cannot be written (what was written of it is removed).
@@ -111,63 +119,87 @@ def copy_records(
     """
     if parquet.is_parquet(source):
         return _copy_parquet(source, kind, kept, dropped, targets)
-    copied = Copied()
-    places = Placed()
     name = "<stdin>" if source == STDIN else source
     with ExitStack() as stack:
-        kept_out = stack.enter_context(_atomic(targets.kept))
-        dropped_out = stack.enter_context(_atomic(targets.dropped))
+        copier = _LineCopier(
+            kind,
+            kept,
+            dropped,
+            *(stack.enter_context(_atomic(p)) for p in targets.paths),
+        )
         with _open_text(source, newline="") as handle:
             block: list[str | None] = []
             first = 1
             for line in bounded_lines(handle, max_line):
                 block.append(line)
                 if len(block) == LINES_PER_BLOCK:
-                    _copy_lines(block, first, name, kind, places, kept, dropped, kept_out,
-                                dropped_out, copied)  # fmt: skip
+                    copier.copy(block, first, name)
                     first, block = first + len(block), []
-            _copy_lines(block, first, name, kind, places, kept, dropped, kept_out, dropped_out,
-                        copied)  # fmt: skip
-        _check(copied, kept, dropped, source)
-        for path in (targets.kept, targets.dropped):
+            copier.copy(block, first, name)
+        _check(copier.copied, kept, dropped, source)
+        for path in targets.paths:
             if path is not None:
                 _write_sidecar(sidecar_of(path), targets.metadata)
-    return copied
+    return copier.copied
 
 
-def _copy_lines(
-    block: list[str | None],
-    first: int,
-    name: str,
-    kind: RecordKind,
-    places: Placed,
-    kept: set[str],
-    dropped: dict[str, Fate],
-    kept_out: AtomicFile | None,
-    dropped_out: AtomicFile | None,
-    copied: Copied,
-) -> None:
-    start = len(places.lines)
-    records = parse_lines(block, name, first, kind, _ignore, unique=places)
-    for record, line in zip(records, places.lines[start:], strict=True):
-        text = block[line - first]
-        assert text is not None
-        if record.id in kept:
-            if kept_out is not None:
-                kept_out.write_bytes(text.encode("utf-8"))
-            copied.kept += 1
-        elif (fate := dropped.get(record.id)) is not None:
-            if dropped_out is not None:
-                value = json.loads(text)
-                value[ANNOTATION] = {
-                    "duplicate_of": fate.duplicate_of,
-                    "cosine": fate.cosine,
-                    "cluster": fate.cluster,
-                }
-                ending = text[len(text.rstrip("\r\n")) :] or "\n"
-                dropped_out.write_bytes((json.dumps(value, ensure_ascii=False) + ending).encode())
-            copied.dropped += 1
-    del places.lines[:]
+def fate_record(kept: bool, fate: Fate | None, cluster: int | None) -> dict[str, Any]:
+    """What ``--annotated`` adds to a record (``--dropped`` too, without ``kept``)."""
+    return {
+        "kept": kept,
+        "duplicate_of": None if fate is None else fate.duplicate_of,
+        "cosine": None if fate is None else fate.cosine,
+        "cluster": cluster if fate is None else fate.cluster,
+    }
+
+
+class _LineCopier:
+    """JSON Lines records, a block of lines at a time, each to the outputs its fate names."""
+
+    def __init__(
+        self,
+        kind: RecordKind,
+        kept: dict[str, int | None],
+        dropped: dict[str, Fate],
+        kept_out: AtomicFile | None,
+        dropped_out: AtomicFile | None,
+        annotated_out: AtomicFile | None,
+    ) -> None:
+        self.kind, self.kept, self.dropped = kind, kept, dropped
+        self.kept_out, self.dropped_out, self.annotated_out = kept_out, dropped_out, annotated_out
+        self.places = Placed()
+        self.copied = Copied()
+
+    def copy(self, block: list[str | None], first: int, name: str) -> None:
+        records = parse_lines(block, name, first, self.kind, _ignore, unique=self.places)
+        for record, line in zip(records, self.places.lines, strict=True):
+            text = block[line - first]
+            assert text is not None
+            if record.id in self.kept:
+                if self.kept_out is not None:
+                    self.kept_out.write_bytes(text.encode("utf-8"))
+                self.copied.kept += 1
+                annotation = fate_record(True, None, self.kept[record.id])
+            elif (fate := self.dropped.get(record.id)) is not None:
+                if self.dropped_out is not None:
+                    added = fate_record(False, fate, None)
+                    del added["kept"]
+                    self.dropped_out.write_bytes(_annotated(text, added))
+                self.copied.dropped += 1
+                annotation = fate_record(False, fate, None)
+            else:
+                continue
+            if self.annotated_out is not None:
+                self.annotated_out.write_bytes(_annotated(text, annotation))
+        del self.places.lines[:]
+
+
+def _annotated(text: str, annotation: dict[str, Any]) -> bytes:
+    """The record of the JSON line ``text`` with the ``simhash`` key added (its line end kept)."""
+    value = json.loads(text)
+    value[ANNOTATION] = annotation
+    ending = text[len(text.rstrip("\r\n")) :] or "\n"
+    return (json.dumps(value, ensure_ascii=False) + ending).encode("utf-8")
 
 
 @contextmanager
@@ -212,10 +244,15 @@ def _temporary_beside(path: str) -> Iterator[str]:
 
 
 def _copy_parquet(
-    source: str, kind: RecordKind, kept: set[str], dropped: dict[str, Fate], targets: Targets
+    source: str,
+    kind: RecordKind,
+    kept: dict[str, int | None],
+    dropped: dict[str, Fate],
+    targets: Targets,
 ) -> Copied:
     """Row group by row group: each group's rows parsed as the first reading parsed them, the
-    kept rows written with the input's schema (and the dropped ones with three more columns)."""
+    kept rows written with the input's schema, the dropped (and the annotated) ones with the
+    ``simhash_*`` columns of their fate after the input's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -225,59 +262,66 @@ def _copy_parquet(
     with ExitStack() as stack:
         file = pq.ParquetFile(source)
         schema = file.schema_arrow.with_metadata({**(file.schema_arrow.metadata or {}), **meta})
-        extra = [
-            pa.field(f"{ANNOTATION}_duplicate_of", pa.string()),
-            pa.field(f"{ANNOTATION}_cosine", pa.float64()),
-            pa.field(f"{ANNOTATION}_cluster", pa.int64()),
-        ]
-        writers: dict[str, Any] = {}
-        for role, path, shape in (
-            ("kept", targets.kept, schema),
-            ("dropped", targets.dropped, pa.schema([*schema, *extra], metadata=schema.metadata)),
-        ):
+        columns = {
+            "kept": pa.bool_(),
+            "duplicate_of": pa.string(),
+            "cosine": pa.float64(),
+            "cluster": pa.int64(),
+        }
+        shapes = {
+            "kept": (schema, ()),
+            "dropped": (schema, ("duplicate_of", "cosine", "cluster")),
+            "annotated": (schema, tuple(columns)),
+        }
+        writers: dict[str, tuple[Any, tuple[str, ...]]] = {}
+        for role, path in zip(shapes, targets.paths, strict=True):
             if path is not None:
+                base, added = shapes[role]
+                fields = [*base, *(pa.field(f"{ANNOTATION}_{c}", columns[c]) for c in added)]
                 temporary = stack.enter_context(_temporary_beside(path))
-                writers[role] = stack.enter_context(pq.ParquetWriter(temporary, shape))
+                shape = pa.schema(fields, metadata=schema.metadata)
+                writers[role] = (stack.enter_context(pq.ParquetWriter(temporary, shape)), added)
         first = 1
         for group in range(file.num_row_groups):
             rows = file.metadata.row_group(group).num_rows
-            start = len(places.lines)
             records = parquet.read_records(
                 source, kind, row_group=group, first_row=first, on_bad_line=_ignore,
                 unique=places,
             )  # fmt: skip
-            lines = places.lines[start:]
-            keep_rows = [line - first for r, line in zip(records, lines, strict=True)
-                         if r.id in kept]  # fmt: skip
-            drop = [(line - first, dropped[r.id]) for r, line in zip(records, lines, strict=True)
-                    if r.id in dropped]  # fmt: skip
+            fates: dict[str, list[tuple[int, dict[str, Any]]]] = {"kept": [], "dropped": []}
+            for record, line in zip(records, places.lines, strict=True):
+                if record.id in kept:
+                    fates["kept"].append((line - first, fate_record(True, None, kept[record.id])))
+                elif (fate := dropped.get(record.id)) is not None:
+                    fates["dropped"].append((line - first, fate_record(False, fate, None)))
             del places.lines[:]
-            copied.kept += len(keep_rows)
-            copied.dropped += len(drop)
-            if not writers or not (keep_rows or drop):
-                first += rows
-                continue
-            table = file.read_row_group(group)
-            if "kept" in writers and keep_rows:
-                writers["kept"].write_table(
-                    table.take(keep_rows).replace_schema_metadata(schema.metadata)
-                )
-            if "dropped" in writers and drop:
-                taken = table.take([row for row, _ in drop])
-                columns = [
-                    pa.array([str(f.duplicate_of) for _, f in drop], pa.string()),
-                    pa.array([f.cosine for _, f in drop], pa.float64()),
-                    pa.array([f.cluster for _, f in drop], pa.int64()),
-                ]
-                for spec, column in zip(extra, columns, strict=True):
-                    taken = taken.append_column(spec, column)
-                writers["dropped"].write_table(taken.replace_schema_metadata(schema.metadata))
+            copied.kept += len(fates["kept"])
+            copied.dropped += len(fates["dropped"])
+            if writers and (fates["kept"] or fates["dropped"]):
+                table = file.read_row_group(group)
+                chosen = {
+                    "kept": fates["kept"],
+                    "dropped": fates["dropped"],
+                    "annotated": sorted(fates["kept"] + fates["dropped"], key=lambda f: f[0]),
+                }
+                for role, (writer, added) in writers.items():
+                    if chosen[role]:
+                        taken = table.take([row for row, _ in chosen[role]])
+                        for name in added:
+                            values = [fate[name] for _, fate in chosen[role]]
+                            if name == "duplicate_of":
+                                values = [None if v is None else str(v) for v in values]
+                            field_ = pa.field(f"{ANNOTATION}_{name}", columns[name])
+                            taken = taken.append_column(field_, pa.array(values, columns[name]))
+                        writer.write_table(taken.replace_schema_metadata(schema.metadata))
             first += rows
         _check(copied, kept, dropped, source)
     return copied
 
 
-def _check(copied: Copied, kept: set[str], dropped: dict[str, Fate], source: str) -> None:
+def _check(
+    copied: Copied, kept: dict[str, int | None], dropped: dict[str, Fate], source: str
+) -> None:
     """Every record decided on was found again (else the outputs are not made)."""
     if (copied.kept, copied.dropped) != (len(kept), len(dropped)):
         raise InputError(

@@ -201,10 +201,13 @@ class Messages:
         where = f" in {visible(targets.kept)}" if targets.kept else ""
         dropped = f" to {visible(targets.dropped)}" if targets.dropped else ""
         malformed = f", {tally.malformed:,} of them malformed" if tally.malformed else ""
+        annotated = (
+            f"; each with its fate in {visible(targets.annotated)}" if targets.annotated else ""
+        )
         self.info(
             f"kept {tally.kept:,} of {counted(tally.read, 'record')}{where}: "
             f"{tally.dropped:,} dropped as near-duplicates{dropped}, {tally.skipped:,} "
-            f"skipped{malformed}"
+            f"skipped{malformed}{annotated}"
         )
 
     def apply_summary(self, statuses: Counter[str], *, executed: bool, journal: str | None) -> None:
