@@ -11,9 +11,9 @@ from rich.text import Text
 
 from ...core.explain import Contribution, Explained, Segment
 from ...core.fingerprint import to_hex
+from .console import data_console, pair_numbers
 from .formats import Format, Record, counted, json_number, json_text, write_records
 from .records import settings_record
-from .tables import data_console, pair_numbers
 from .visible import visible
 
 __all__ = ["emit_explanation", "explanation_record"]

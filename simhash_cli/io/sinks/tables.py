@@ -6,14 +6,12 @@ Each ``emit_*`` writes one command's output: Rich tables for ``table``, the reco
 
 from __future__ import annotations
 
-import errno
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO
 
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -22,6 +20,7 @@ from ...core.corpus import Corpus, concatenate
 from ...core.schemes import Survey
 from ...core.search import Comparison, DedupeResult, Matches
 from .atomic import write_bytes
+from .console import cosine_text, data_console, pair_numbers
 from .formats import Format, Listing, Record, RecordWriter, counted, json_text, write_records
 from .paths import Elided, shared_directory
 from .records import (
@@ -42,7 +41,6 @@ from .records import (
 from .visible import visible
 
 __all__ = [
-    "data_console",
     "emit_apply",
     "emit_calibration",
     "emit_comparison",
@@ -52,30 +50,7 @@ __all__ = [
     "emit_matches",
     "emit_records",
     "emit_survey",
-    "pair_numbers",
 ]
-
-
-class _DataConsole(Console):
-    """A console for a command's data: a reader gone (``| head``) is a BrokenPipeError for the
-    command to end with 141, as every other format does (Rich's own handler exits 1)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
-
-
-def data_console(out: IO[str]) -> Console:
-    """A console that writes a command's data to ``out`` (a terminal, a file or a pipe)."""
-    console = _DataConsole(file=out, highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
-        console.width = 4096
-    return console
-
-
-def _cosine_text(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
 def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]) -> None:
@@ -178,27 +153,6 @@ def emit_comparison(
     console.print(numbers)
 
 
-def pair_numbers(
-    ids: tuple[str, str],
-    fingerprints: tuple[str, str],
-    hamming: int,
-    bits: int,
-    estimate: float,
-    cosine: float | None,
-) -> Table:
-    """Two documents' ids and fingerprints, their Hamming distance and both cosines, a row
-    each (for compare and explain, which add rows of their own)."""
-    numbers = Table(show_header=False, box=None)
-    numbers.add_column(style="bold", no_wrap=True)
-    numbers.add_column(overflow="fold")
-    for name, doc_id, fingerprint in zip("AB", ids, fingerprints, strict=True):
-        numbers.add_row(name, Text(f"{visible(doc_id)}  {fingerprint}"))
-    numbers.add_row("hamming distance", f"{hamming} of {bits} bits")
-    numbers.add_row("estimated cosine", f"{estimate:.3f}  = cos(pi * h / b)")
-    numbers.add_row("true cosine", _cosine_text(cosine))
-    return numbers
-
-
 def _comparison_rows(comparisons: Sequence[Comparison], threshold: float) -> Table:
     """A against each B, one row each."""
     first = comparisons[0]
@@ -219,8 +173,8 @@ def _comparison_rows(comparisons: Sequence[Comparison], threshold: float) -> Tab
         table.add_row(
             Elided(comparison.b[len(prefix) :]),
             str(comparison.hamming),
-            _cosine_text(comparison.estimated_cosine),
-            _cosine_text(comparison.cosine),
+            cosine_text(comparison.estimated_cosine),
+            cosine_text(comparison.cosine),
             Text("near-duplicate", style="bold") if comparison.reaches(threshold) else "",
         )
     return table
@@ -311,8 +265,8 @@ def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
             shown(pair["a"]),
             shown(pair["b"]),
             str(pair["hamming"]),
-            _cosine_text(pair["estimated_cosine"]),
-            _cosine_text(pair["cosine"]),
+            cosine_text(pair["estimated_cosine"]),
+            cosine_text(pair["cosine"]),
         )
     return table
 
@@ -345,7 +299,7 @@ def _cluster_table(result: DedupeResult, prefix: str, under: str) -> Table:
                 str(number) if place == 0 else "",
                 str(len(ordered)) if place == 0 else "",
                 Elided(ids[m][len(prefix) :], style="bold" if place == 0 else ""),
-                "kept" if place == 0 else _cosine_text(float(members.cosine[m])),
+                "kept" if place == 0 else cosine_text(float(members.cosine[m])),
                 end_section=place == len(ordered) - 1,
             )
     if any(math.isnan(value) for value in members.cosine[_clustered(result)].tolist()):
@@ -429,7 +383,7 @@ def emit_matches(
             Text(visible(str(record["query"]))),
             Text(visible(str(record["match"]))),
             str(record["hamming"]),
-            _cosine_text(record["estimated_cosine"]),
+            cosine_text(record["estimated_cosine"]),
         )
     data_console(out).print(table)
 

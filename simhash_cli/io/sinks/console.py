@@ -1,0 +1,59 @@
+"""Where a command's data meets Rich: the console it is written with (a reader gone is a
+broken pipe, a file or a pipe is never folded) and the pieces that several tables share."""
+
+from __future__ import annotations
+
+import errno
+import math
+from typing import IO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .visible import visible
+
+__all__ = ["cosine_text", "data_console", "pair_numbers"]
+
+
+class _DataConsole(Console):
+    """A console for a command's data: a reader gone (``| head``) is a BrokenPipeError for the
+    command to end with 141, as every other format does (Rich's own handler exits 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+def data_console(out: IO[str]) -> Console:
+    """A console that writes a command's data to ``out`` (a terminal, a file or a pipe)."""
+    console = _DataConsole(file=out, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
+        console.width = 4096
+    return console
+
+
+def cosine_text(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def pair_numbers(
+    ids: tuple[str, str],
+    fingerprints: tuple[str, str],
+    hamming: int,
+    bits: int,
+    estimate: float,
+    cosine: float | None,
+) -> Table:
+    """Two documents' ids and fingerprints, their Hamming distance and both cosines, a row
+    each (for compare and explain, which add rows of their own)."""
+    numbers = Table(show_header=False, box=None)
+    numbers.add_column(style="bold", no_wrap=True)
+    numbers.add_column(overflow="fold")
+    for name, doc_id, fingerprint in zip("AB", ids, fingerprints, strict=True):
+        numbers.add_row(name, Text(f"{visible(doc_id)}  {fingerprint}"))
+    numbers.add_row("hamming distance", f"{hamming} of {bits} bits")
+    numbers.add_row("estimated cosine", f"{estimate:.3f}  = cos(pi * h / b)")
+    numbers.add_row("true cosine", cosine_text(cosine))
+    return numbers
