@@ -400,8 +400,9 @@ class DedupeRequest:
     def _check_dataset(self) -> None:
         if self.keep_by is not None and (not self.writes_dataset or self.keep is not None):
             raise UsageError(
-                "{keep_by} picks the kept record for {kept} or {dropped}, instead of {keep}",
-                parameters=("keep_by", "kept", "dropped", "keep"),
+                "{keep_by} picks the kept record for {kept}, {dropped} or {annotated}, instead "
+                "of {keep}",
+                parameters=("keep_by", "kept", "dropped", "annotated", "keep"),
             )
         if self.writes_dataset:
             if self.plan is not None or self.index is not None:

@@ -107,8 +107,8 @@ PLAN_OPTIONS = [
         default=None,
         callback=as_enum(Keep),
         help="With --plan: which file of a cluster is kept (the path breaks ties) "
-        f"[default: {Keep.OLDEST.value}]. With --kept or --dropped: which record, first in "
-        "input order or with the longest text [default: first].",
+        f"[default: {Keep.OLDEST.value}]. With --kept, --dropped or --annotated: which "
+        "record, first in input order or with the longest text [default: first].",
     ),
     protect_option(
         "With --plan: PATH (a file, or the files under a directory) is never marked for "
@@ -183,8 +183,8 @@ PLAN_OPTIONS = [
             "--keep-by",
             metavar="FIELD:max|min",
             default=None,
-            help="With --kept or --dropped: each cluster keeps the record whose FIELD is "
-            "largest (or smallest), e.g. quality:max; records without one come last.",
+            help="With --kept, --dropped or --annotated: each cluster keeps the record whose "
+            "FIELD is largest (or smallest), e.g. quality:max; records without one come last.",
         ),
         click.option(
             "--report",
