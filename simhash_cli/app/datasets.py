@@ -25,6 +25,7 @@ from ..core.search import DedupeResult, group_pairs_of
 from ..errors import BadValueError, InputError, UsageError
 from ..io.sinks.dataset import Copied, Fate, Tally, Targets, copy_records
 from ..io.sources import parquet
+from ..io.sources.pieces import Placed
 from ..io.sources.records import _open_text, bounded_lines, parse_lines
 from .actions.plans import Keep
 from .hooks import Hooks
@@ -128,16 +129,20 @@ def _field_of_records(location: str, kind: str, column: str) -> Iterator[tuple[s
         import pyarrow.parquet as pq
 
         file = pq.ParquetFile(location)
-        present = file.schema_arrow.names
-        wanted = [name for name in ("id", column) if name in present]
+        present = column in file.schema_arrow.names
         first = 1
         for group in range(file.num_row_groups):
-            table = file.read_row_group(group, wanted)
-            names = table.column("id").to_pylist() if "id" in wanted else [None] * table.num_rows
-            values = table.column(column).to_pylist() if column in wanted else [None] * len(names)
-            for row, (raw, value) in enumerate(zip(names, values, strict=True), start=first):
-                yield (f"{location}:{row}" if raw is None else str(raw)), value
-            first += table.num_rows
+            # The ids as the reader names them (FILE:ROW where there is none), with their rows.
+            places = Placed()
+            records = parquet.read_records(
+                location, kind, row_group=group, first_row=first, on_bad_line=lambda error: None,
+                unique=places,
+            )  # fmt: skip
+            table = file.read_row_group(group, [column]) if present else None
+            values = table.column(column).to_pylist() if table is not None else []
+            for record, row in zip(records, places.lines, strict=True):
+                yield record.id, values[row - first] if values else None
+            first += file.metadata.row_group(group).num_rows
         return
     with _open_text(location) as handle:
         for lineno, line in enumerate(bounded_lines(handle, None), start=1):

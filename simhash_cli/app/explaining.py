@@ -12,10 +12,9 @@ from ..core.explain import PAGE_BLOCKS, Explained, explain, word_diff
 from ..core.fingerprint import to_int
 from ..core.vectorize import Weighting
 from ..errors import InputError
-from ..io.sources import iter_records
 from ..io.sources.files import read_documents
 from .hooks import Hooks
-from .records import from_vector_records, skipping
+from .records import find_records, from_vector_records
 from .requests import ExplainRequest
 from .settings import Input
 
@@ -97,12 +96,7 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
 
 def _records(location: str, kind: Any, ids: tuple[str, str], max_line: int | None) -> list[Any]:
     """The records of ``ids`` in ``location`` (A's first), read until both are found."""
-    wanted: dict[str, Any] = {}
-    for record in iter_records(location, kind, skipping(lambda event: None, []), max_line):
-        if record.id in ids and record.id not in wanted:
-            wanted[record.id] = record
-            if len(wanted) == len(set(ids)):
-                break
+    wanted = find_records(location, kind, set(ids), max_line)
     name = "standard input" if location == "-" else location
     for doc_id in ids:
         if doc_id not in wanted:

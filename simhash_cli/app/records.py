@@ -51,6 +51,7 @@ __all__ = [
     "corpus_from_text_records",
     "corpus_from_vectors",
     "count_piece",
+    "find_records",
     "fingerprint_piece",
     "from_fingerprint_records",
     "from_text_records",
@@ -167,6 +168,20 @@ def count_piece(
     return Counted(
         events, skipped, [record.id for record in records], placed.lines, counts, features
     )
+
+
+def find_records(
+    source: str, kind: RecordKind, ids: set[str], max_line: int | None = DEFAULT_MAX_BYTES
+) -> dict[str, Any]:
+    """The records of ``source`` whose id is in ``ids``, each at its first place, read until
+    all are found (malformed lines passed over: the run that read them reported them)."""
+    found: dict[str, Any] = {}
+    for record in iter_records(source, kind, skipping(lambda event: None, []), max_line):
+        if record.id in ids and record.id not in found:
+            found[record.id] = record
+            if len(found) == len(ids):
+                break
+    return found
 
 
 def skipping(on_event: OnEvent, skipped: list[Skipped]) -> Callable[[MalformedLineError], None]:

@@ -19,11 +19,11 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..core import blocking
+from ..core.ambiguity import chance_sample
 from ..core.corpus import Corpus, given_ids
 from ..core.cosines import cosine_pairs
 from ..core.explain import PAGE_BLOCKS
 from ..core.fingerprint import hamming_rows
-from ..core.schemes import background_pairs
 from ..core.search import DedupeResult
 from ..core.vectorize import Weighting, vectorize
 from ..io.sinks.atomic import atomic_output
@@ -31,12 +31,11 @@ from ..io.sinks.explain import explanation_record
 from ..io.sinks.formats import counted
 from ..io.sinks.records import summary_record
 from ..io.sinks.report import render_report
-from ..io.sources import iter_records
 from ..io.sources.files import STDIN, read_documents
 from ..io.sources.records import TextRecord
 from .explaining import explained
 from .hooks import Hooks
-from .records import skipping
+from .records import find_records
 from .settings import Input, Source
 
 __all__ = ["CHANCE_PAIRS", "MAX_TEXT", "report_model", "write_report"]
@@ -181,16 +180,11 @@ def _chance_cosines(result: DedupeResult) -> NDArray[np.float64] | None:
     rows = copies.representatives
     if rows.size < 3:
         return None
-    if rows.size * (rows.size - 1) // 2 <= CHANCE_PAIRS:
-        first, second = np.triu_indices(rows.size, k=1)  # every pair, once
-    else:
-        first, second = background_pairs(rows.size, pairs=CHANCE_PAIRS)
-    sample = np.stack((rows[first], rows[second]), axis=1)
-    group = np.full(len(docs), -1, dtype=np.int64)
+    # Each cluster one label, each document in none a label of its own.
+    group = np.arange(len(docs), dtype=np.int64) + len(result.clusters)
     for number, members in enumerate(result.clusters):
         group[members] = number
-    apart = (group[sample[:, 0]] < 0) | (group[sample[:, 0]] != group[sample[:, 1]])
-    sample = sample[apart]
+    sample = chance_sample(rows, group, pairs=CHANCE_PAIRS, every=True)
     if docs.weights is not None and np.array_equal(np.diff(docs.weights.indptr), docs.n_features):
         cosine = cosine_pairs(docs.weights, sample)
         return cosine[np.isfinite(cosine)]
@@ -264,10 +258,7 @@ def _texts(source: Source, ids: Iterable[str], notes: list[str]) -> dict[str, st
         if not os.path.isfile(source.location):
             notes.append(f"{source.location} is not one file: its texts are not read again")
             return {}
-        found: dict[str, str] = {}
-        for record in iter_records(source.location, "texts", skipping(lambda e: None, [])):
-            if isinstance(record, TextRecord) and record.id in wanted and record.id not in found:
-                found[record.id] = record.text
-        return found
+        found = find_records(source.location, "texts", wanted)
+        return {doc_id: r.text for doc_id, r in found.items() if isinstance(r, TextRecord)}
     notes.append("vectors have no text: no diff is shown")
     return {}

@@ -24,7 +24,7 @@ from .cosines import ScoredPairs, cosine_pairs
 from .schemes import background_pairs
 from .vectorize import Weighting, apply_weighting
 
-__all__ = ["AMBIGUOUS_SHARE", "NEAR", "Ambiguity", "Spread", "ambiguity"]
+__all__ = ["AMBIGUOUS_SHARE", "NEAR", "Ambiguity", "Spread", "ambiguity", "chance_sample"]
 
 SAMPLE_PAIRS = 4_000
 MIN_DOCUMENTS = 20
@@ -96,10 +96,8 @@ def ambiguity(
     rows = copies.representatives
     if rows.size < MIN_DOCUMENTS:
         return None
-    first, second = background_pairs(rows.size, pairs=SAMPLE_PAIRS)
-    sample = np.stack((rows[first], rows[second]), axis=1)
     group = cluster.cluster_labels(flagged.pairs, len(docs)) if labels is None else labels
-    sample = sample[group[sample[:, 0]] != group[sample[:, 1]]]
+    sample = chance_sample(rows, group)
     if not sample.shape[0]:
         return None
     now = _spread(cosine_pairs(weights, sample), weighting, threshold)
@@ -112,6 +110,26 @@ def ambiguity(
         kept = cosine_pairs(tfidf, real.pairs) >= threshold - 1e-12
         instead = _spread(cosine_pairs(tfidf, sample), Weighting.TFIDF, threshold, int(kept.sum()))
     return Ambiguity(int(sample.shape[0]), threshold, len(real), now, instead)
+
+
+def chance_sample(
+    rows: NDArray[np.int64],
+    group: NDArray[np.int64],
+    *,
+    pairs: int = SAMPLE_PAIRS,
+    every: bool = False,
+) -> NDArray[np.int64]:
+    """(k, 2) chance pairs: pairs of ``rows`` (one document of each distinct fingerprint)
+    whose ``group`` (each document's label) differs. ``pairs`` random ones
+    (:func:`~simhash_cli.core.schemes.background_pairs`), or with ``every`` each pair once when
+    there are no more than ``pairs`` of them."""
+    if every and rows.size * (rows.size - 1) // 2 <= pairs:
+        first, second = np.triu_indices(rows.size, k=1)
+    else:
+        first, second = background_pairs(rows.size, pairs=pairs)
+    sample = np.stack((rows[first], rows[second]), axis=1).astype(np.int64)
+    apart: NDArray[np.int64] = sample[group[sample[:, 0]] != group[sample[:, 1]]]
+    return apart
 
 
 def _spread(
