@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,9 +21,8 @@ from ..core.corpus import given_ids
 from ..core.search import DedupeResult, group_pairs_of
 from ..errors import BadValueError, InputError, UsageError
 from ..io.sinks.dataset import Copied, Fate, Tally, Targets, copy_records
-from ..io.sources import parquet
-from ..io.sources.pieces import Placed
-from ..io.sources.records import _open_text, bounded_lines, parse_lines
+from ..io.sources import parquet, records_and_rows
+from ..io.sources.fields import FieldPath
 from .actions.plans import Keep
 from .hooks import Hooks
 from .settings import Input, Source
@@ -36,10 +32,11 @@ __all__ = ["KeepBy", "check_dataset", "kept_by", "write_dataset"]
 
 @dataclass(frozen=True)
 class KeepBy:
-    """``--keep-by FIELD:max|min``: the record whose top-level ``field`` is largest (smallest)
-    is kept; records without a number there come last, input order breaks ties."""
+    """``--keep-by FIELD:max|min``: the record whose ``field`` (a path, as ``--text-field``
+    takes) is largest (smallest) is kept; records without a number there come last, input
+    order breaks ties."""
 
-    field: str
+    field: FieldPath
     largest: bool = True
 
     @classmethod
@@ -50,7 +47,7 @@ class KeepBy:
             raise BadValueError(
                 f"{text!r}: expected FIELD:max or FIELD:min, e.g. quality:max", parameter="keep_by"
             )
-        return cls(name, way == "max")
+        return cls(FieldPath.parse(name, "keep_by"), way == "max")
 
     def __str__(self) -> str:
         return f"{self.field}:{'max' if self.largest else 'min'}"
@@ -105,53 +102,23 @@ def kept_by(result: DedupeResult, source: Source, keep: Keep, by: KeepBy | None)
 
 def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.float64]:
     """Each document's text length (``by`` None) or its record's ``by`` field (NaN: none)."""
-    location = source.location or "-"
     kind = "texts" if source.kind is Input.TEXTS else "vectors"
     wanted = {doc_id: row for row, doc_id in enumerate(ids)}
     values = np.full(len(ids), np.nan)
-    column = "text" if by is None else by.field
+    also = () if by is None else (by.field.column,)
     seen: set[str] = set()
-    for doc_id, got in _field_of_records(location, kind, column):
-        row = wanted.get(doc_id)
-        if row is None or doc_id in seen:  # a later record of one id was left out
+    for record, fields in records_and_rows(source.location or "-", kind, source.fields, also=also):
+        row = wanted.get(record.id)
+        if row is None or record.id in seen:  # a later record of one id was left out
             continue
-        seen.add(doc_id)
-        if by is None and isinstance(got, str):
-            values[row] = len(got)
-        elif by is not None and isinstance(got, (int, float)) and not isinstance(got, bool):
+        seen.add(record.id)
+        if by is None:
+            values[row] = len(getattr(record, "text", ""))
+            continue
+        got = by.field.get(fields)
+        if isinstance(got, (int, float)) and not isinstance(got, bool):
             values[row] = float(got)
     return values
-
-
-def _field_of_records(location: str, kind: str, column: str) -> Iterator[tuple[str, Any]]:
-    """(id, the value of ``column``) of each record, named as the readers name them."""
-    if parquet.is_parquet(location):
-        import pyarrow.parquet as pq
-
-        file = pq.ParquetFile(location)
-        present = column in file.schema_arrow.names
-        first = 1
-        for group in range(file.num_row_groups):
-            # The ids as the reader names them (FILE:ROW where there is none), with their rows.
-            places = Placed()
-            records = parquet.read_records(
-                location, kind, row_group=group, first_row=first, on_bad_line=lambda error: None,
-                unique=places,
-            )  # fmt: skip
-            table = file.read_row_group(group, [column]) if present else None
-            values = table.column(column).to_pylist() if table is not None else []
-            for record, row in zip(records, places.lines, strict=True):
-                yield record.id, values[row - first] if values else None
-            first += file.metadata.row_group(group).num_rows
-        return
-    with _open_text(location) as handle:
-        for lineno, line in enumerate(bounded_lines(handle, None), start=1):
-            if line is None or not line.strip():
-                continue
-            records = parse_lines([line], location, lineno, kind, lambda error: None)
-            if records:
-                value = json.loads(line)
-                yield records[0].id, value.get(column) if isinstance(value, dict) else None
 
 
 def _version() -> str:
@@ -202,6 +169,7 @@ def write_dataset(
         "tool": f"simhash-cli {_version()}",
         "input": location,
         "counts": tally.record(),
+        **source.fields.names(source.kind.value),
         **docs.settings.names(),
         "threshold": result.config.threshold,
         "scheme": result.scheme.label(docs.settings.bits),
@@ -212,7 +180,13 @@ def write_dataset(
     kind = "texts" if source.kind is Input.TEXTS else "vectors"
     with hooks.status(f"writing the {len(kept):,} kept records"):
         copied: Copied = copy_records(
-            location, kind, kept, dropped, dataclasses.replace(targets, metadata=metadata), max_line
+            location,
+            kind,
+            kept,
+            dropped,
+            dataclasses.replace(targets, metadata=metadata),
+            max_line,
+            source.fields,
         )
     assert (copied.kept, copied.dropped) == (tally.kept, tally.dropped)
     return tally

@@ -16,7 +16,7 @@ from ..io.sources.files import read_documents
 from .hooks import Hooks
 from .records import find_records, from_vector_records
 from .requests import ExplainRequest
-from .settings import Input
+from .settings import Input, Source
 
 __all__ = ["MAX_DIFF_CHARS", "explain_documents", "explained"]
 
@@ -66,12 +66,12 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
     schemes = PAGE_BLOCKS if request.blocks is None else (request.blocks,)
     ids = (request.a, request.b)
     if source.kind is Input.VECTORS:
-        found = _records(source.location or "-", "vectors", ids, reading.policy.max_bytes)
+        found = _records(source, "vectors", ids, reading.policy.max_bytes)
         docs = from_vector_records(found, reading.vector_settings, hooks.event, [])
         _both(docs, ids)
         return explained(docs, (0, 1), None, schemes=schemes, top=request.top)
     if source.kind is Input.TEXTS:
-        records = _records(source.location or "-", "texts", ids, reading.policy.max_bytes)
+        records = _records(source, "texts", ids, reading.policy.max_bytes)
         texts = (records[0].text, records[1].text)
     else:
         read = {d.id: d.text for d in read_documents(ids, hooks.event, policy=reading.policy)}
@@ -94,9 +94,10 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
     return explained(docs, (0, 1), texts, schemes=schemes, top=request.top)
 
 
-def _records(location: str, kind: Any, ids: tuple[str, str], max_line: int | None) -> list[Any]:
-    """The records of ``ids`` in ``location`` (A's first), read until both are found."""
-    wanted = find_records(location, kind, set(ids), max_line)
+def _records(source: Source, kind: Any, ids: tuple[str, str], max_line: int | None) -> list[Any]:
+    """The records of ``ids`` in ``source`` (A's first), read until both are found."""
+    location = source.location or "-"
+    wanted = find_records(location, kind, set(ids), max_line, source.fields)
     name = "standard input" if location == "-" else location
     for doc_id in ids:
         if doc_id not in wanted:

@@ -34,6 +34,7 @@ from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings
 from ..errors import MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources import iter_records, read_records
+from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_MAX_BYTES
 from ..io.sources.pieces import Piece, Placed
 from ..io.sources.records import (
@@ -69,6 +70,7 @@ def corpus_from_vectors(
     skip_bad_lines: bool = False,
     include_empty: bool = False,
     max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Corpus:
     """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given.
 
@@ -78,7 +80,7 @@ def corpus_from_vectors(
     settings = Settings.of_vectors(validate_bits(bits), validate_seed(seed))
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
-    records: list[Any] = read_records(source, "vectors", on_bad_line, max_line)
+    records: list[Any] = read_records(source, "vectors", on_bad_line, max_line, fields)
     return from_vector_records(records, settings, on_event, skipped, include_empty)
 
 
@@ -93,6 +95,7 @@ def corpus_from_text_records(
     skip_bad_lines: bool = False,
     include_empty: bool = False,
     max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Corpus:
     """Read ``--texts`` JSON Lines (``{"id": ..., "text": ...}``) and treat each text as a file
     holding it would be. ``skip_bad_lines``: as for :func:`corpus_from_vectors`."""
@@ -101,7 +104,7 @@ def corpus_from_text_records(
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     # One record at a time: only the ids are kept, each text is counted and let go.
-    records: Iterator[Any] = iter_records(source, "texts", on_bad_line, max_line)
+    records: Iterator[Any] = iter_records(source, "texts", on_bad_line, max_line, fields)
     return from_text_records(records, settings, on_event, skipped, include_empty)
 
 
@@ -124,6 +127,7 @@ def fingerprint_piece(
     max_line: int | None,
     skip_bad_lines: bool,
     include_empty: bool,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Fingerprinted:
     """One piece of ``--texts`` or ``--vectors`` records parsed and fingerprinted as the whole
     input would be (each document's fingerprint depends on its own record alone)."""
@@ -131,7 +135,7 @@ def fingerprint_piece(
     skipped: list[Skipped] = []
     on_bad_line = skipping(events.append, skipped) if skip_bad_lines else None
     placed = Placed()
-    records: list[Any] = piece.parse(kind, max_line, on_bad_line, placed)
+    records: list[Any] = piece.parse(kind, max_line, on_bad_line, placed, fields)
     made = from_text_records if kind == "texts" else from_vector_records
     docs = made(records, settings, events.append, skipped, include_empty)
     docs = dataclasses.replace(docs, weights=None, features=[])
@@ -153,7 +157,11 @@ class Counted:
 
 
 def count_piece(
-    piece: Piece, tokenizer: TokenizerConfig, max_line: int | None, skip_bad_lines: bool
+    piece: Piece,
+    tokenizer: TokenizerConfig,
+    max_line: int | None,
+    skip_bad_lines: bool,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Counted:
     """The term counts of one piece of ``--texts`` records. Weighting and fingerprints wait
     for the whole corpus (tfidf takes its document frequencies from every piece); the pieces'
@@ -163,7 +171,7 @@ def count_piece(
     skipped: list[Skipped] = []
     on_bad_line = skipping(events.append, skipped) if skip_bad_lines else None
     placed = Placed()
-    records: list[Any] = piece.parse("texts", max_line, on_bad_line, placed)
+    records: list[Any] = piece.parse("texts", max_line, on_bad_line, placed, fields)
     counts, features = count_matrix((record.text for record in records), tokenizer)
     return Counted(
         events, skipped, [record.id for record in records], placed.lines, counts, features
@@ -171,12 +179,16 @@ def count_piece(
 
 
 def find_records(
-    source: str, kind: RecordKind, ids: set[str], max_line: int | None = DEFAULT_MAX_BYTES
+    source: str,
+    kind: RecordKind,
+    ids: set[str],
+    max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> dict[str, Any]:
     """The records of ``source`` whose id is in ``ids``, each at its first place, read until
     all are found (malformed lines passed over: the run that read them reported them)."""
     found: dict[str, Any] = {}
-    for record in iter_records(source, kind, skipping(lambda event: None, []), max_line):
+    for record in iter_records(source, kind, skipping(lambda event: None, []), max_line, fields):
         if record.id in ids and record.id not in found:
             found[record.id] = record
             if len(found) == len(ids):

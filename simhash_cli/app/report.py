@@ -258,7 +258,7 @@ def _texts(source: Source, ids: Iterable[str], notes: list[str]) -> dict[str, st
         if not os.path.isfile(source.location):
             notes.append(f"{source.location} is not one file: its texts are not read again")
             return {}
-        found = find_records(source.location, "texts", wanted)
+        found = find_records(source.location, "texts", wanted, fields=source.fields)
         return {doc_id: r.text for doc_id, r in found.items() if isinstance(r, TextRecord)}
     notes.append("vectors have no text: no diff is shown")
     return {}

@@ -23,6 +23,7 @@ from ..io.places import root_of
 from ..io.sinks.dataset import Targets, sidecar_of
 from ..io.sinks.formats import Output
 from ..io.sinks.report import check_report_engine
+from ..io.sources.fields import Fields
 from ..io.sources.parquet import is_parquet
 from .actions.plans import Keep
 from .actions.steps import Action, LoadedPlan
@@ -152,6 +153,10 @@ class ExplainRequest:
     """A and B are ids of this file's ``--texts`` records."""
     vectors: str | None = None
     """A and B are ids of this file's ``--vectors`` records (features only, no text)."""
+    text_field: tuple[str, ...] = ()
+    """Where the records' texts are (``text`` when empty)."""
+    id_field: str | None = None
+    """Where the records' ids are (``id`` when None)."""
     blocks: int | None = None
     """The scheme whose shared blocks are shown (None: 1, 4 and 8 blocks)."""
     top: int = 12
@@ -161,11 +166,12 @@ class ExplainRequest:
     @property
     def source(self) -> Source:
         """The records file, or the two files."""
+        fields = Fields.of(self.text_field, self.id_field)
         if self.texts is not None:
-            return Source(Input.TEXTS, location=self.texts)
+            return Source(Input.TEXTS, location=self.texts, fields=fields)
         if self.vectors is not None:
-            return Source(Input.VECTORS, location=self.vectors)
-        return Source(Input.PATHS, (self.a, self.b))
+            return Source(Input.VECTORS, location=self.vectors, fields=fields)
+        return Source(Input.PATHS, (self.a, self.b), fields=fields)
 
     def check(self) -> None:
         """Raises: UsageError: records of two kinds, a directory, or a scheme of blocks that

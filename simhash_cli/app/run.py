@@ -95,6 +95,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             skip_bad_lines=source.skip_bad_lines,
             include_empty=reading.include_empty,
             max_line=reading.policy.max_bytes,
+            fields=source.fields,
         )
     if source.kind is Input.VECTORS:
         return corpus_from_vectors(
@@ -105,6 +106,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             skip_bad_lines=source.skip_bad_lines,
             include_empty=reading.include_empty,
             max_line=reading.policy.max_bytes,
+            fields=source.fields,
         )
     docs = corpus_from_fingerprints(
         location,
@@ -224,6 +226,7 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
             reading.policy.max_bytes,
             source.skip_bad_lines,
             reading.include_empty,
+            source.fields,
         )
         for piece in pieces_of.pieces
     )
@@ -256,7 +259,7 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
     corpus :func:`~simhash_cli.app.records.corpus_from_text_records` reads in one process."""
     pieces_of = _pieces(source, reading)
     arguments = (
-        (piece, reading.tokenizer, reading.policy.max_bytes, source.skip_bad_lines)
+        (piece, reading.tokenizer, reading.policy.max_bytes, source.skip_bad_lines, source.fields)
         for piece in pieces_of.pieces
     )
     ids: list[str] = []

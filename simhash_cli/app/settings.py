@@ -19,6 +19,7 @@ from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import UsageError
+from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 
 __all__ = [
@@ -153,12 +154,26 @@ class Source:
         location: with records, their file (``-`` for standard input; a glob or a URL for the
             dask engine).
         skip_bad_lines: a malformed record is skipped with a warning instead of stopping the run.
+        fields: where the records' texts and ids are (``--text-field``, ``--id-field``).
     """
 
     kind: Input = Input.PATHS
     paths: tuple[str, ...] = ()
     location: str | None = None
     skip_bad_lines: bool = False
+    fields: Fields = DEFAULT_FIELDS
+
+    def __post_init__(self) -> None:
+        if self.fields.text != DEFAULT_FIELDS.text and self.kind is not Input.TEXTS:
+            raise UsageError(
+                "{text_field} names where the text of {texts} records is",
+                parameters=("text_field", "texts"),
+            )
+        if self.fields.id is not None and self.kind not in (Input.TEXTS, Input.VECTORS):
+            raise UsageError(
+                "{id_field} names where the id of {texts} or {vectors} records is",
+                parameters=("id_field", "texts", "vectors"),
+            )
 
     @classmethod
     def of(
@@ -167,6 +182,7 @@ class Source:
         records: dict[Input, str | None],
         *,
         skip_bad_lines: bool = False,
+        fields: Fields = DEFAULT_FIELDS,
     ) -> Source:
         """The one input given: ``paths``, or one of ``records`` (by kind, None when not
         given; the kinds a command takes).
@@ -180,8 +196,8 @@ class Source:
             raise UsageError(message, parameters=names)
         if given:
             kind, where = given[0]
-            return cls(kind, (), where, skip_bad_lines)
-        return cls(Input.PATHS, tuple(paths), None, skip_bad_lines)
+            return cls(kind, (), where, skip_bad_lines, fields)
+        return cls(Input.PATHS, tuple(paths), None, skip_bad_lines, fields)
 
     @property
     def is_records(self) -> bool:

@@ -21,7 +21,16 @@ from ..io.sinks.formats import Format
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_comparison, emit_fingerprints
 from .main import Command, exit_with
-from .options import ENGINE, collapse, own, reading_group, source_group, threshold_option
+from .options import (
+    ENGINE,
+    ID_FIELD,
+    TEXT_FIELD,
+    collapse,
+    own,
+    reading_group,
+    source_group,
+    threshold_option,
+)
 from .outputs import OUTPUT, quiet_option
 
 __all__ = ["compare_command", "explain_command", "fingerprint_command"]
@@ -147,6 +156,8 @@ def compare_command(request: CompareRequest, messages: Messages) -> None:
             help='A and B are ids of the {"id": ..., "features": {...}} records of FILE: '
             "features and blocks only, there is no text to diff.",
         ),
+        TEXT_FIELD,
+        ID_FIELD,
         click.option(
             "--blocks",
             type=click.IntRange(1),

@@ -36,6 +36,7 @@ from ..core.search import DEFAULT_MAX_PAIRS
 from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import SimhashError, UsageError
+from ..io.sources.fields import Fields
 from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
 from ..io.sources.selection import Selection
 
@@ -374,6 +375,10 @@ def source_group(
         click.option(f"--{kind.value}", metavar="FILE|-", default=None, help=texts[kind])
         for kind in kinds
     ]
+    if Input.TEXTS in kinds:
+        options.append(TEXT_FIELD)
+    if Input.TEXTS in kinds or Input.VECTORS in kinds:
+        options.append(ID_FIELD)
     options.append(
         click.option(
             "--on-error",
@@ -385,11 +390,36 @@ def source_group(
         )
     )
 
-    def build(paths: tuple[str, ...], on_error: str, **records: str | None) -> Source:
+    def build(
+        paths: tuple[str, ...],
+        on_error: str,
+        text_field: tuple[str, ...] = (),
+        id_field: str | None = None,
+        **records: str | None,
+    ) -> Source:
         given = {Input(kind): where for kind, where in records.items()}
-        return Source.of(paths, given, skip_bad_lines=on_error == "skip")
+        fields = Fields.of(text_field, id_field)
+        return Source.of(paths, given, skip_bad_lines=on_error == "skip", fields=fields)
 
     return OptionGroup("source", options, build)
+
+
+ID_FIELD = click.option(
+    "--id-field",
+    metavar="PATH",
+    default=None,
+    help="The field of each record that holds its id, a path as jq writes it "
+    "(meta.doc_id, .ids[0]); a record without it is malformed [default: id, or FILE:LINE "
+    "where a record has none].",
+)
+TEXT_FIELD = click.option(
+    "--text-field",
+    metavar="PATH",
+    multiple=True,
+    help="With --texts: the field that holds the text, a path as jq writes it (content, "
+    ".meta.body, .turns[0].text); given several times, the fields are joined by a line end "
+    "(a missing or null one left out) [default: text]. (repeatable)",
+)
 
 
 # ---------------------------------------------------------------------------- engine

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from ...errors import InputError, PathNotFoundError
 from ...io.sources import parquet
+from ...io.sources.fields import Fields
 from ...io.sources.records import (
     OnBadLine,
     Record,
@@ -54,14 +55,26 @@ class Lines:
         return self.block.name
 
     def parse(
-        self, kind: RecordKind, max_line: int | None, on_bad_line: OnBadLine, unique: UniqueIds
+        self,
+        kind: RecordKind,
+        max_line: int | None,
+        on_bad_line: OnBadLine,
+        unique: UniqueIds,
+        fields: Fields,
     ) -> list[Record]:
         """The block's records, as the file's reader gives them (line numbers included)."""
         block = self.block
         raw = read_block(block, max_line)
         lines = block_lines(raw, block.name, self.first_line, first_block=block.offset == 0)
         return parse_lines(
-            lines, block.name, self.first_line, kind, on_bad_line, max_line=max_line, unique=unique
+            lines,
+            block.name,
+            self.first_line,
+            kind,
+            on_bad_line,
+            max_line=max_line,
+            unique=unique,
+            fields=fields,
         )
 
 
@@ -75,7 +88,12 @@ class RowGroup:
     first_row: int
 
     def parse(
-        self, kind: RecordKind, max_line: int | None, on_bad_line: OnBadLine, unique: UniqueIds
+        self,
+        kind: RecordKind,
+        max_line: int | None,
+        on_bad_line: OnBadLine,
+        unique: UniqueIds,
+        fields: Fields,
     ) -> list[Record]:
         """The row group's records, as the file's reader gives them (rows numbered)."""
         return parquet.read_records(
@@ -86,6 +104,7 @@ class RowGroup:
             first_row=self.first_row,
             on_bad_line=on_bad_line,
             unique=unique,
+            fields=fields,
         )
 
 

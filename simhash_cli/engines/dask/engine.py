@@ -117,6 +117,7 @@ class DaskEngine:
                 skip_bad_lines=source.skip_bad_lines,
                 check_settings=reading.check_recorded if stored else None,
                 max_line=reading.policy.max_bytes,
+                fields=source.fields,
             )
 
 

@@ -37,6 +37,7 @@ from ...errors import (
     SettingsMismatchError,
 )
 from ...io.sources import parquet
+from ...io.sources.fields import DEFAULT_FIELDS, Fields
 from ...io.sources.files import DEFAULT_MAX_BYTES, DEFAULT_POLICY, ReadPolicy
 from ...io.sources.records import (
     IdPlaces,
@@ -169,6 +170,7 @@ class Records:
     skip_bad_lines: bool
     keep_vectors: bool
     max_line: int | None
+    fields: Fields = DEFAULT_FIELDS
 
 
 Piece = Lines | RowGroup
@@ -180,14 +182,14 @@ def _records_part(piece: Piece, records: Records) -> Part:
     events: list[Event] = []
     skipped: list[Skipped] = []
     on_bad_line = skipping(events.append, skipped) if records.skip_bad_lines else None
-    parsed = piece.parse(records.kind, records.max_line, on_bad_line, UniqueIds())
+    parsed = piece.parse(records.kind, records.max_line, on_bad_line, UniqueIds(), records.fields)
     return _part_of(parsed, events, skipped, records)
 
 
 def _places(piece: Piece, records: Records, doc_id: str) -> list[str]:
     """Where in ``piece`` the id ``doc_id`` was given (its records read again)."""
     places = IdPlaces(doc_id)
-    piece.parse(records.kind, records.max_line, lambda error: None, places)
+    piece.parse(records.kind, records.max_line, lambda error: None, places, records.fields)
     return places.places
 
 
@@ -290,20 +292,21 @@ def read_records(
     check_settings: Callable[[Settings], None] | None = None,
     block_bytes: int = BLOCK_BYTES,
     max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> OnCluster:
     """JSON Lines records (``kind``: texts, vectors or fingerprints) read by the workers a
     block of ``block_bytes`` at a time, or Parquet (``.parquet``) a row group at a time: a
     local path, a glob, or a URL that fsspec opens on the workers (s3://, gs://, https://, with
     that file system's package installed). ``check_settings`` is shown the settings of
     fingerprint records. A line longer than ``max_line`` characters is a malformed line, passed
-    over unread.
+    over unread. ``fields``: where the records' texts and ids are.
 
     Raises:
         PathNotFoundError: no such file. InputError: one that cannot be read, a malformed
         line (naming file and line), an id given twice (naming both), fingerprints made with
         different settings.
     """
-    job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line)
+    job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line, fields)
     with reported():
         if parquet.is_parquet(source):
             pieces = _parquet_pieces(source)

@@ -22,6 +22,7 @@ from typing import Any
 
 from ...errors import InputError, MalformedLineError, OutputError
 from ..sources import parquet
+from ..sources.fields import DEFAULT_FIELDS, Fields
 from ..sources.files import STDIN
 from ..sources.pieces import Placed
 from ..sources.records import RecordKind, _open_text, bounded_lines, parse_lines
@@ -106,11 +107,12 @@ def copy_records(
     dropped: dict[str, Fate],
     targets: Targets,
     max_line: int | None,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Copied:
     """Copy the records of ``source`` whose id is in ``kept`` to ``targets.kept``, those in
     ``dropped`` to ``targets.dropped``, and every one of them, its fate added, to
     ``targets.annotated``, in input order. ``kept`` maps each kept id to its cluster (None: in
-    none).
+    none); ``fields`` says where the records' ids are, as for the first reading.
 
     Raises:
         OutputError: an output cannot be written (what was written of it is removed).
@@ -118,11 +120,12 @@ def copy_records(
             is not there): nothing is written.
     """
     if parquet.is_parquet(source):
-        return _copy_parquet(source, kind, kept, dropped, targets)
+        return _copy_parquet(source, kind, kept, dropped, targets, fields)
     name = "<stdin>" if source == STDIN else source
     with ExitStack() as stack:
         copier = _LineCopier(
             kind,
+            fields,
             kept,
             dropped,
             *(stack.enter_context(_atomic(p)) for p in targets.paths),
@@ -159,19 +162,22 @@ class _LineCopier:
     def __init__(
         self,
         kind: RecordKind,
+        fields: Fields,
         kept: dict[str, int | None],
         dropped: dict[str, Fate],
         kept_out: AtomicFile | None,
         dropped_out: AtomicFile | None,
         annotated_out: AtomicFile | None,
     ) -> None:
-        self.kind, self.kept, self.dropped = kind, kept, dropped
+        self.kind, self.fields, self.kept, self.dropped = kind, fields, kept, dropped
         self.kept_out, self.dropped_out, self.annotated_out = kept_out, dropped_out, annotated_out
         self.places = Placed()
         self.copied = Copied()
 
     def copy(self, block: list[str | None], first: int, name: str) -> None:
-        records = parse_lines(block, name, first, self.kind, _ignore, unique=self.places)
+        records = parse_lines(
+            block, name, first, self.kind, _ignore, unique=self.places, fields=self.fields
+        )
         for record, line in zip(records, self.places.lines, strict=True):
             text = block[line - first]
             assert text is not None
@@ -249,6 +255,7 @@ def _copy_parquet(
     kept: dict[str, int | None],
     dropped: dict[str, Fate],
     targets: Targets,
+    fields: Fields,
 ) -> Copied:
     """Row group by row group: each group's rows parsed as the first reading parsed them, the
     kept rows written with the input's schema, the dropped (and the annotated) ones with the
@@ -277,16 +284,16 @@ def _copy_parquet(
         for role, path in zip(shapes, targets.paths, strict=True):
             if path is not None:
                 base, added = shapes[role]
-                fields = [*base, *(pa.field(f"{ANNOTATION}_{c}", columns[c]) for c in added)]
+                made = [*base, *(pa.field(f"{ANNOTATION}_{c}", columns[c]) for c in added)]
                 temporary = stack.enter_context(_temporary_beside(path))
-                shape = pa.schema(fields, metadata=schema.metadata)
+                shape = pa.schema(made, metadata=schema.metadata)
                 writers[role] = (stack.enter_context(pq.ParquetWriter(temporary, shape)), added)
         first = 1
         for group in range(file.num_row_groups):
             rows = file.metadata.row_group(group).num_rows
             records = parquet.read_records(
                 source, kind, row_group=group, first_row=first, on_bad_line=_ignore,
-                unique=places,
+                unique=places, fields=fields,
             )  # fmt: skip
             fates: dict[str, list[tuple[int, dict[str, Any]]]] = {"kept": [], "dropped": []}
             for record, line in zip(records, places.lines, strict=True):

@@ -5,12 +5,23 @@ Parquet tables (:mod:`.parquet`); :func:`read_records` is the one dispatch betwe
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from ...errors import MalformedLineError
 from . import parquet
+from .fields import DEFAULT_FIELDS, Fields
 from .files import DEFAULT_MAX_BYTES
-from .records import OnBadLine, Record, RecordKind, read_texts, read_vectors
+from .records import (
+    OnBadLine,
+    Record,
+    RecordKind,
+    _json_lines,
+    parse_value,
+    read_texts,
+    read_vectors,
+)
 
-__all__ = ["iter_records", "read_records"]
+__all__ = ["iter_records", "read_records", "records_and_rows"]
 
 
 def read_records(
@@ -18,10 +29,12 @@ def read_records(
     kind: RecordKind,
     on_bad_line: OnBadLine = None,
     max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> list[Record]:
     """The ``texts`` or ``vectors`` records of ``source``: JSON Lines (a path or ``-``, no
-    line over ``max_line`` characters), or Parquet for a ``.parquet`` name."""
-    return list(iter_records(source, kind, on_bad_line, max_line))
+    line over ``max_line`` characters), or Parquet for a ``.parquet`` name; their text (or
+    features) and id where ``fields`` says."""
+    return list(iter_records(source, kind, on_bad_line, max_line, fields))
 
 
 def iter_records(
@@ -29,11 +42,45 @@ def iter_records(
     kind: RecordKind,
     on_bad_line: OnBadLine = None,
     max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Iterator[Record]:
     """:func:`read_records` one record at a time (JSON Lines are read as they are consumed;
     a Parquet file is read whole)."""
     if parquet.is_parquet(source):
-        yield from parquet.read_records(source, kind, on_bad_line=on_bad_line)
+        yield from parquet.read_records(source, kind, on_bad_line=on_bad_line, fields=fields)
         return
     reader = read_texts if kind == "texts" else read_vectors
-    yield from reader(source, on_bad_line, max_line)
+    yield from reader(source, on_bad_line, max_line, fields)
+
+
+def records_and_rows(
+    source: str,
+    kind: RecordKind,
+    fields: Fields = DEFAULT_FIELDS,
+    *,
+    also: tuple[str, ...] = (),
+    max_line: int | None = DEFAULT_MAX_BYTES,
+) -> Iterator[tuple[Record, dict[str, Any]]]:
+    """Each well-formed record of ``source`` with the object it was read from, a line's JSON
+    object or a Parquet row (with the columns ``also`` names), for the value of a field no
+    record keeps. Malformed ones are passed over: the run that read them reported them."""
+    if parquet.is_parquet(source):
+        first = 1
+        for group, size in enumerate(parquet.row_groups(source)):
+            rows = parquet.read_rows(source, kind, fields, row_group=group, also=also)
+            yield from _well_formed(source, kind, fields, enumerate(rows, start=first))
+            first += size
+        return
+    lines = _json_lines(source, lambda error: None, max_line)
+    yield from _well_formed(source, kind, fields, ((n, v) for _, n, v in lines))
+
+
+def _well_formed(
+    source: str, kind: RecordKind, fields: Fields, rows: Iterator[tuple[int, Any]]
+) -> Iterator[tuple[Record, dict[str, Any]]]:
+    name = "<stdin>" if source == "-" else source
+    for number, row in rows:
+        try:
+            yield parse_value(kind, name, number, row, fields), row
+        except MalformedLineError:
+            continue

@@ -2,7 +2,9 @@
 
 A table with a ``text`` column (``--texts``) or a ``features`` column (``--vectors``: a map
 of feature to weight, or a list of ``{key, value}`` structs), and an optional ``id`` column
-(string or integer; a row without one is named ``FILE:ROW``, counting from 1). Each row is
+(string or integer; a row without one is named ``FILE:ROW``, counting from 1), or the
+columns ``--text-field`` and ``--id-field`` name (:mod:`.fields`; a struct column is a nested
+object). Each row is
 checked as a JSON Lines record would be (:func:`.records.parse_value`), so both formats give the
 same documents. Read a row group at a time, so the dask engine can hand row groups out.
 
@@ -17,13 +19,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...errors import InputError, MalformedLineError, ParameterError, PathNotFoundError
+from .fields import DEFAULT_FIELDS, Fields
 from .records import OnBadLine, Record, RecordKind, UniqueIds, parse_value
 
-__all__ = ["MISSING_PYARROW", "is_parquet", "read_records", "row_groups"]
+__all__ = ["MISSING_PYARROW", "is_parquet", "read_records", "read_rows", "row_groups"]
 
 MISSING_PYARROW = "reading Parquet needs pyarrow: pip install 'simhash-cli[parquet]'"
 _SUFFIXES = (".parquet", ".pq")
-_COLUMN = {"texts": "text", "vectors": "features"}
+_KINDS = ("texts", "vectors")
 
 
 def is_parquet(source: str) -> bool:
@@ -75,44 +78,23 @@ def read_records(
     first_row: int = 1,
     on_bad_line: OnBadLine = None,
     unique: UniqueIds | None = None,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> list[Record]:
     """The records of one row group (or of the whole file), rows numbered from ``first_row``;
-    ``unique`` is shown every record with its place (a fresh :class:`UniqueIds` by default).
+    ``unique`` is shown every record with its place (a fresh :class:`UniqueIds` by default);
+    ``fields`` names the columns of the text (or features) and the id.
 
     Raises:
-        InputError: not a Parquet file, or without the column ``kind`` needs; a bad row
-            (naming file and row) unless ``on_bad_line`` takes it.
+        InputError: not a Parquet file, or without a column ``kind`` and ``fields`` need; a
+            bad row (naming file and row) unless ``on_bad_line`` takes it.
     """
-    column = _COLUMN.get(kind)
-    if column is None:
-        raise ParameterError(
-            f"Parquet holds {{texts}} or {{vectors}}, not {kind}", parameters=("texts", "vectors")
-        )
     where = name or source
-    with _opened(source) as file:
-        present = file.schema_arrow.names
-        if column not in present:
-            raise InputError(
-                f"{where}: a Parquet input of --{kind} needs a {column!r} column "
-                f"(it has: {', '.join(present) or 'none'})"
-            )
-        wanted = [column] + (["id"] if "id" in present else [])
-        try:
-            table = (
-                file.read(wanted) if row_group is None else file.read_row_group(row_group, wanted)
-            )
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read {where} as Parquet: {exc}") from None
-    values = table.column(column).to_pylist()
-    ids = table.column("id").to_pylist() if "id" in wanted else [None] * len(values)
+    rows = read_rows(source, kind, fields, name=where, row_group=row_group)
     records: list[Record] = []
     unique = unique or UniqueIds()
-    for row, (doc_id, value) in enumerate(zip(ids, values, strict=True), start=first_row):
-        record: dict[str, Any] = {column: _features(value) if kind == "vectors" else value}
-        if doc_id is not None:
-            record["id"] = doc_id
+    for row, record in enumerate(rows, start=first_row):
         try:
-            parsed = parse_value(kind, where, row, record)
+            parsed = parse_value(kind, where, row, record, fields)
             unique.check(parsed, f"{where}:{row}")
             records.append(parsed)
         except MalformedLineError as error:
@@ -120,6 +102,72 @@ def read_records(
                 raise
             on_bad_line(error)
     return records
+
+
+def read_rows(
+    source: str,
+    kind: RecordKind,
+    fields: Fields = DEFAULT_FIELDS,
+    *,
+    name: str | None = None,
+    row_group: int | None = None,
+    also: tuple[str, ...] = (),
+) -> list[dict[str, Any]]:
+    """The rows of one row group (or of the whole file), each as the object a JSON Lines
+    record would be: the columns ``fields`` need for ``kind`` (a row's null ``id`` left out, so
+    that it is named by its place), and those of ``also`` that the file has.
+
+    Raises:
+        InputError: not a Parquet file, or without a column ``kind`` and ``fields`` need.
+    """
+    if kind not in _KINDS:
+        raise ParameterError(
+            f"Parquet holds {{texts}} or {{vectors}}, not {kind}", parameters=("texts", "vectors")
+        )
+    where = name or source
+    with _opened(source) as file:
+        present = file.schema_arrow.names
+        wanted = _columns(where, kind, fields, present)
+        wanted += [column for column in also if column in present and column not in wanted]
+        try:
+            table = (
+                file.read(wanted) if row_group is None else file.read_row_group(row_group, wanted)
+            )
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read {where} as Parquet: {exc}") from None
+    columns = {column: table.column(column).to_pylist() for column in wanted}
+    if kind == "vectors" and "features" in columns:
+        columns["features"] = [_features(value) for value in columns["features"]]
+    if fields.id is None and "id" in columns:
+        columns["id"] = [_ABSENT if doc_id is None else doc_id for doc_id in columns["id"]]
+    return [
+        {
+            column: value
+            for column, value in zip(columns, values, strict=True)
+            if value is not _ABSENT
+        }
+        for values in zip(*columns.values(), strict=True)
+    ]
+
+
+_ABSENT = object()
+
+
+def _columns(where: str, kind: RecordKind, fields: Fields, present: list[str]) -> list[str]:
+    """The columns to read: those ``fields`` needs for ``kind``, and the id's if present.
+
+    Raises:
+        InputError: a column that is needed and missing.
+    """
+    wanted = fields.columns(kind)
+    optional = wanted[-1] if fields.id is None else None
+    missing = [column for column in wanted if column not in present and column != optional]
+    if missing:
+        raise InputError(
+            f"{where}: a Parquet input of --{kind} needs a {missing[0]!r} column "
+            f"(it has: {', '.join(present) or 'none'})"
+        )
+    return [column for column in wanted if column in present]
 
 
 def _features(value: Any) -> Any:

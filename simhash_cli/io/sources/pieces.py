@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ...errors import InputError
 from . import parquet
+from .fields import Fields
 from .files import STDIN
 from .records import (
     OnBadLine,
@@ -55,7 +56,12 @@ class LinePiece:
     lines: list[str | None]
 
     def parse(
-        self, kind: RecordKind, max_line: int | None, on_bad_line: OnBadLine, placed: Placed
+        self,
+        kind: RecordKind,
+        max_line: int | None,
+        on_bad_line: OnBadLine,
+        placed: Placed,
+        fields: Fields,
     ) -> list[Record]:
         """The piece's records, as the file's reader gives them."""
         return parse_lines(
@@ -66,6 +72,7 @@ class LinePiece:
             on_bad_line,
             max_line=max_line,
             unique=placed,
+            fields=fields,
         )
 
 
@@ -78,7 +85,12 @@ class GroupPiece:
     first_row: int
 
     def parse(
-        self, kind: RecordKind, max_line: int | None, on_bad_line: OnBadLine, placed: Placed
+        self,
+        kind: RecordKind,
+        max_line: int | None,
+        on_bad_line: OnBadLine,
+        placed: Placed,
+        fields: Fields,
     ) -> list[Record]:
         """The row group's records, as the file's reader gives them (rows numbered)."""
         return parquet.read_records(
@@ -88,6 +100,7 @@ class GroupPiece:
             first_row=self.first_row,
             on_bad_line=on_bad_line,
             unique=placed,
+            fields=fields,
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import functools
 import io
 import json
 import sys
@@ -21,6 +22,7 @@ from typing import IO, Any, AnyStr, TypeVar
 from ...core.corpus import NumberId, Settings
 from ...core.fingerprint import from_hex
 from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
+from .fields import DEFAULT_FIELDS, MISSING, Fields
 from .files import DEFAULT_MAX_BYTES, STDIN, os_reason
 
 __all__ = [
@@ -168,13 +170,16 @@ def _json_value(name: str, lineno: int, line: str, on_bad_line: OnBadLine) -> An
         return _NOTHING
 
 
-def parse_value(kind: RecordKind, name: str, lineno: int, value: Any) -> Record:
-    """One parsed JSON value (or a row of another format, as a dict) as a ``kind`` record.
+def parse_value(
+    kind: RecordKind, name: str, lineno: int, value: Any, fields: Fields = DEFAULT_FIELDS
+) -> Record:
+    """One parsed JSON value (or a row of another format, as a dict) as a ``kind`` record, its
+    text (or features) and id where ``fields`` says.
 
     Raises:
         MalformedLineError: not such a record, naming ``name:lineno``.
     """
-    return _PARSERS[kind](name, lineno, value)
+    return _PARSERS[kind](name, lineno, value, fields)
 
 
 def block_lines(
@@ -218,11 +223,13 @@ def parse_lines(
     *,
     max_line: int | None = None,
     unique: UniqueIds | None = None,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> list[Record]:
     """The records of ``lines`` (line ``first_line`` onwards of ``name``), as the file's reader
     (:func:`read_vectors`, :func:`read_fingerprints`, :func:`read_texts`) would give them. A
     line that is None, or longer than ``max_line`` characters, was too long to be read.
-    ``unique`` is shown every record with its place (a fresh :class:`UniqueIds` by default)."""
+    ``unique`` is shown every record with its place (a fresh :class:`UniqueIds` by default);
+    ``fields`` says where the text (or features) and the id are."""
     records: list[Record] = []
     unique = unique or UniqueIds()
     for lineno, line in enumerate(lines, start=first_line):
@@ -233,7 +240,7 @@ def parse_lines(
         if value is _NOTHING:
             continue
         try:
-            record = parse_value(kind, name, lineno, value)
+            record = parse_value(kind, name, lineno, value, fields)
             unique.check(record, f"{name}:{lineno}")
             records.append(record)
         except MalformedLineError as error:
@@ -294,12 +301,18 @@ def duplicate_ids(ids: Sequence[str]) -> str | None:
     return next(doc_id for doc_id in ids if counts[doc_id] > 1)
 
 
-def _record_id(where: str, lineno: int, value: Any) -> str:
-    if "id" not in value:
-        return f"{where}:{lineno}"
-    raw = value["id"]
+def _record_id(where: str, lineno: int, value: Any, fields: Fields) -> str:
+    """The record's id: its ``id`` (or ``--id-field``), else where it is (``FILE:LINE``)."""
+    if fields.id is None:
+        if "id" not in value:
+            return f"{where}:{lineno}"
+        raw, named = value["id"], '"id"'
+    else:
+        raw, named = fields.id.get(value), f"{fields.id} (--id-field)"
+        if raw is MISSING or raw is None:
+            raise MalformedLineError(f"{where}:{lineno}", f"no id at {named}")
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-        raise MalformedLineError(f"{where}:{lineno}", '"id" must be a string or an integer')
+        raise MalformedLineError(f"{where}:{lineno}", f"{named} must be a string or an integer")
     return NumberId(raw) if isinstance(raw, int) else raw
 
 
@@ -319,7 +332,10 @@ def _weight(where: str, lineno: int, key: str, raw: Any) -> float:
 
 
 def read_vectors(
-    source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
+    source: str,
+    on_bad_line: OnBadLine = None,
+    max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Iterator[VectorRecord]:
     """Read ``--vectors`` JSON Lines: ``{"id": ..., "features": {feature: weight}}`` per line.
 
@@ -331,11 +347,12 @@ def read_vectors(
         source: a path, or ``-`` for standard input.
         on_bad_line: None to stop at a malformed line; else called with its error, and the
             line is left out.
+        fields: where the features and the id are.
 
     Raises:
         InputError: a malformed line, naming file and line; nothing is yielded past it.
     """
-    return _records(source, _vector_record, on_bad_line, max_line)
+    return _records(source, functools.partial(_vector_record, fields=fields), on_bad_line, max_line)
 
 
 def _records(
@@ -366,27 +383,37 @@ def _parsed(
             on_bad_line(error)
 
 
-def _vector_record(where: str, lineno: int, value: Any) -> VectorRecord:
-    if not isinstance(value, dict) or not isinstance(value.get("features"), dict):
+def _vector_record(
+    where: str, lineno: int, value: Any, fields: Fields = DEFAULT_FIELDS
+) -> VectorRecord:
+    given = fields.features.get(value) if isinstance(value, dict) else MISSING
+    if not isinstance(given, dict):
         raise MalformedLineError(
             f"{where}:{lineno}", 'expected {"id": ..., "features": {feature: weight}}'
         )
-    features = {key: _weight(where, lineno, key, raw) for key, raw in value["features"].items()}
-    return VectorRecord(_record_id(where, lineno, value), features)
+    features = {key: _weight(where, lineno, key, raw) for key, raw in given.items()}
+    return VectorRecord(_record_id(where, lineno, value, fields), features)
 
 
 def read_texts(
-    source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
+    source: str,
+    on_bad_line: OnBadLine = None,
+    max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Iterator[TextRecord]:
     """Read ``--texts`` JSON Lines: ``{"id": ..., "text": "..."}`` per line (a missing ``id``
-    becomes ``FILE:LINE``). ``on_bad_line``: as for :func:`read_vectors`."""
-    return _records(source, _text_record, on_bad_line, max_line)
+    becomes ``FILE:LINE``), or the text and id where ``fields`` says. ``on_bad_line``: as for
+    :func:`read_vectors`."""
+    return _records(source, functools.partial(_text_record, fields=fields), on_bad_line, max_line)
 
 
-def _text_record(where: str, lineno: int, value: Any) -> TextRecord:
-    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
-        raise MalformedLineError(f"{where}:{lineno}", 'expected {"id": ..., "text": "..."}')
-    return TextRecord(_record_id(where, lineno, value), value["text"])
+def _text_record(
+    where: str, lineno: int, value: Any, fields: Fields = DEFAULT_FIELDS
+) -> TextRecord:
+    text = fields.text_of(value) if isinstance(value, dict) else None
+    if text is None:
+        raise MalformedLineError(f"{where}:{lineno}", fields.describe_text())
+    return TextRecord(_record_id(where, lineno, value, fields), text)
 
 
 _FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
@@ -487,7 +514,9 @@ def _csv_rows(source: str) -> Iterator[tuple[str, int, Any]]:
 _CSV_NUMBERS = ("bits", "seed", "features")
 
 
-def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecord:
+def _fingerprint_record(
+    where: str, lineno: int, value: Any, fields: Fields = DEFAULT_FIELDS
+) -> FingerprintRecord:
     if not isinstance(value, dict) or any(key not in value for key in _FINGERPRINT_KEYS):
         raise MalformedLineError(
             f"{where}:{lineno}",
@@ -503,14 +532,14 @@ def _fingerprint_record(where: str, lineno: int, value: Any) -> FingerprintRecor
     except SimhashError as exc:
         raise MalformedLineError(f"{where}:{lineno}", str(exc)) from None
     return FingerprintRecord(
-        id=_record_id(where, lineno, value),
+        id=_record_id(where, lineno, value, DEFAULT_FIELDS),
         fingerprint=fingerprint,
         settings=settings,
         features=int(value.get("features", 0)),
     )
 
 
-_PARSERS: dict[str, Callable[[str, int, Any], Record]] = {
+_PARSERS: dict[str, Callable[[str, int, Any, Fields], Record]] = {
     "vectors": _vector_record,
     "fingerprints": _fingerprint_record,
     "texts": _text_record,
