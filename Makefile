@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,distributed,report]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,distributed,report,zstd]'
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -10,6 +10,7 @@ whole and unchanged, the dropped ones, if asked, with what each duplicated.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import importlib.metadata
 import os
 from dataclasses import dataclass
@@ -20,9 +21,11 @@ from numpy.typing import NDArray
 from ..core.corpus import given_ids
 from ..core.search import DedupeResult, group_pairs_of
 from ..errors import BadValueError, InputError, UsageError
+from ..io.places import root_of
 from ..io.sinks.dataset import Copied, Fate, Tally, Targets, copy_records
 from ..io.sources import parquet, records_and_rows
 from ..io.sources.fields import FieldPath
+from ..io.sources.shards import RECORD_SUFFIXES, is_glob, is_sharded, root_of_shards, shards_of
 from .actions.plans import Keep
 from .hooks import Hooks
 from .settings import Input, Source
@@ -62,10 +65,11 @@ def check_dataset(source: Source, outputs: dict[str, str | None], keep: Keep | N
             "read again to copy them)",
             parameters=("kept", "dropped", "texts", "vectors"),
         )
-    if not os.path.isfile(source.location):
+    sharded = is_sharded(source.location)
+    if not sharded and not os.path.isfile(source.location):
         raise UsageError(
-            f"{{kept}} and {{dropped}} copy the records of one file; {source.location} is not "
-            "one (shards by glob or URL are not copied yet)",
+            f"{{kept}} and {{dropped}} copy the records of a file, or of the shards of a "
+            f"directory or glob, read again; {source.location} is none of them",
             parameters=("kept", "dropped"),
         )
     if keep is not None and keep not in (Keep.FIRST, Keep.LONGEST):
@@ -74,13 +78,53 @@ def check_dataset(source: Source, outputs: dict[str, str | None], keep: Keep | N
             "--keep-by FIELD:max",
             parameter="keep",
         )
+    if sharded:
+        for name, path in outputs.items():
+            if path is not None:
+                _check_directory(name, path, source.location)
+        return
     parquet_in = parquet.is_parquet(source.location)
     for name, path in outputs.items():
+        if path is not None and os.path.isdir(path):
+            raise BadValueError(
+                f"{path} is a directory: one input file is written to one file", parameter=name
+            )
         if path is not None and parquet.is_parquet(path) != parquet_in:
             form = "Parquet (.parquet)" if parquet_in else "JSON Lines (not .parquet)"
             raise BadValueError(
                 f"{path}: the records are written as they came, in {form}", parameter=name
             )
+
+
+def _check_directory(name: str, path: str, location: str) -> None:
+    """Raises: BadValueError: ``path`` cannot become the directory of a copy of the shards
+    of ``location``: it holds files, it is a file, or the copy would be read as shards of
+    the input by a later run (inside its directory, or matched by its glob)."""
+    root = root_of_shards(location)
+    written = [os.path.join(path, os.path.relpath(s, root)) for s in shards_of(location)]
+    within = root_of(path, [location]) if not is_glob(location) else None
+    if within is not None or any(fnmatch.fnmatch(w, location) for w in written):
+        raise BadValueError(
+            f"{path} lies among the shards of {location}: a later run would read the copy as "
+            "input; write it elsewhere",
+            parameter=name,
+        )
+    if os.path.isdir(path):
+        if os.listdir(path):
+            raise BadValueError(
+                f"{path} is a directory that holds files: the shards are written to a new (or "
+                "empty) directory, never among others",
+                parameter=name,
+            )
+        return
+    if os.path.lexists(path):
+        raise BadValueError(f"{path} is a file: shards are written to a directory", parameter=name)
+    if path.lower().endswith(RECORD_SUFFIXES):
+        raise BadValueError(
+            f"{path}: the input is shards, written back as shards under a directory; name a "
+            "directory (or give one input file to have one output file)",
+            parameter=name,
+        )
 
 
 def kept_by(result: DedupeResult, source: Source, keep: Keep, by: KeepBy | None) -> DedupeResult:

@@ -112,12 +112,13 @@ def corpus_from_text_records(
 class Fingerprinted:
     """A piece of records fingerprinted (where it was parsed): the events of its reading, its
     documents (without their vectors), and each record's id with its line (or row), in the
-    order read, for the check of ids across pieces."""
+    order read, for the check of ids across pieces (and files: ``name``)."""
 
     events: list[Event]
     docs: Corpus
     ids: list[str]
     lines: list[int]
+    name: str
 
 
 def fingerprint_piece(
@@ -139,14 +140,16 @@ def fingerprint_piece(
     made = from_text_records if kind == "texts" else from_vector_records
     docs = made(records, settings, events.append, skipped, include_empty)
     docs = dataclasses.replace(docs, weights=None, features=[])
-    return Fingerprinted(events, docs, [record.id for record in records], placed.lines)
+    ids = [record.id for record in records]
+    return Fingerprinted(events, docs, ids, placed.lines, piece.name)
 
 
 @dataclass(frozen=True)
 class Counted:
     """A piece of ``--texts`` records counted (where it was parsed), for a run that keeps the
     vectors: the events of its reading, its malformed lines skipped, each record's id with its
-    line, and the term counts of the records' texts, a row each (empty rows included)."""
+    line (in the file ``name``), and the term counts of the records' texts, a row each (empty
+    rows included)."""
 
     events: list[Event]
     skipped: list[Skipped]
@@ -154,6 +157,7 @@ class Counted:
     lines: list[int]
     counts: sp.csr_array
     features: list[str]
+    name: str
 
 
 def count_piece(
@@ -173,9 +177,8 @@ def count_piece(
     placed = Placed()
     records: list[Any] = piece.parse("texts", max_line, on_bad_line, placed, fields)
     counts, features = count_matrix((record.text for record in records), tokenizer)
-    return Counted(
-        events, skipped, [record.id for record in records], placed.lines, counts, features
-    )
+    ids = [record.id for record in records]
+    return Counted(events, skipped, ids, placed.lines, counts, features, piece.name)
 
 
 def find_records(

@@ -70,8 +70,7 @@ def refuse_output_over_input(
         UsageError: ``output FILE is also an input: it would be replaced``.
     """
     named = tuple(source.input_paths())
-    trees = named if source.kind is Input.PATHS else ()
-    refuse_overwrites(outputs, Reads(files=named + also, trees=trees))
+    refuse_overwrites(outputs, Reads(files=named + also, trees=tuple(source.input_trees())))
 
 
 def _check_records(source: Source, reading: Reading) -> None:

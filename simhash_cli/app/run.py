@@ -233,7 +233,7 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
     for done in ordered_map(fingerprint_piece, arguments, reading.jobs):
         for event in done.events:
             hooks.event(event)
-        repeats = pieces_of.repeats(done.ids, done.lines, hooks)
+        repeats = pieces_of.repeats(done.ids, done.lines, done.name, hooks)
         docs = done.docs
         if repeats:
             keep = np.array([doc_id not in repeats for doc_id in docs.ids], dtype=bool)
@@ -270,7 +270,7 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             for event in done.events:
                 hooks.event(event)
             skipped.extend(done.skipped)
-            repeats = pieces_of.repeats(done.ids, done.lines, hooks)
+            repeats = pieces_of.repeats(done.ids, done.lines, done.name, hooks)
             counts, piece_ids = done.counts, done.ids
             if repeats:
                 rows = [row for row, doc_id in enumerate(piece_ids) if doc_id not in repeats]
@@ -297,34 +297,41 @@ class _Pieces:
     """The pieces of a records input, and the check that no id is given in two of them."""
 
     pieces: Iterator[Piece]
-    name: str
     skip_bad_lines: bool
-    # Each id's first line, keyed by the id's hash (a 64-bit SipHash: two ids sharing one are
-    # about 3 in 10**8 at 10**6 records): a tenth of the memory of the ids themselves.
+    # Each id's first place, keyed by the id's hash (a 64-bit SipHash: two ids sharing one are
+    # about 3 in 10**8 at 10**6 records): a tenth of the memory of the ids themselves. A place
+    # is one int, its file's number (in ``files``) times _PER_FILE plus its line.
     first: dict[int, int] = field(default_factory=dict)
+    files: dict[str, int] = field(default_factory=dict)
 
-    def repeats(self, ids: list[str], lines: list[int], hooks: Hooks) -> dict[str, Skipped]:
-        """The ids of a piece given in an earlier one, each with its record's skip (reported);
-        without ``--skip-bad-lines`` the first is refused naming both places."""
+    def repeats(
+        self, ids: list[str], lines: list[int], name: str, hooks: Hooks
+    ) -> dict[str, Skipped]:
+        """The ids of a piece (of the file ``name``) given in an earlier one, each with its
+        record's skip (reported); without ``--skip-bad-lines`` the first is refused naming
+        both places."""
         found: dict[str, Skipped] = {}
+        file = self.files.setdefault(name, len(self.files)) * _PER_FILE
         for doc_id, line in zip(ids, lines, strict=True):
-            earlier = self.first.setdefault(hash(doc_id), line)
-            if earlier != line:
-                error = repeated_id(doc_id, f"{self.name}:{line}", f"{self.name}:{earlier}")
+            earlier = self.first.setdefault(hash(doc_id), file + line)
+            if earlier != file + line:
+                error = repeated_id(doc_id, f"{name}:{line}", self._place(earlier))
                 if not self.skip_bad_lines:
                     raise error
                 found[doc_id] = Skipped(error.where, f"malformed: {error.detail}")
                 hooks.event(found[doc_id])
         return found
 
+    def _place(self, place: int) -> str:
+        names = list(self.files)
+        return f"{names[place // _PER_FILE]}:{place % _PER_FILE}"
+
+
+_PER_FILE = 1 << 48  # more lines than a file holds
+
 
 def _pieces(source: Source, reading: Reading) -> _Pieces:
-    location = source.location or "-"
-    return _Pieces(
-        pieces(location, reading.policy.max_bytes),
-        "<stdin>" if location == "-" else location,
-        source.skip_bad_lines,
-    )
+    return _Pieces(pieces(source.location or "-", reading.policy.max_bytes), source.skip_bad_lines)
 
 
 def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> list[Comparison]:

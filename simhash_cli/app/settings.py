@@ -21,6 +21,7 @@ from ..core.vectorize import Weighting
 from ..errors import UsageError
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
+from ..io.sources.shards import is_glob, is_sharded, shards_of
 
 __all__ = [
     "FINGERPRINT_SETTINGS",
@@ -236,9 +237,22 @@ class Source:
             raise UsageError(message, parameters=names)
 
     def input_paths(self) -> list[str]:
-        """Every file read that could be written to by mistake (standard input excluded)."""
+        """Every file read that could be written to by mistake (standard input excluded):
+        the paths, or the records' file, or each of their shards."""
+        if self.is_records and is_sharded(self.location):
+            assert self.location is not None
+            return shards_of(self.location)
         named = list(self.paths) if self.kind is Input.PATHS else [self.location or STDIN]
         return [path for path in named if path != STDIN]
+
+    def input_trees(self) -> list[str]:
+        """The directories read below: the paths (some may be files), or a directory of
+        shards."""
+        if self.kind is Input.PATHS:
+            return [path for path in self.paths if path != STDIN]
+        if self.location is not None and is_sharded(self.location) and not is_glob(self.location):
+            return [self.location]
+        return []
 
 
 def _alternatives(

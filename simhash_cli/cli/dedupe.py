@@ -38,7 +38,7 @@ from .options import (
     source_group,
     threshold_option,
 )
-from .outputs import REPORT_OUTPUT, quiet_option, side_file
+from .outputs import REPORT_OUTPUT, dataset_output, quiet_option, side_file
 
 __all__ = ["dedupe_command"]
 
@@ -156,9 +156,10 @@ PLAN_OPTIONS = [
             "--kept",
             metavar="FILE",
             default=None,
-            callback=side_file,
+            callback=dataset_output,
             help="With --texts or --vectors FILE: write the records kept (those in no cluster "
-            "and each cluster's kept one) to FILE, whole and unchanged, in input order and "
+            "and each cluster's kept one) to FILE (a new directory for shards: each shard "
+            "under its own name), whole and unchanged, in input order and "
             "in the input's format (JSON Lines or Parquet); the counts and settings go in its "
             "metadata (FILE.simhash.json beside JSON Lines).",
         ),
@@ -166,7 +167,7 @@ PLAN_OPTIONS = [
             "--dropped",
             metavar="FILE",
             default=None,
-            callback=side_file,
+            callback=dataset_output,
             help="With --texts or --vectors FILE: write the records dropped as near-duplicates "
             "to FILE, each with what it duplicates, their cosine and the cluster (a simhash "
             "key, or simhash_* columns).",
@@ -175,7 +176,7 @@ PLAN_OPTIONS = [
             "--annotated",
             metavar="FILE",
             default=None,
-            callback=side_file,
+            callback=dataset_output,
             help="With --texts or --vectors FILE: write every record to FILE with its fate "
             "added (kept, duplicate_of, cosine, cluster), for those who filter later.",
         ),

@@ -349,10 +349,11 @@ def jobs_option(command: F) -> F:
 # ---------------------------------------------------------------------------- sources
 
 _RECORD_HELP = {
-    Input.VECTORS: 'JSON Lines of {"id": ..., "features": {feature: weight}}, used exactly as '
-    "given.",
-    Input.TEXTS: 'JSON Lines of {"id": ..., "text": "..."}, each text read as a file holding '
-    "it would be (with --engine dask also a glob or a URL the workers can open).",
+    Input.VECTORS: 'JSON Lines (or Parquet) of {"id": ..., "features": {feature: weight}}, '
+    "used exactly as given; a file, or a directory or quoted glob of shards.",
+    Input.TEXTS: 'JSON Lines (or Parquet) of {"id": ..., "text": "..."}, each text read as a '
+    "file holding it would be: a file, or a directory or quoted glob of shards ('data/*.jsonl.gz'; "
+    ".gz and .zst are decompressed), or with --engine dask a URL the workers can open.",
     Input.FINGERPRINTS: "What 'simhash fingerprint' wrote, as JSON Lines, JSON or CSV (estimated "
     "cosine only).",
 }

@@ -17,7 +17,14 @@ from ..io.sinks.formats import Format, Listing, Output
 from ..io.sinks.messages import Messages
 from .options import F, OptionGroup, collapse
 
-__all__ = ["OUTPUT", "REPORT_OUTPUT", "quiet_option", "side_file", "writable_file"]
+__all__ = [
+    "OUTPUT",
+    "REPORT_OUTPUT",
+    "dataset_output",
+    "quiet_option",
+    "side_file",
+    "writable_file",
+]
 
 
 def writable_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -40,6 +47,14 @@ def side_file(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     if value == "-":
         raise click.BadParameter("needs a file: standard output carries the command's data")
     return writable_file(ctx, param, value)
+
+
+def dataset_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--kept``, ``--dropped``, ``--annotated``: a file as for :func:`side_file`, or a
+    directory (the copy of shards, whose emptiness is the dataset's check)."""
+    if value is not None and os.path.isdir(value):
+        return value
+    return side_file(ctx, param, value)
 
 
 def _format_option(formats: Sequence[Format]) -> Callable[[Any], Any]:

@@ -25,6 +25,13 @@ from ...io.sources.records import (
     bounded_lines,
     parse_lines,
 )
+from ...io.sources.shards import (
+    compression_of,
+    decompressed,
+    decompression_errors,
+    is_sharded,
+    shards_of,
+)
 
 __all__ = ["Block", "Lines", "RowGroup", "count_lines", "files_of", "read_block"]
 
@@ -41,6 +48,7 @@ class Block:
     name: str  # how ids and errors name the file
     offset: int
     length: int
+    compression: str | None = None  # a compressed file is one block, read whole
 
 
 @dataclass(frozen=True)
@@ -109,14 +117,17 @@ class RowGroup:
 
 
 def files_of(source: str) -> list[tuple[str, str, Any]]:
-    """(url, name, file system) of every file ``source`` (a path, glob or URL) names; a single
-    file is named as given, as the local reader names it.
+    """(url, name, file system) of every file ``source`` (a path, a directory or glob of
+    shards, or a URL) names; a single file is named as given, as the local reader names it.
 
     Raises:
         PathNotFoundError: nothing there. InputError: a source fsspec cannot open.
     """
     import fsspec
 
+    if is_sharded(source):  # listed as the local reader lists them
+        local = fsspec.filesystem("file")
+        return [(path, path, local) for path in shards_of(source)]
     try:
         fs, _, paths = fsspec.core.get_fs_token_paths(source)
     except (OSError, ValueError) as exc:
@@ -143,6 +154,10 @@ def blocks_of(source: str, block_bytes: int) -> list[Block]:
             raise PathNotFoundError(f"no such file or directory: {name}") from None
         except OSError as exc:
             raise InputError(f"cannot read {name}: {exc}") from None
+        compression = compression_of(url)
+        if compression is not None:
+            blocks.append(Block(url, name, 0, size, compression))
+            continue
         for offset in range(0, max(size, 1), block_bytes):
             blocks.append(Block(url, name, offset, min(block_bytes, size - offset)))
     return blocks
@@ -158,9 +173,9 @@ def read_block(block: Block, max_line: int | None) -> list[bytes | None]:
     import fsspec
 
     limit = None if max_line is None else _BYTES_PER_CHARACTER * max_line + 2
-    stop = block.offset + block.length
+    stop = block.offset + block.length if block.compression is None else None
     try:
-        with fsspec.open(block.url, "rb") as handle:
+        with fsspec.open(block.url, "rb") as raw, decompressed(raw, block.url) as handle:
             if block.offset:
                 # The line holding the byte before the block is the previous block's.
                 handle.seek(block.offset - 1)
@@ -168,12 +183,15 @@ def read_block(block: Block, max_line: int | None) -> list[bytes | None]:
             return list(_lines_until(handle, stop, limit))
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file or directory: {block.name}") from None
-    except OSError as exc:
+    except decompression_errors() as exc:  # OSError among them
         raise InputError(f"cannot read {block.name}: {exc}") from None
 
 
-def _lines_until(handle: IO[bytes], stop: int, limit: int | None) -> Iterator[bytes | None]:
+def _lines_until(handle: IO[bytes], stop: int | None, limit: int | None) -> Iterator[bytes | None]:
     lines = bounded_lines(handle, limit)
+    if stop is None:  # the whole file
+        yield from lines
+        return
     while handle.tell() < stop:
         try:
             yield next(lines)

@@ -46,6 +46,7 @@ from ...io.sources.records import (
     duplicate_ids,
     repeated_id,
 )
+from ...io.sources.shards import holds_parquet
 from .blocks import Block, Lines, RowGroup, blocks_of, count_lines, files_of, read_block
 from .cluster import Cluster, batch_as_given, reported
 
@@ -308,7 +309,7 @@ def read_records(
     """
     job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line, fields)
     with reported():
-        if parquet.is_parquet(source):
+        if holds_parquet(source):
             pieces = _parquet_pieces(source)
         else:
             pieces = _json_lines_pieces(cluster, source, job, block_bytes)

@@ -14,18 +14,28 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
+import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import InputError, MalformedLineError, OutputError
+from ...errors import InputError, MalformedLineError, OutputError, ParameterError
 from ..sources import parquet
 from ..sources.fields import DEFAULT_FIELDS, Fields
 from ..sources.files import STDIN
 from ..sources.pieces import Placed
 from ..sources.records import RecordKind, _open_text, bounded_lines, parse_lines
+from ..sources.shards import (
+    MISSING_ZSTANDARD,
+    compression_of,
+    holds_parquet,
+    is_sharded,
+    root_of_shards,
+    shards_of,
+)
 from .atomic import AtomicFile
 
 __all__ = ["Copied", "Fate", "Tally", "Targets", "copy_records", "sidecar_of"]
@@ -100,6 +110,21 @@ def _ignore(error: MalformedLineError) -> None:
     """A malformed line: the first reading counted it (or stopped); it is copied nowhere."""
 
 
+@dataclass
+class _Copying:
+    """What the copy of every file of an input shares: how its records are read, their fates,
+    the places of the ids seen (an id given twice keeps its first place, across shards too)
+    and the counts so far."""
+
+    kind: RecordKind
+    fields: Fields
+    max_line: int | None
+    kept: dict[str, int | None]
+    dropped: dict[str, Fate]
+    places: Placed = field(default_factory=Placed)
+    copied: Copied = field(default_factory=Copied)
+
+
 def copy_records(
     source: str,
     kind: RecordKind,
@@ -114,36 +139,61 @@ def copy_records(
     ``targets.annotated``, in input order. ``kept`` maps each kept id to its cluster (None: in
     none); ``fields`` says where the records' ids are, as for the first reading.
 
+    Shards (a directory or a glob) are copied shard for shard: each target is then a directory
+    that gets every shard under its path relative to the input's (compressed as it was), made
+    beside it and renamed into place when all are written; the metadata of JSON Lines goes
+    beside the directory (``DIR.simhash.json``).
+
     Raises:
         OutputError: an output cannot be written (what was written of it is removed).
         InputError: the input changed since it was first read (a record of the first reading
             is not there): nothing is written.
     """
-    if parquet.is_parquet(source):
-        return _copy_parquet(source, kind, kept, dropped, targets, fields)
-    name = "<stdin>" if source == STDIN else source
+    copying = _Copying(kind, fields, max_line, kept, dropped)
     with ExitStack() as stack:
-        copier = _LineCopier(
-            kind,
-            fields,
-            kept,
-            dropped,
-            *(stack.enter_context(_atomic(p)) for p in targets.paths),
-        )
-        with _open_text(source, newline="") as handle:
-            block: list[str | None] = []
-            first = 1
-            for line in bounded_lines(handle, max_line):
-                block.append(line)
-                if len(block) == LINES_PER_BLOCK:
-                    copier.copy(block, first, name)
-                    first, block = first + len(block), []
-            copier.copy(block, first, name)
-        _check(copier.copied, kept, dropped, source)
-        for path in targets.paths:
-            if path is not None:
-                _write_sidecar(sidecar_of(path), targets.metadata)
-    return copier.copied
+        if not is_sharded(source):
+            _copy_file(source, targets, copying, stack)
+        else:
+            places = [
+                None if path is None else stack.enter_context(_directory_beside(path))
+                for path in targets.paths
+            ]
+            root = root_of_shards(source)
+            for shard in shards_of(source):
+                relative = os.path.relpath(shard, root)
+                in_place = [None if p is None else os.path.join(p, relative) for p in places]
+                for path in in_place:
+                    if path is not None:
+                        os.makedirs(os.path.dirname(path), exist_ok=True)
+                with ExitStack() as shard_stack:
+                    kept_at, dropped_at, annotated_at = in_place
+                    shard_targets = Targets(kept_at, dropped_at, annotated_at, targets.metadata)
+                    _copy_file(shard, shard_targets, copying, shard_stack)
+        _check(copying, source)
+        if not holds_parquet(source):
+            for path in targets.paths:
+                if path is not None:
+                    _write_sidecar(sidecar_of(path), targets.metadata)
+    return copying.copied
+
+
+def _copy_file(source: str, targets: Targets, copying: _Copying, stack: ExitStack) -> None:
+    """One file's records copied to ``targets``, each output completed when ``stack`` closes
+    (and removed if it closes on an error)."""
+    if parquet.is_parquet(source):
+        _copy_parquet(source, targets, copying, stack)
+        return
+    name = "<stdin>" if source == STDIN else source
+    copier = _LineCopier(copying, *(stack.enter_context(_atomic(p)) for p in targets.paths))
+    with _open_text(source, newline="") as handle:
+        block: list[str | None] = []
+        first = 1
+        for line in bounded_lines(handle, copying.max_line):
+            block.append(line)
+            if len(block) == LINES_PER_BLOCK:
+                copier.copy(block, first, name)
+                first, block = first + len(block), []
+        copier.copy(block, first, name)
 
 
 def fate_record(kept: bool, fate: Fate | None, cluster: int | None) -> dict[str, Any]:
@@ -161,43 +211,40 @@ class _LineCopier:
 
     def __init__(
         self,
-        kind: RecordKind,
-        fields: Fields,
-        kept: dict[str, int | None],
-        dropped: dict[str, Fate],
-        kept_out: AtomicFile | None,
-        dropped_out: AtomicFile | None,
-        annotated_out: AtomicFile | None,
+        copying: _Copying,
+        kept_out: _Writer | None,
+        dropped_out: _Writer | None,
+        annotated_out: _Writer | None,
     ) -> None:
-        self.kind, self.fields, self.kept, self.dropped = kind, fields, kept, dropped
+        self.copying = copying
         self.kept_out, self.dropped_out, self.annotated_out = kept_out, dropped_out, annotated_out
-        self.places = Placed()
-        self.copied = Copied()
 
     def copy(self, block: list[str | None], first: int, name: str) -> None:
+        copying = self.copying
+        places = copying.places
         records = parse_lines(
-            block, name, first, self.kind, _ignore, unique=self.places, fields=self.fields
+            block, name, first, copying.kind, _ignore, unique=places, fields=copying.fields
         )
-        for record, line in zip(records, self.places.lines, strict=True):
+        for record, line in zip(records, places.lines, strict=True):
             text = block[line - first]
             assert text is not None
-            if record.id in self.kept:
+            if record.id in copying.kept:
                 if self.kept_out is not None:
                     self.kept_out.write_bytes(text.encode("utf-8"))
-                self.copied.kept += 1
-                annotation = fate_record(True, None, self.kept[record.id])
-            elif (fate := self.dropped.get(record.id)) is not None:
+                copying.copied.kept += 1
+                annotation = fate_record(True, None, copying.kept[record.id])
+            elif (fate := copying.dropped.get(record.id)) is not None:
                 if self.dropped_out is not None:
                     added = fate_record(False, fate, None)
                     del added["kept"]
                     self.dropped_out.write_bytes(_annotated(text, added))
-                self.copied.dropped += 1
+                copying.copied.dropped += 1
                 annotation = fate_record(False, fate, None)
             else:
                 continue
             if self.annotated_out is not None:
                 self.annotated_out.write_bytes(_annotated(text, annotation))
-        del self.places.lines[:]
+        del places.lines[:]
 
 
 def _annotated(text: str, annotation: dict[str, Any]) -> bytes:
@@ -208,18 +255,81 @@ def _annotated(text: str, annotation: dict[str, Any]) -> bytes:
     return (json.dumps(value, ensure_ascii=False) + ending).encode("utf-8")
 
 
+class _Writer:
+    """An output written whole or not at all (:class:`AtomicFile`), compressed when its name
+    ends in ``.gz`` or ``.zst`` (gzip without a time or a name in its header: the same
+    records make the same bytes)."""
+
+    def __init__(self, path: str) -> None:
+        self.target = AtomicFile(path)
+        compression = compression_of(path)
+        self._compressor: Any = None
+        if compression == "gzip":
+            self._compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        elif compression == "zstd":
+            try:
+                import zstandard
+            except ImportError as exc:
+                raise ParameterError(MISSING_ZSTANDARD) from exc
+            self._compressor = zstandard.ZstdCompressor(level=3).compressobj()
+
+    def write_bytes(self, data: bytes) -> None:
+        if self._compressor is not None:
+            data = self._compressor.compress(data)
+        if data:
+            self.target.write_bytes(data)
+
+    def write(self, text: str) -> None:
+        self.write_bytes(text.encode("utf-8"))
+
+    def commit(self) -> None:
+        if self._compressor is not None:
+            self.target.write_bytes(self._compressor.flush())
+        self.target.commit()
+
+
 @contextmanager
-def _atomic(path: str | None) -> Iterator[AtomicFile | None]:
+def _atomic(path: str | None) -> Iterator[_Writer | None]:
     if path is None:
         yield None
         return
-    target = AtomicFile(path)
+    writer = _Writer(path)
     try:
-        yield target
+        yield writer
     except BaseException:
-        target.discard()
+        writer.target.discard()
         raise
-    target.commit()
+    writer.commit()
+
+
+@contextmanager
+def _directory_beside(path: str) -> Iterator[str]:
+    """A temporary directory beside ``path``, renamed to it when the block completes (over
+    an empty directory, the only kind there may be) and removed when it fails."""
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        temporary = tempfile.mkdtemp(
+            prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent
+        )
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        yield temporary
+        os.chmod(temporary, _directory_mode())
+        os.replace(temporary, path)
+    except OSError as exc:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+
+
+def _directory_mode() -> int:
+    """The mode a new directory gets (mkdtemp's is 0700)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o777 & ~umask
 
 
 def _write_sidecar(path: str, metadata: dict[str, Any]) -> None:
@@ -249,90 +359,77 @@ def _temporary_beside(path: str) -> Iterator[str]:
         raise
 
 
-def _copy_parquet(
-    source: str,
-    kind: RecordKind,
-    kept: dict[str, int | None],
-    dropped: dict[str, Fate],
-    targets: Targets,
-    fields: Fields,
-) -> Copied:
+def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitStack) -> None:
     """Row group by row group: each group's rows parsed as the first reading parsed them, the
     kept rows written with the input's schema, the dropped (and the annotated) ones with the
     ``simhash_*`` columns of their fate after the input's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    copied = Copied()
-    places = Placed()
+    copied, places, kept, dropped = copying.copied, copying.places, copying.kept, copying.dropped
     meta = {ANNOTATION.encode(): json.dumps(targets.metadata).encode()}
-    with ExitStack() as stack:
-        file = pq.ParquetFile(source)
-        schema = file.schema_arrow.with_metadata({**(file.schema_arrow.metadata or {}), **meta})
-        columns = {
-            "kept": pa.bool_(),
-            "duplicate_of": pa.string(),
-            "cosine": pa.float64(),
-            "cluster": pa.int64(),
-        }
-        shapes = {
-            "kept": (schema, ()),
-            "dropped": (schema, ("duplicate_of", "cosine", "cluster")),
-            "annotated": (schema, tuple(columns)),
-        }
-        writers: dict[str, tuple[Any, tuple[str, ...]]] = {}
-        for role, path in zip(shapes, targets.paths, strict=True):
-            if path is not None:
-                base, added = shapes[role]
-                made = [*base, *(pa.field(f"{ANNOTATION}_{c}", columns[c]) for c in added)]
-                temporary = stack.enter_context(_temporary_beside(path))
-                shape = pa.schema(made, metadata=schema.metadata)
-                writers[role] = (stack.enter_context(pq.ParquetWriter(temporary, shape)), added)
-        first = 1
-        for group in range(file.num_row_groups):
-            rows = file.metadata.row_group(group).num_rows
-            records = parquet.read_records(
-                source, kind, row_group=group, first_row=first, on_bad_line=_ignore,
-                unique=places, fields=fields,
-            )  # fmt: skip
-            fates: dict[str, list[tuple[int, dict[str, Any]]]] = {"kept": [], "dropped": []}
-            for record, line in zip(records, places.lines, strict=True):
-                if record.id in kept:
-                    fates["kept"].append((line - first, fate_record(True, None, kept[record.id])))
-                elif (fate := dropped.get(record.id)) is not None:
-                    fates["dropped"].append((line - first, fate_record(False, fate, None)))
-            del places.lines[:]
-            copied.kept += len(fates["kept"])
-            copied.dropped += len(fates["dropped"])
-            if writers and (fates["kept"] or fates["dropped"]):
-                table = file.read_row_group(group)
-                chosen = {
-                    "kept": fates["kept"],
-                    "dropped": fates["dropped"],
-                    "annotated": sorted(fates["kept"] + fates["dropped"], key=lambda f: f[0]),
-                }
-                for role, (writer, added) in writers.items():
-                    if chosen[role]:
-                        taken = table.take([row for row, _ in chosen[role]])
-                        for name in added:
-                            values = [fate[name] for _, fate in chosen[role]]
-                            if name == "duplicate_of":
-                                values = [None if v is None else str(v) for v in values]
-                            field_ = pa.field(f"{ANNOTATION}_{name}", columns[name])
-                            taken = taken.append_column(field_, pa.array(values, columns[name]))
-                        writer.write_table(taken.replace_schema_metadata(schema.metadata))
-            first += rows
-        _check(copied, kept, dropped, source)
-    return copied
+    file = pq.ParquetFile(source)
+    schema = file.schema_arrow.with_metadata({**(file.schema_arrow.metadata or {}), **meta})
+    columns = {
+        "kept": pa.bool_(),
+        "duplicate_of": pa.string(),
+        "cosine": pa.float64(),
+        "cluster": pa.int64(),
+    }
+    shapes = {
+        "kept": (schema, ()),
+        "dropped": (schema, ("duplicate_of", "cosine", "cluster")),
+        "annotated": (schema, tuple(columns)),
+    }
+    writers: dict[str, tuple[Any, tuple[str, ...]]] = {}
+    for role, path in zip(shapes, targets.paths, strict=True):
+        if path is not None:
+            base, added = shapes[role]
+            made = [*base, *(pa.field(f"{ANNOTATION}_{c}", columns[c]) for c in added)]
+            temporary = stack.enter_context(_temporary_beside(path))
+            shape = pa.schema(made, metadata=schema.metadata)
+            writers[role] = (stack.enter_context(pq.ParquetWriter(temporary, shape)), added)
+    first = 1
+    for group in range(file.num_row_groups):
+        rows = file.metadata.row_group(group).num_rows
+        records = parquet.read_records(
+            source, copying.kind, row_group=group, first_row=first, on_bad_line=_ignore,
+            unique=places, fields=copying.fields,
+        )  # fmt: skip
+        fates: dict[str, list[tuple[int, dict[str, Any]]]] = {"kept": [], "dropped": []}
+        for record, line in zip(records, places.lines, strict=True):
+            if record.id in kept:
+                fates["kept"].append((line - first, fate_record(True, None, kept[record.id])))
+            elif (fate := dropped.get(record.id)) is not None:
+                fates["dropped"].append((line - first, fate_record(False, fate, None)))
+        del places.lines[:]
+        copied.kept += len(fates["kept"])
+        copied.dropped += len(fates["dropped"])
+        if writers and (fates["kept"] or fates["dropped"]):
+            table = file.read_row_group(group)
+            chosen = {
+                "kept": fates["kept"],
+                "dropped": fates["dropped"],
+                "annotated": sorted(fates["kept"] + fates["dropped"], key=lambda f: f[0]),
+            }
+            for role, (writer, added) in writers.items():
+                if chosen[role]:
+                    taken = table.take([row for row, _ in chosen[role]])
+                    for name in added:
+                        values = [fate[name] for _, fate in chosen[role]]
+                        if name == "duplicate_of":
+                            values = [None if v is None else str(v) for v in values]
+                        field_ = pa.field(f"{ANNOTATION}_{name}", columns[name])
+                        taken = taken.append_column(field_, pa.array(values, columns[name]))
+                    writer.write_table(taken.replace_schema_metadata(schema.metadata))
+        first += rows
 
 
-def _check(
-    copied: Copied, kept: dict[str, int | None], dropped: dict[str, Fate], source: str
-) -> None:
+def _check(copying: _Copying, source: str) -> None:
     """Every record decided on was found again (else the outputs are not made)."""
-    if (copied.kept, copied.dropped) != (len(kept), len(dropped)):
+    copied, decided = copying.copied, len(copying.kept) + len(copying.dropped)
+    if (copied.kept, copied.dropped) != (len(copying.kept), len(copying.dropped)):
         raise InputError(
             f"{source} changed while it was read: {copied.kept + copied.dropped:,} of the "
-            f"{len(kept) + len(dropped):,} records decided on were found again, so nothing "
-            "was written"
+            f"{decided:,} records decided on were found again, so nothing was written"
         )

@@ -15,11 +15,13 @@ from .records import (
     OnBadLine,
     Record,
     RecordKind,
+    UniqueIds,
     _json_lines,
     parse_value,
     read_texts,
     read_vectors,
 )
+from .shards import shards_of
 
 __all__ = ["iter_records", "read_records", "records_and_rows"]
 
@@ -45,12 +47,18 @@ def iter_records(
     fields: Fields = DEFAULT_FIELDS,
 ) -> Iterator[Record]:
     """:func:`read_records` one record at a time (JSON Lines are read as they are consumed;
-    a Parquet file is read whole)."""
-    if parquet.is_parquet(source):
-        yield from parquet.read_records(source, kind, on_bad_line=on_bad_line, fields=fields)
-        return
-    reader = read_texts if kind == "texts" else read_vectors
-    yield from reader(source, on_bad_line, max_line, fields)
+    a Parquet file is read whole), shard by shard (:mod:`.shards`), ids unique across them."""
+    unique = UniqueIds()
+    for shard in shards_of(source):
+        if parquet.is_parquet(shard):
+            records: Iterator[Record] = iter(
+                parquet.read_records(shard, kind, on_bad_line=on_bad_line, fields=fields,
+                                     unique=unique)
+            )  # fmt: skip
+        else:
+            reader = read_texts if kind == "texts" else read_vectors
+            records = reader(shard, on_bad_line, max_line, fields, unique=unique)
+        yield from records
 
 
 def records_and_rows(
@@ -64,15 +72,16 @@ def records_and_rows(
     """Each well-formed record of ``source`` with the object it was read from, a line's JSON
     object or a Parquet row (with the columns ``also`` names), for the value of a field no
     record keeps. Malformed ones are passed over: the run that read them reported them."""
-    if parquet.is_parquet(source):
-        first = 1
-        for group, size in enumerate(parquet.row_groups(source)):
-            rows = parquet.read_rows(source, kind, fields, row_group=group, also=also)
-            yield from _well_formed(source, kind, fields, enumerate(rows, start=first))
-            first += size
-        return
-    lines = _json_lines(source, lambda error: None, max_line)
-    yield from _well_formed(source, kind, fields, ((n, v) for _, n, v in lines))
+    for shard in shards_of(source):
+        if parquet.is_parquet(shard):
+            first = 1
+            for group, size in enumerate(parquet.row_groups(shard)):
+                rows = parquet.read_rows(shard, kind, fields, row_group=group, also=also)
+                yield from _well_formed(shard, kind, fields, enumerate(rows, start=first))
+                first += size
+        else:
+            lines = _json_lines(shard, lambda error: None, max_line)
+            yield from _well_formed(shard, kind, fields, ((n, v) for _, n, v in lines))
 
 
 def _well_formed(

@@ -26,6 +26,7 @@ from .records import (
     bounded_lines,
     parse_lines,
 )
+from .shards import shards_of
 
 __all__ = ["GroupPiece", "LinePiece", "Piece", "Placed", "pieces"]
 
@@ -110,21 +111,25 @@ Piece = LinePiece | GroupPiece
 def pieces(
     source: str, max_line: int | None, lines_per_piece: int | None = None
 ) -> Iterator[Piece]:
-    """The pieces of ``source`` in order: its row groups for Parquet, else blocks of
-    ``lines_per_piece`` lines (LINES_PER_PIECE by default), read as they are asked for
-    (memory holds a piece or a few).
+    """The pieces of ``source`` (a file, ``-``, or shards: :mod:`.shards`) in order: row
+    groups for Parquet, else blocks of ``lines_per_piece`` lines (LINES_PER_PIECE by default),
+    read as they are asked for (memory holds a piece or a few).
 
     Raises:
         PathNotFoundError, InputError: the input cannot be opened, or is not UTF-8 (naming
             the line).
     """
-    if parquet.is_parquet(source):
-        first = 1
-        for group, rows in enumerate(parquet.row_groups(source)):
-            yield GroupPiece(source, group, first)
-            first += rows
-        return
-    lines_per_piece = lines_per_piece or LINES_PER_PIECE
+    for shard in shards_of(source):
+        if parquet.is_parquet(shard):
+            first = 1
+            for group, rows in enumerate(parquet.row_groups(shard)):
+                yield GroupPiece(shard, group, first)
+                first += rows
+        else:
+            yield from _line_pieces(shard, max_line, lines_per_piece or LINES_PER_PIECE)
+
+
+def _line_pieces(source: str, max_line: int | None, lines_per_piece: int) -> Iterator[LinePiece]:
     name = "<stdin>" if source == STDIN else source
     with _open_text(source) as handle:
         first, lines = 1, []

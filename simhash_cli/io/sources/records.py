@@ -24,6 +24,7 @@ from ...core.fingerprint import from_hex
 from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
 from .fields import DEFAULT_FIELDS, MISSING, Fields
 from .files import DEFAULT_MAX_BYTES, STDIN, os_reason
+from .shards import compression_of, open_binary
 
 __all__ = [
     "FingerprintRecord",
@@ -83,8 +84,17 @@ RecordKind = str
 
 @contextmanager
 def _open_text(source: str, newline: str | None = None) -> Iterator[IO[str]]:
-    """A UTF-8 text stream (a leading BOM dropped) over a file or stdin; stdin stays open.
-    ``newline`` as for :func:`open` (``""`` for CSV, whose fields may hold line ends)."""
+    """A UTF-8 text stream (a leading BOM dropped) over a file (decompressed if its name ends
+    in ``.gz`` or ``.zst``) or stdin; stdin stays open. ``newline`` as for :func:`open` (``""``
+    for CSV, whose fields may hold line ends)."""
+    if compression_of(source) is not None:
+        with open_binary(source) as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline=newline)
+            try:
+                yield text
+            finally:
+                text.detach()
+        return
     if source == STDIN:
         wrapper = io.TextIOWrapper(
             sys.stdin.buffer, encoding="utf-8-sig", errors="strict", newline=newline
@@ -336,6 +346,8 @@ def read_vectors(
     on_bad_line: OnBadLine = None,
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
+    *,
+    unique: UniqueIds | None = None,
 ) -> Iterator[VectorRecord]:
     """Read ``--vectors`` JSON Lines: ``{"id": ..., "features": {feature: weight}}`` per line.
 
@@ -348,11 +360,13 @@ def read_vectors(
         on_bad_line: None to stop at a malformed line; else called with its error, and the
             line is left out.
         fields: where the features and the id are.
+        unique: shown every record with its place (for ids unique across files).
 
     Raises:
         InputError: a malformed line, naming file and line; nothing is yielded past it.
     """
-    return _records(source, functools.partial(_vector_record, fields=fields), on_bad_line, max_line)
+    parse = functools.partial(_vector_record, fields=fields)
+    return _records(source, parse, on_bad_line, max_line, unique)
 
 
 def _records(
@@ -360,18 +374,21 @@ def _records(
     parse: Callable[[str, int, Any], R],
     on_bad_line: OnBadLine,
     max_line: int | None = DEFAULT_MAX_BYTES,
+    unique: UniqueIds | None = None,
 ) -> Iterator[R]:
     """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
-    return _parsed(_json_lines(source, on_bad_line, max_line), parse, on_bad_line)
+    return _parsed(_json_lines(source, on_bad_line, max_line), parse, on_bad_line, unique)
 
 
 def _parsed(
     values: Iterator[tuple[str, int, Any]],
     parse: Callable[[str, int, Any], R],
     on_bad_line: OnBadLine,
+    unique: UniqueIds | None = None,
 ) -> Iterator[R]:
-    """``parse`` applied to each (where, line, value); ids checked unique."""
-    unique = UniqueIds()
+    """``parse`` applied to each (where, line, value); ids checked unique (by ``unique``, a
+    fresh :class:`UniqueIds` by default)."""
+    unique = unique or UniqueIds()
     for where, lineno, value in values:
         try:
             record = parse(where, lineno, value)
@@ -400,11 +417,14 @@ def read_texts(
     on_bad_line: OnBadLine = None,
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
+    *,
+    unique: UniqueIds | None = None,
 ) -> Iterator[TextRecord]:
     """Read ``--texts`` JSON Lines: ``{"id": ..., "text": "..."}`` per line (a missing ``id``
     becomes ``FILE:LINE``), or the text and id where ``fields`` says. ``on_bad_line``: as for
-    :func:`read_vectors`."""
-    return _records(source, functools.partial(_text_record, fields=fields), on_bad_line, max_line)
+    :func:`read_vectors`, and ``unique``."""
+    parse = functools.partial(_text_record, fields=fields)
+    return _records(source, parse, on_bad_line, max_line, unique)
 
 
 def _text_record(
