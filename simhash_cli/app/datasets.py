@@ -14,11 +14,13 @@ import fnmatch
 import importlib.metadata
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.corpus import given_ids
+from ..core.against import Decontamination
+from ..core.corpus import Corpus, given_ids
 from ..core.search import DedupeResult, group_pairs_of
 from ..errors import BadValueError, InputError, UsageError
 from ..io.places import root_of
@@ -30,7 +32,7 @@ from .actions.plans import Keep
 from .hooks import Hooks
 from .settings import Input, Source
 
-__all__ = ["KeepBy", "check_dataset", "kept_by", "write_dataset"]
+__all__ = ["KeepBy", "check_dataset", "kept_by", "write_dataset", "write_decontaminated"]
 
 
 @dataclass(frozen=True)
@@ -187,10 +189,6 @@ def write_dataset(
     Raises:
         InputError: the input cannot be read again (standard input), or changed since.
     """
-    location = source.location
-    if location in (None, "-"):
-        raise InputError("{kept} and {dropped} read the records again: give them in a file",
-                         parameters=("kept", "dropped"))  # fmt: skip
     docs, groups = result.corpus, result.groups
     ids = given_ids(docs.ids)
     dropped: dict[str, Fate] = {}
@@ -199,13 +197,73 @@ def write_dataset(
         for m in members.tolist():
             if m != kept_row:
                 cosine = float(groups.cosine[m])
-                dropped[docs.ids[m]] = Fate(
-                    ids[kept_row], None if np.isnan(cosine) else round(cosine, 12), number
-                )
+                dropped[docs.ids[m]] = Fate(ids[kept_row], _rounded(cosine), number)
     clustered = {
         docs.ids[int(kept_row)]: number for number, kept_row in enumerate(groups.representative)
     }
     kept = {doc_id: clustered.get(doc_id) for doc_id in docs.ids if doc_id not in dropped}
+    run = {
+        "threshold": result.config.threshold,
+        "scheme": result.scheme.label(docs.settings.bits),
+        "verify": result.config.verify.value,
+        "clustering": groups.kind.value,
+        "keep": rule,
+    }
+    return _copied(docs, source, kept, dropped, targets, run, hooks, max_line)
+
+
+def write_decontaminated(
+    result: Decontamination,
+    source: Source,
+    against: str,
+    targets: Targets,
+    hooks: Hooks,
+    *,
+    max_line: int | None,
+) -> Tally:
+    """:func:`write_dataset` for ``--against REF``: every record within the threshold of a
+    reference record is dropped, as a near-duplicate of the one it matches best (``cluster``
+    null); the others are kept.
+
+    Raises:
+        InputError: the input cannot be read again (standard input), or changed since.
+    """
+    docs, refs = result.corpus, given_ids(result.reference.ids)
+    dropped = {
+        docs.ids[row]: Fate(refs[int(result.matched[row])], _rounded(result.cosine[row]), None)
+        for row in result.flagged.tolist()
+    }
+    kept: dict[str, int | None] = {d: None for d in docs.ids if d not in dropped}
+    run = {
+        "against": against,
+        "reference_documents": len(result.reference),
+        "threshold": result.config.threshold,
+        "scheme": result.scheme.label(docs.settings.bits),
+        "verify": result.config.verify.value,
+    }
+    return _copied(docs, source, kept, dropped, targets, run, hooks, max_line)
+
+
+def _rounded(cosine: float) -> float | None:
+    return None if np.isnan(cosine) else round(float(cosine), 12)
+
+
+def _copied(
+    docs: Corpus,
+    source: Source,
+    kept: dict[str, int | None],
+    dropped: dict[str, Fate],
+    targets: Targets,
+    run: dict[str, Any],
+    hooks: Hooks,
+    max_line: int | None,
+) -> Tally:
+    """The records of ``source`` copied by their fates, with the counts, the settings and
+    ``run`` (what decided) in each output's metadata."""
+    location = source.location
+    if location in (None, "-"):
+        raise InputError("{kept} and {dropped} read the records again: give them in a file",
+                         parameters=("kept", "dropped"))  # fmt: skip
     malformed = sum(1 for s in docs.skipped if s.kind == "malformed")
     tally = Tally(len(docs) + len(docs.skipped), len(kept), len(dropped), len(docs.skipped),
                   malformed)  # fmt: skip
@@ -215,11 +273,7 @@ def write_dataset(
         "counts": tally.record(),
         **source.fields.names(source.kind.value),
         **docs.settings.names(),
-        "threshold": result.config.threshold,
-        "scheme": result.scheme.label(docs.settings.bits),
-        "verify": result.config.verify.value,
-        "clustering": groups.kind.value,
-        "keep": rule,
+        **run,
     }
     kind = "texts" if source.kind is Input.TEXTS else "vectors"
     with hooks.status(f"writing the {len(kept):,} kept records"):

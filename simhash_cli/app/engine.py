@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from ..core.against import KeyedRows
 from ..core.corpus import Corpus
 from ..core.events import Progress
 from ..core.search import DedupeResult
@@ -72,3 +73,7 @@ class Engine(Protocol):
 
     def dedupe(self, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
         """The whole of ``simhash dedupe``: read what the request names, search, verify."""
+
+    def documents(self, request: DedupeRequest, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
+        """What the request names, fingerprinted, and where exact verification needs them,
+        their vectors: in the corpus (None), or fetched by the rows given."""

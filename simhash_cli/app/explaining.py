@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import scipy.sparse as sp
@@ -11,17 +13,65 @@ from ..core.corpus import Corpus, corpus_from_texts
 from ..core.explain import PAGE_BLOCKS, Explained, explain, word_diff
 from ..core.fingerprint import to_int
 from ..core.vectorize import Weighting
-from ..errors import InputError
+from ..errors import BadValueError, InputError, UsageError
+from ..io.sinks.formats import Output
+from ..io.sources.fields import Fields
 from ..io.sources.files import read_documents
 from .hooks import Hooks
 from .records import find_records, from_vector_records
-from .requests import ExplainRequest
-from .settings import Input, Source
+from .requests import refuse_output_over_input
+from .settings import Input, Reading, Source
 
-__all__ = ["MAX_DIFF_CHARS", "explain_documents", "explained"]
+__all__ = ["MAX_DIFF_CHARS", "ExplainRequest", "explain_documents", "explained"]
 
 MAX_DIFF_CHARS = 200_000
 """Characters of each text diffed: the diff's cost grows with the product of the lengths."""
+
+
+@dataclass(frozen=True)
+class ExplainRequest:
+    """``simhash explain A B``: why two documents match, files or records by id."""
+
+    a: str
+    b: str
+    texts: str | None = None
+    """A and B are ids of this file's ``--texts`` records."""
+    vectors: str | None = None
+    """A and B are ids of this file's ``--vectors`` records (features only, no text)."""
+    text_field: tuple[str, ...] = ()
+    """Where the records' texts are (``text`` when empty)."""
+    id_field: str | None = None
+    """Where the records' ids are (``id`` when None)."""
+    blocks: int | None = None
+    """The scheme whose shared blocks are shown (None: 1, 4 and 8 blocks)."""
+    top: int = 12
+    reading: Reading = field(default_factory=Reading)
+    output: Output = field(default_factory=Output)
+
+    @property
+    def source(self) -> Source:
+        """The records file, or the two files."""
+        fields = Fields.of(self.text_field, self.id_field)
+        if self.texts is not None:
+            return Source(Input.TEXTS, location=self.texts, fields=fields)
+        if self.vectors is not None:
+            return Source(Input.VECTORS, location=self.vectors, fields=fields)
+        return Source(Input.PATHS, (self.a, self.b), fields=fields)
+
+    def check(self) -> None:
+        """Raises: UsageError: records of two kinds, a directory, or a scheme of blocks that
+        does not divide the fingerprint."""
+        if self.texts is not None and self.vectors is not None:
+            raise UsageError("explain reads --texts or --vectors, not both")
+        if self.source.kind is Input.PATHS:
+            for path in (self.a, self.b):
+                if os.path.isdir(path):
+                    raise UsageError(f"explain takes files; {path} is a directory")
+        if self.blocks is not None and self.reading.bits % self.blocks:
+            raise BadValueError(
+                f"{self.blocks} blocks do not divide {self.reading.bits} bits", parameter="blocks"
+            )
+        refuse_output_over_input(self.source, {"output": self.output.path})
 
 
 def explained(

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..io.places import identity, inside, spot
 from ..io.sources.files import STDIN
+from .settings import Source
 
-__all__ = ["Reads", "refuse_overwrites", "sidecars"]
+__all__ = ["Reads", "refuse_output_over_input", "refuse_overwrites", "sidecars"]
 
 
 @dataclass(frozen=True)
@@ -103,3 +104,17 @@ def _inside_tree(path: str, tree: str, place: tuple[int, int]) -> bool:
     if os.path.isdir(tree):
         return inside(os.path.dirname(os.path.abspath(path)), [place])
     return _one_file(path, tree)
+
+
+def refuse_output_over_input(
+    source: Source, outputs: dict[str, str | None], *, also: tuple[str, ...] = ()
+) -> None:
+    """An output (``-o FILE``, ``--plan FILE``) that is, under any spelling, a file the command
+    reads (named, inside a scanned directory, or ``also``: an index and its sidecars) or
+    another output would replace it: refused before any work.
+
+    Raises:
+        UsageError: ``output FILE is also an input: it would be replaced``.
+    """
+    named = tuple(source.input_paths())
+    refuse_overwrites(outputs, Reads(files=named + also, trees=tuple(source.input_trees())))

@@ -3,6 +3,7 @@ and runs before any work (a long read must never end in a usage error).
 
 The command line builds a request from its options and hands it to a run function of
 :mod:`.run` (or of :mod:`simhash_cli.index.run`); a library caller can build one directly.
+``simhash explain``'s request is beside its run, in :mod:`.explaining`.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from ..io.places import root_of
 from ..io.sinks.dataset import Targets, sidecar_of
 from ..io.sinks.formats import Output
 from ..io.sinks.report import check_report_engine
-from ..io.sources.fields import Fields
 from ..io.sources.parquet import is_parquet
 from .actions.plans import Keep
 from .actions.steps import Action, LoadedPlan
+from .against import check_against
 from .datasets import KeepBy, check_dataset
 from .engine import Need
-from .guard import Reads, refuse_overwrites, sidecars
+from .guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from .settings import EngineChoice, Input, Reading, Source
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "CompareRequest",
     "DatasetRequest",
     "DedupeRequest",
-    "ExplainRequest",
     "FingerprintRequest",
     "PlanRequest",
     "SurveyRequest",
@@ -57,20 +57,6 @@ FINGERPRINTS_AS_MADE = (
     "{ngram}, {char_ngrams} and {weighting} do not apply to {fingerprints} "
     "(the records say how they were made)"
 )
-
-
-def refuse_output_over_input(
-    source: Source, outputs: dict[str, str | None], *, also: tuple[str, ...] = ()
-) -> None:
-    """An output (``-o FILE``, ``--plan FILE``) that is, under any spelling, a file the command
-    reads (named, inside a scanned directory, or ``also``: an index and its sidecars) or
-    another output would replace it: refused before any work (:mod:`.guard`).
-
-    Raises:
-        UsageError: ``output FILE is also an input: it would be replaced``.
-    """
-    named = tuple(source.input_paths())
-    refuse_overwrites(outputs, Reads(files=named + also, trees=tuple(source.input_trees())))
 
 
 def _check_records(source: Source, reading: Reading) -> None:
@@ -139,52 +125,6 @@ class CompareRequest:
         for path in (self.a, *self.b):
             if os.path.isdir(path):
                 raise UsageError(f"compare takes files; {path} is a directory")
-        refuse_output_over_input(self.source, {"output": self.output.path})
-
-
-@dataclass(frozen=True)
-class ExplainRequest:
-    """``simhash explain A B``: why two documents match, files or records by id."""
-
-    a: str
-    b: str
-    texts: str | None = None
-    """A and B are ids of this file's ``--texts`` records."""
-    vectors: str | None = None
-    """A and B are ids of this file's ``--vectors`` records (features only, no text)."""
-    text_field: tuple[str, ...] = ()
-    """Where the records' texts are (``text`` when empty)."""
-    id_field: str | None = None
-    """Where the records' ids are (``id`` when None)."""
-    blocks: int | None = None
-    """The scheme whose shared blocks are shown (None: 1, 4 and 8 blocks)."""
-    top: int = 12
-    reading: Reading = field(default_factory=Reading)
-    output: Output = field(default_factory=Output)
-
-    @property
-    def source(self) -> Source:
-        """The records file, or the two files."""
-        fields = Fields.of(self.text_field, self.id_field)
-        if self.texts is not None:
-            return Source(Input.TEXTS, location=self.texts, fields=fields)
-        if self.vectors is not None:
-            return Source(Input.VECTORS, location=self.vectors, fields=fields)
-        return Source(Input.PATHS, (self.a, self.b), fields=fields)
-
-    def check(self) -> None:
-        """Raises: UsageError: records of two kinds, a directory, or a scheme of blocks that
-        does not divide the fingerprint."""
-        if self.texts is not None and self.vectors is not None:
-            raise UsageError("explain reads --texts or --vectors, not both")
-        if self.source.kind is Input.PATHS:
-            for path in (self.a, self.b):
-                if os.path.isdir(path):
-                    raise UsageError(f"explain takes files; {path} is a directory")
-        if self.blocks is not None and self.reading.bits % self.blocks:
-            raise BadValueError(
-                f"{self.blocks} blocks do not divide {self.reading.bits} bits", parameter="blocks"
-            )
         refuse_output_over_input(self.source, {"output": self.output.path})
 
 
@@ -258,6 +198,8 @@ class DedupeRequest:
     """Records: write every one, with its fate added, to this file."""
     keep_by: str | None = None
     """Records: keep the one whose field is largest (``FIELD:max``) or smallest."""
+    against: str | None = None
+    """Decontamination: flag (drop) what comes near this reference set (:mod:`.against`)."""
 
     @property
     def verification(self) -> Verify:
@@ -311,24 +253,28 @@ class DedupeRequest:
         """Whether the documents' vectors must be kept (exact verification, an audit)."""
         return self.verification is Verify.EXACT or self.audit
 
+    @property
+    def outputs(self) -> dict[str, str | None]:
+        """Every file the run may write, by parameter."""
+        return {
+            "output": self.output.path,
+            "plan": self.plan,
+            "report": self.report,
+            **self._dataset_outputs,
+            **{
+                f"{name} (its metadata)": sidecar_of(path)
+                for name, path in self._dataset_outputs.items()
+                if path is not None and not is_parquet(path)
+            },
+        }
+
     def check(self) -> None:
         """Raises: UsageError, BadValueError: options that do not go together."""
         self._check_scheme()
-        refuse_output_over_input(
-            self.source,
-            {
-                "output": self.output.path,
-                "plan": self.plan,
-                "report": self.report,
-                **self._dataset_outputs,
-                **{
-                    f"{name} (its metadata)": sidecar_of(path)
-                    for name, path in self._dataset_outputs.items()
-                    if path is not None and not is_parquet(path)
-                },
-            },
-            also=() if self.index is None else sidecars(self.index),
-        )
+        also = () if self.index is None else sidecars(self.index)
+        refuse_output_over_input(self.source, self.outputs, also=also)
+        if self.against is not None:
+            check_against(self)
         self._check_dataset()
         if self.report is not None:
             check_report_engine()

@@ -8,7 +8,9 @@ import click
 
 from ..app import run
 from ..app.actions.plans import Keep
-from ..app.datasets import kept_by, write_dataset
+from ..app.against import is_index
+from ..app.datasets import kept_by, write_dataset, write_decontaminated
+from ..app.decontaminating import decontaminate, load_reference
 from ..app.report import write_report
 from ..app.requests import DatasetRequest, DedupeRequest, PlanRequest
 from ..app.settings import Input, Source
@@ -17,8 +19,10 @@ from ..core.cosines import Verify
 from ..core.groups import Clustering
 from ..core.search import AUDIT_MAX_DOCS, DedupeResult
 from ..engines import open_engine
+from ..engines.local import LocalEngine
 from ..errors import ExitCode
 from ..index import run as index_run
+from ..io.sinks.against import emit_against
 from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
@@ -197,6 +201,16 @@ PLAN_OPTIONS = [
             "member explained and diffed against the one kept (and the plan, with --plan).",
         ),
         click.option(
+            "--against",
+            metavar="REF",
+            default=None,
+            help="Decontaminate: flag every document within --threshold of a document of REF "
+            "(an evaluation set), and with --kept/--dropped drop it, naming the reference "
+            "document it matches best; REF's documents are never flagged, and the documents "
+            "are not compared with each other. REF is read as the input is (files, or records "
+            "of the same kind and fields), or is an index (with --verify estimate).",
+        ),
+        click.option(
             "--index",
             metavar="DB",
             default=None,
@@ -230,6 +244,9 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
       simhash fingerprint crawl/ > fps.jsonl; simhash dedupe --fingerprints fps.jsonl
     """
     request.check()
+    if request.against is not None:
+        against(request, messages)
+        return
     search = index_run.dedupe_through_index if request.index else run.dedupe_documents
     with open_engine(
         request.engine, messages, needs=request.needs(), source=request.source
@@ -246,6 +263,36 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
             page=None if request.report is None else (request.report, request.source),
             dataset=request.dataset,
         )
+
+
+def against(request: DedupeRequest, messages: Messages) -> None:
+    """``dedupe --against REF``: the reference read here, the documents by the engine; the
+    pairs where the output says, the summary, the dataset asked for, exit 3 with --check."""
+    assert request.against is not None
+    if is_index(request.against):
+        reference = index_run.reference_of(request.against)
+    else:
+        reference = load_reference(request, LocalEngine(), messages)
+    with open_engine(
+        request.engine, messages, needs=request.needs(), source=request.source
+    ) as chosen:
+        result = decontaminate(request, chosen, reference, messages)
+    with opened(request.output.path) as out:
+        emit_against(result, request.output.resolve(sys.stdout), out)
+    messages.against_summary(result)
+    dataset = request.dataset
+    if dataset is not None:
+        tally = write_decontaminated(
+            result,
+            dataset.source,
+            request.against,
+            dataset.targets,
+            messages,
+            max_line=dataset.max_line,
+        )
+        messages.dataset_summary(tally, dataset.targets, "as near a reference document")
+    if request.check_pairs and result.flagged.size:
+        exit_with(ExitCode.DUPLICATES_FOUND)
 
 
 def report(

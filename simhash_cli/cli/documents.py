@@ -9,8 +9,8 @@ import click
 
 from ..app import run
 from ..app.engine import Engine
-from ..app.explaining import explain_documents
-from ..app.requests import CompareRequest, ExplainRequest, FingerprintRequest
+from ..app.explaining import ExplainRequest, explain_documents
+from ..app.requests import CompareRequest, FingerprintRequest
 from ..app.settings import Input
 from ..engines import open_engine
 from ..engines.local import LocalEngine

@@ -21,7 +21,9 @@ from ..app.parallel import ordered_map
 from ..app.requests import DedupeRequest
 from ..app.run import load, search_loaded
 from ..app.settings import Reading
+from ..core.against import KeyedRows
 from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights
+from ..core.cosines import Verify
 from ..core.events import OnEvent, Progress, Skipped
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, validate_bits, validate_seed
 from ..core.search import DedupeResult
@@ -195,3 +197,8 @@ class LocalEngine:
             request.source, request.reading, self, hooks, vectors_needed=request.vectors_needed
         )
         return search_loaded(docs, request, hooks)
+
+    def documents(self, request: DedupeRequest, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
+        """Read here, with their vectors for exact verification."""
+        exact = request.config.verify is Verify.EXACT
+        return load(request.source, request.reading, self, hooks, vectors_needed=exact), None

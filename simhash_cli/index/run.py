@@ -285,6 +285,12 @@ def _read_again(docs: Corpus, jobs: int, engine: Engine, hooks: Hooks) -> Corpus
         return engine.read_files(docs.ids, reading, hooks, progress)
 
 
+def reference_of(db: str) -> Corpus:
+    """What the index ``db`` holds, as a reference set (``dedupe --against DB``)."""
+    with Store.open(db, readonly=True) as store:
+        return stored_corpus(store)
+
+
 def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
     """``simhash index dedupe``: every stored document, by estimate (nothing read), or read
     again for the true cosine."""

@@ -14,6 +14,7 @@ from ...app.hooks import Hooks
 from ...app.requests import DedupeRequest
 from ...app.run import load_records
 from ...app.settings import EngineChoice, Input, Reading, Source
+from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify
 from ...core.events import Progress
@@ -71,17 +72,30 @@ class DaskEngine:
         and sent; then the shuffle and the buckets' search (:func:`.search.dedupe`)."""
         source, config = request.source, request.config
         exact = config.verify is Verify.EXACT
-        if source.is_records and source.location != STDIN:
-            fingerprinted = self._read_records(request, hooks)
-        elif source.is_records:
+        if source.is_records and source.location == STDIN:
             docs = load_records(source, request.reading, hooks)
             check_config(docs, config, has_vectors=docs.weights is not None)
             fingerprinted = send_corpus(self.cluster, docs, keep_vectors=exact)
         else:
-            fingerprinted = self._read_paths(request, hooks)
+            fingerprinted = self._read(request, hooks)
         n = len(fingerprinted.docs)
         with hooks.status(f"finding and verifying candidates among {n:,} documents"):
             return search.dedupe(self.cluster, fingerprinted, config)
+
+    def documents(self, request: DedupeRequest, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
+        """Read by the workers, each one's vectors kept there for exact verification and
+        fetched for the rows asked (records from standard input are read here)."""
+        source = request.source
+        if source.is_records and source.location == STDIN:
+            return load_records(source, request.reading, hooks), None
+        fingerprinted = self._read(request, hooks)
+        rows = search.keyed_taker(self.cluster, fingerprinted) if fingerprinted.vectors else None
+        return fingerprinted.docs, rows
+
+    def _read(self, request: DedupeRequest, hooks: Hooks) -> OnCluster:
+        if request.source.is_records:
+            return self._read_records(request, hooks)
+        return self._read_paths(request, hooks)
 
     def _read_paths(self, request: DedupeRequest, hooks: Hooks) -> OnCluster:
         reading = request.reading

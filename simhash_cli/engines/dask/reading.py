@@ -117,11 +117,21 @@ class Vectors:
 
     def matrix(self) -> sp.csr_array:
         """A CSR matrix whose columns are the distinct keys of these rows."""
+        return self.keyed()[0]
+
+    def keyed(self) -> tuple[sp.csr_array, NDArray[np.uint64]]:
+        """:meth:`matrix`, and the key of each of its columns."""
         keys, columns = np.unique(self.keys, return_inverse=True)
-        return sp.csr_array(
+        matrix = sp.csr_array(
             (self.values, columns.ravel(), self.indptr),
             shape=(self.indptr.size - 1, keys.size),
         )
+        return matrix, keys
+
+    @staticmethod
+    def empty() -> Vectors:
+        """No rows."""
+        return Vectors(np.zeros(1, np.int64), np.zeros(0, np.uint64), np.zeros(0))
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from ...core import blocking, tables
 from ...core import cluster as clustering
+from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import ScoredPairs, Verify
 from ...core.search import DedupeConfig, DedupeResult, check_config, choose_scheme, dedupe_result
@@ -345,6 +346,33 @@ def _taker(cluster: Cluster, fingerprinted: OnCluster) -> Callable[[NDArray[np.i
         return dataclasses.replace(few, weights=weights, features=[])
 
     return take
+
+
+def keyed_taker(cluster: Cluster, fingerprinted: OnCluster) -> KeyedRows:
+    """The vectors of some documents, fetched from the workers that hold them, with the
+    feature key of each column (for ``--against``: the documents of a chunk's candidates)."""
+    parts = fingerprinted.parts
+    bounds = np.cumsum([0, *fingerprinted.sizes])
+
+    def rows(wanted: NDArray[np.int64]) -> tuple[sp.csr_array, NDArray[np.uint64]]:
+        order = np.argsort(wanted, kind="stable")
+        ascending = wanted[order]
+        cut = np.searchsorted(ascending, bounds)
+        asked = [
+            (part, ascending[lo:hi] - start)
+            for part, start, lo, hi in zip(parts, bounds[:-1], cut[:-1], cut[1:], strict=True)
+            if hi > lo
+        ]
+        vectors = cluster.gather(
+            [cluster.client.submit(_vectors_of, part, local) for part, local in asked]
+        )
+        joined = Vectors.join(vectors) if vectors else Vectors.empty()
+        weights, keys = joined.keyed()
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return sp.csr_array(weights[back]), keys
+
+    return rows
 
 
 def _vectors_of(part: Part, rows: NDArray[np.int64]) -> Vectors:

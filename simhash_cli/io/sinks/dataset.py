@@ -52,7 +52,7 @@ class Fate:
 
     duplicate_of: str | int
     cosine: float | None
-    cluster: int
+    cluster: int | None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from rich.progress import (
 from rich.progress import Progress as RichProgress
 from rich.text import Text
 
+from ...core.against import Decontamination
 from ...core.ambiguity import NEAR, Ambiguity
 from ...core.corpus import Corpus
 from ...core.events import Event, Excluded, Progress, Skipped, Warned
@@ -196,8 +197,34 @@ class Messages:
             why = "each was skipped or left out (see above)" if passed_over else "none was found"
             self.info(Text(f"note: no document was read: {why}", style="yellow"))
 
-    def dataset_summary(self, tally: Tally, targets: Targets) -> None:
-        """``kept 7 of 10 records in out.jsonl (2 dropped as near-duplicates, 1 skipped)``."""
+    def against_summary(self, result: Decontamination) -> None:
+        """What was read, how the reference was compared, and how many came near it."""
+        config, scheme = result.config, result.scheme
+        self.corpus_summary(result.corpus, "read")
+        n, m = len(result.corpus), len(result.reference)
+        if scheme.kind == "every":
+            how = (
+                f"compared each of {counted(n, 'document')} with each of "
+                f"{counted(m, 'reference document')} ({counted(result.candidates, 'pair')})"
+            )
+        else:
+            how = (
+                f"{counted(result.candidates, 'candidate pair')} against "
+                f"{counted(m, 'reference document')} from "
+                f"{scheme.label(result.corpus.settings.bits)} (expected recall at cosine "
+                f"{config.threshold:g}: {scheme.expected_recall:.2f})"
+            )
+        self.info(
+            f"{how}; {counted(int(result.flagged.size), 'document')} within "
+            f"{config.verify.value} cosine {config.threshold:g} of one "
+            f"({counted(len(result.pairs), 'pair')})"
+        )
+
+    def dataset_summary(
+        self, tally: Tally, targets: Targets, why: str = "as near-duplicates"
+    ) -> None:
+        """``kept 7 of 10 records in out.jsonl: 2 dropped as near-duplicates, 1 skipped``
+        (``why``: what the dropped ones are)."""
         where = f" in {visible(targets.kept)}" if targets.kept else ""
         dropped = f" to {visible(targets.dropped)}" if targets.dropped else ""
         malformed = f", {tally.malformed:,} of them malformed" if tally.malformed else ""
@@ -206,7 +233,7 @@ class Messages:
         )
         self.info(
             f"kept {tally.kept:,} of {counted(tally.read, 'record')}{where}: "
-            f"{tally.dropped:,} dropped as near-duplicates{dropped}, {tally.skipped:,} "
+            f"{tally.dropped:,} dropped {why}{dropped}, {tally.skipped:,} "
             f"skipped{malformed}{annotated}"
         )
 
