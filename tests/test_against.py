@@ -1,0 +1,216 @@
+"""``dedupe --against REF``: decontamination. Exactly the documents within the threshold of a
+reference document are flagged (brute force over every pair says which), on both engines and
+by either verification; with ``--kept``/``--dropped`` those are dropped, each naming the
+reference record it matches best, and the reference's own records are never written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simhash_cli.cli import main
+from simhash_cli.core.against import against
+from simhash_cli.core.corpus import Corpus, corpus_from_texts
+from simhash_cli.core.cosines import Verify, cosine_pairs
+from simhash_cli.core.fingerprint import estimate_cosine_rows, hamming_rows
+from simhash_cli.core.search import DedupeConfig
+from simhash_cli.errors import ExitCode
+
+WORDS = [f"w{k}" for k in range(40)]
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def brute_force(
+    texts: list[str], refs: list[str], threshold: float, verify: Verify
+) -> dict[int, float]:
+    """Each document at or above the threshold of some reference text, with its best value."""
+    both = corpus_from_texts(texts + refs)
+    n, m = len(texts), len(refs)
+    pairs = np.array([(i, n + j) for i in range(n) for j in range(m)], dtype=np.int64)
+    if verify is Verify.EXACT:
+        assert both.weights is not None
+        value = cosine_pairs(both.weights, pairs)
+    else:
+        fps = both.fingerprints
+        value = estimate_cosine_rows(hamming_rows(fps[pairs[:, 0]], fps[pairs[:, 1]]), 64)
+    best = value.reshape(n, m).max(axis=1)
+    return {i: float(best[i]) for i in range(n) if best[i] >= threshold}
+
+
+def texts_of(seed: int, n: int, m: int) -> tuple[list[str], list[str]]:
+    """``n`` documents and ``m`` reference texts over few words: some documents are copies of
+    a reference text with an edit or two, the rest are random, so cosines spread widely."""
+    rng = np.random.default_rng(seed)
+    refs = [" ".join(rng.choice(WORDS, int(rng.integers(5, 30)))) for _ in range(m)]
+    texts = []
+    for _ in range(n):
+        if refs and rng.random() < 0.4:
+            words = refs[int(rng.integers(m))].split()
+            for _ in range(int(rng.integers(0, 4))):
+                words[int(rng.integers(len(words)))] = str(rng.choice(WORDS))
+            texts.append(" ".join(words))
+        else:
+            texts.append(" ".join(rng.choice(WORDS, int(rng.integers(3, 30)))))
+    return texts, refs
+
+
+def corpora(texts: list[str], refs: list[str]) -> tuple[Corpus, Corpus]:
+    return (
+        corpus_from_texts(texts, ids=[f"d{k}" for k in range(len(texts))]),
+        corpus_from_texts(refs, ids=[f"r{k}" for k in range(len(refs))]),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 40),
+    m=st.integers(1, 15),
+    threshold=st.floats(-0.5, 1.0),
+    verify=st.sampled_from([Verify.EXACT, Verify.ESTIMATE]),
+)
+def test_exactly_the_documents_within_the_threshold_are_flagged(
+    seed: int, n: int, m: int, threshold: float, verify: Verify
+) -> None:
+    texts, refs = texts_of(seed, n, m)
+    docs, reference = corpora(texts, refs)
+    result = against(docs, reference, DedupeConfig(threshold=threshold, verify=verify))
+    want = brute_force(texts, refs, threshold, verify)
+    assert result.scheme.kind == "every" and result.candidates == n * m
+    assert set(result.flagged.tolist()) == set(want)
+    for row in result.flagged.tolist():
+        assert result.cosine[row] == pytest.approx(want[row], abs=1e-12)
+    # Every flagged pair reaches the threshold, and is one of a document and a reference.
+    value = result.pairs.cosine if verify is Verify.EXACT else result.pairs.estimated_cosine
+    assert np.all(value >= threshold)
+    assert np.all(result.pairs.pairs[:, 0] < n) and np.all(result.pairs.pairs[:, 1] < m)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), blocks=st.sampled_from([2, 4, 8, 16]))
+def test_blocks_find_a_part_of_them_and_every_copy(seed: int, blocks: int) -> None:
+    texts, refs = texts_of(seed, 40, 10)
+    texts += refs[:3]  # copies: their fingerprints share every block
+    docs, reference = corpora(texts, refs)
+    config = DedupeConfig(threshold=0.8, blocks=blocks)
+    result = against(docs, reference, config, every_pair=0)
+    assert result.scheme.kind == "blocks" and result.scheme.blocks == blocks
+    want = brute_force(texts, refs, 0.8, Verify.EXACT)
+    assert set(result.flagged.tolist()) <= set(want)
+    assert {40, 41, 42} <= set(result.flagged.tolist())
+
+
+def write_texts(path: Path, texts: list[str], prefix: str) -> None:
+    path.write_text("".join(json.dumps({"id": f"{prefix}{k}", "text": t}) + "\n"
+                            for k, t in enumerate(texts)))  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_the_command_flags_and_drops_exactly_those_on_both_engines(
+    tmp_path: Path, engine: str
+) -> None:
+    texts, refs = texts_of(11, 300, 40)
+    source, reference = tmp_path / "train.jsonl", tmp_path / "eval.jsonl"
+    write_texts(source, texts, "d")
+    write_texts(reference, refs, "r")
+    before = reference.read_bytes()
+    kept, dropped = tmp_path / "kept.jsonl", tmp_path / "dropped.jsonl"
+    extra = ["--workers", "1"] if engine == "dask" else []
+    done = run("dedupe", "--texts", str(source), "--against", str(reference), "--threshold",
+               "0.7", "--kept", str(kept), "--dropped", str(dropped), "-f", "json",
+               "--engine", engine, *extra)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    want = brute_force(texts, refs, 0.7, Verify.EXACT)
+    assert 30 < len(want) < 270
+    document = json.loads(done.stdout)
+    assert {r["id"] for r in document["matched"]} == {f"d{i}" for i in want}
+    assert document["summary"]["flagged_documents"] == len(want)
+    lines = source.read_text().splitlines(keepends=True)
+    assert kept.read_text().splitlines(keepends=True) == [
+        line for k, line in enumerate(lines) if k not in want
+    ]
+    both = corpus_from_texts(texts + refs)
+    assert both.weights is not None
+    for line in dropped.read_text().splitlines():
+        record = json.loads(line)
+        row, match = int(record["id"][1:]), int(record["simhash"]["duplicate_of"][1:])
+        assert record["simhash"]["cluster"] is None
+        cosine = cosine_pairs(both.weights, np.array([[row, len(texts) + match]]))[0]
+        assert cosine == pytest.approx(want[row], abs=1e-9)  # the best match
+    assert reference.read_bytes() == before
+    metadata = json.loads((tmp_path / "kept.jsonl.simhash.json").read_text())
+    assert metadata["against"] == str(reference)
+    assert metadata["counts"]["dropped"] == len(want)
+
+
+def test_files_against_files_and_against_an_index(tmp_path: Path) -> None:
+    sample = Path(__file__).resolve().parent.parent / "sample_corpus"
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    for name in ("shipping-policy.txt", "volcano-report.txt"):
+        (ref / name).write_bytes((sample / name).read_bytes())
+    done = run("dedupe", str(sample), "--against", str(ref), "-f", "json", "--check")
+    assert done.exit_code == ExitCode.DUPLICATES_FOUND, done.output
+    flagged = {Path(r["id"]).name for r in json.loads(done.stdout)["matched"]}
+    assert flagged == {"shipping-policy.txt", "shipping-policy-copy.txt",
+                       "shipping-policy-revised.txt", "volcano-report.txt",
+                       "volcano-report-wire.txt"}  # fmt: skip
+    db = tmp_path / "ref.db"
+    assert run("index", "add", str(db), str(ref), "-q").exit_code == 0
+    by_index = run("dedupe", str(sample), "--against", str(db), "--verify", "estimate",
+                   "-f", "jsonl")  # fmt: skip
+    by_files = run("dedupe", str(sample), "--against", str(ref), "--verify", "estimate",
+                   "-f", "jsonl")  # fmt: skip
+    assert by_index.exit_code == by_files.exit_code == 0, by_index.output
+    strip = [
+        {**json.loads(line), "b": Path(json.loads(line)["b"]).name}
+        for line in by_index.stdout.splitlines()
+    ]
+    assert strip == [
+        {**json.loads(line), "b": Path(json.loads(line)["b"]).name}
+        for line in by_files.stdout.splitlines()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--plan", "{tmp}/p.json"], "without --plan"),
+        (["--report", "{tmp}/r.html"], "without --report"),
+        (["--keep-by", "q:max", "--kept", "{tmp}/k.jsonl"], "without --keep-by"),
+        (["--minhash", "4x4"], "without --minhash"),
+        (["--weighting", "tfidf"], "tfidf"),
+        (["-f", "groups"], "not clusters"),
+        (["--kept", "{ref}"], "is also an input"),
+        (["-o", "{ref}"], "is also an input"),
+    ],
+)
+def test_what_does_not_go_with_against_is_refused(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    source, reference = tmp_path / "in.jsonl", tmp_path / "ref.jsonl"
+    write_texts(source, ["one two three"], "d")
+    write_texts(reference, ["one two three"], "r")
+    before = sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir())
+    named = [a.replace("{tmp}", str(tmp_path)).replace("{ref}", str(reference)) for a in extra]
+    done = run("dedupe", "--texts", str(source), "--against", str(reference), *named)
+    assert done.exit_code == ExitCode.USAGE, done.output
+    assert message in done.stderr and "Traceback" not in done.output
+    assert sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir()) == before
+
+
+def test_an_index_is_compared_by_estimate_only(tmp_path: Path) -> None:
+    db = tmp_path / "ref.db"
+    (tmp_path / "a.txt").write_text("some words of a text")
+    assert run("index", "add", str(db), str(tmp_path / "a.txt"), "-q").exit_code == 0
+    done = run("dedupe", str(tmp_path / "a.txt"), "--against", str(db))
+    assert done.exit_code == ExitCode.USAGE and "--verify estimate" in done.stderr
