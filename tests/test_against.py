@@ -214,3 +214,23 @@ def test_an_index_is_compared_by_estimate_only(tmp_path: Path) -> None:
     assert run("index", "add", str(db), str(tmp_path / "a.txt"), "-q").exit_code == 0
     done = run("dedupe", str(tmp_path / "a.txt"), "--against", str(db))
     assert done.exit_code == ExitCode.USAGE and "--verify estimate" in done.stderr
+
+
+def test_ref_has_fields_of_its_own(tmp_path: Path) -> None:
+    source, reference = tmp_path / "train.jsonl", tmp_path / "eval.jsonl"
+    rows = [{"m": {"uid": "a"}, "body": "the same few words here"},
+            {"m": {"uid": "b"}, "body": "other words entirely"}]  # fmt: skip
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    reference.write_text(json.dumps({"qid": 7, "question": "the same few words here"}) + "\n")
+    fields = ["--text-field", "body", "--id-field", "m.uid"]
+    own = ["--against-text-field", "question", "--against-id-field", "qid"]
+    done = run("dedupe", "--texts", str(source), *fields, "--against", str(reference), *own,
+               "-f", "jsonl")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert [(p["a"], p["b"]) for p in map(json.loads, done.stdout.splitlines())] == [("a", 7)]
+    as_input = run("dedupe", "--texts", str(source), *fields, "--against", str(reference))
+    assert as_input.exit_code == ExitCode.ERROR  # REF read with the input's fields has none
+    assert "eval.jsonl:1: no text at body (--text-field)" in as_input.output
+    for_files = run("dedupe", str(source), "--against", str(reference),
+                    "--against-id-field", "qid")  # fmt: skip
+    assert for_files.exit_code == ExitCode.USAGE and "files have none" in for_files.stderr

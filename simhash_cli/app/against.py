@@ -18,6 +18,7 @@ from ..core.groups import Clustering
 from ..core.vectorize import Weighting
 from ..errors import UsageError
 from ..io.sinks.formats import Format
+from ..io.sources.fields import Fields
 from .guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from .settings import Input, Source
 
@@ -90,6 +91,12 @@ def check_against(request: DedupeRequest) -> None:
             "{vectors} or PATHs",
             parameters=("against", "texts", "vectors"),
         )
+    named = request.against_text_field or request.against_id_field is not None
+    if named and is_index(request.against):
+        raise UsageError(
+            f"{request.against} is an index: it has no fields to name",
+            parameters=("against_text_field", "against_id_field"),
+        )
     if is_index(request.against):
         if request.verification is Verify.EXACT:
             raise UsageError(
@@ -103,9 +110,29 @@ def check_against(request: DedupeRequest) -> None:
 
 
 def reference_source(request: DedupeRequest) -> Source:
-    """REF read as the input is read: paths, or records of the input's kind and fields."""
+    """REF read as the input is read: paths, or records of the input's kind, with the
+    input's fields unless REF's own are named.
+
+    Raises:
+        UsageError: fields of REF named for files, or REF's text field for vectors.
+    """
     assert request.against is not None
     source = request.source
+    named = request.against_text_field or request.against_id_field is not None
     if source.kind is Input.PATHS:
+        if named:
+            raise UsageError(
+                "{against_text_field} and {against_id_field} name the fields of REF's records; "
+                "files have none",
+                parameters=("against_text_field", "against_id_field"),
+            )
         return Source(Input.PATHS, (request.against,), skip_bad_lines=source.skip_bad_lines)
-    return Source(source.kind, (), request.against, source.skip_bad_lines, source.fields)
+    fields = source.fields
+    if named:
+        fields = Fields.of(request.against_text_field, request.against_id_field)
+        if request.against_text_field and source.kind is not Input.TEXTS:
+            raise UsageError(
+                "{against_text_field} names where REF's texts are; vectors have features",
+                parameters=("against_text_field",),
+            )
+    return Source(source.kind, (), request.against, source.skip_bad_lines, fields)

@@ -200,6 +200,10 @@ class DedupeRequest:
     """Records: keep the one whose field is largest (``FIELD:max``) or smallest."""
     against: str | None = None
     """Decontamination: flag (drop) what comes near this reference set (:mod:`.against`)."""
+    against_text_field: tuple[str, ...] = ()
+    """Where REF's records keep their text (empty: as the input's)."""
+    against_id_field: str | None = None
+    """Where REF's records keep their id (None: as the input's)."""
 
     @property
     def verification(self) -> Verify:

@@ -211,6 +211,19 @@ PLAN_OPTIONS = [
             "of the same kind and fields), or is an index (with --verify estimate).",
         ),
         click.option(
+            "--against-text-field",
+            metavar="PATH",
+            multiple=True,
+            help="Where REF's records keep their text, as --text-field [default: as the "
+            "input's]. (repeatable)",
+        ),
+        click.option(
+            "--against-id-field",
+            metavar="PATH",
+            default=None,
+            help="Where REF's records keep their id, as --id-field [default: as the input's].",
+        ),
+        click.option(
             "--index",
             metavar="DB",
             default=None,

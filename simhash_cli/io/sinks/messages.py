@@ -204,8 +204,8 @@ class Messages:
         n, m = len(result.corpus), len(result.reference)
         if scheme.kind == "every":
             how = (
-                f"compared each of {counted(n, 'document')} with each of "
-                f"{counted(m, 'reference document')} ({counted(result.candidates, 'pair')})"
+                f"compared {counted(n, 'document')} with {counted(m, 'reference document')}, "
+                f"every pair ({result.candidates:,})"
             )
         else:
             how = (
