@@ -1,4 +1,4 @@
-"""Memory the process has freed goes back to the system.
+"""Memory: what the machine has, and what the process has freed going back to the system.
 
 glibc keeps the blocks of a few megabytes that a program frees in its heap, for reuse, once it
 has seen such a block freed (its mmap threshold rises to that size). Reading a corpus makes
@@ -11,8 +11,17 @@ done.
 from __future__ import annotations
 
 import ctypes
+import os
 
-__all__ = ["release_freed_memory"]
+__all__ = ["physical_memory", "release_freed_memory"]
+
+
+def physical_memory() -> int | None:
+    """Bytes of memory the machine has, or None where the system does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def release_freed_memory() -> None:

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
+from ..core import minhash
 from ..core.corpus import (
     EMPTY_TEXT,
     EMPTY_VECTOR,
@@ -25,6 +27,7 @@ from ..core.events import Event, OnEvent, Skipped
 from ..core.fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
+    feature_keys,
     from_int,
     n_words,
     validate_bits,
@@ -57,6 +60,7 @@ __all__ = [
     "from_fingerprint_records",
     "from_text_records",
     "from_vector_records",
+    "sign_piece",
     "skipping",
 ]
 
@@ -179,6 +183,40 @@ def count_piece(
     counts, features = count_matrix((record.text for record in records), tokenizer)
     ids = [record.id for record in records]
     return Counted(events, skipped, ids, placed.lines, counts, features, piece.name)
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A piece of ``--texts`` records with the MinHash signature of each one's words: each
+    record's id with its line (in the file ``name``), which of them have a word, and the
+    signatures of those."""
+
+    ids: list[str]
+    lines: list[int]
+    worded: NDArray[np.bool_]
+    signatures: NDArray[np.uint32]
+    name: str
+
+
+def sign_piece(
+    piece: Piece,
+    tokenizer: TokenizerConfig,
+    max_line: int | None,
+    fields: Fields,
+    slots: int,
+    seed: int,
+) -> Signed:
+    """The MinHash signatures (``slots`` bins, ``seed``) of one piece of ``--texts`` records,
+    as :func:`~simhash_cli.core.search.dedupe` makes them from the words of a corpus holding
+    them (malformed lines passed over: the first reading reported them)."""
+    placed = Placed()
+    records: list[Any] = piece.parse("texts", max_line, lambda error: None, placed, fields)
+    counts, features = count_matrix((record.text for record in records), tokenizer)
+    worded = np.diff(counts.indptr) > 0
+    rows = np.flatnonzero(worded).astype(np.int64)
+    signed = minhash.signatures(counts, feature_keys(features), slots=slots, seed=seed, rows=rows)
+    ids = [record.id for record in records]
+    return Signed(ids, placed.lines, worded, signed, piece.name)
 
 
 def find_records(

@@ -24,14 +24,25 @@ from ..io.places import root_of
 from ..io.sinks.dataset import Targets, sidecar_of
 from ..io.sinks.formats import Output
 from ..io.sinks.report import check_report_engine
+from ..io.sources.files import STDIN
 from ..io.sources.parquet import is_parquet
+from ..io.sources.shards import compression_of, shards_of
 from .actions.plans import Keep
 from .actions.steps import Action, LoadedPlan
 from .against import check_against
 from .datasets import KeepBy, check_dataset
 from .engine import Need
 from .guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
-from .settings import EngineChoice, Input, Reading, Source
+from .memory import physical_memory
+from .settings import (
+    COMPRESSED_RATIO,
+    VECTOR_BYTES_PER_BYTE,
+    EngineChoice,
+    Input,
+    Memory,
+    Reading,
+    Source,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -204,6 +215,8 @@ class DedupeRequest:
     """Where REF's records keep their text (empty: as the input's)."""
     against_id_field: str | None = None
     """Where REF's records keep their id (None: as the input's)."""
+    memory: Memory = Memory.AUTO
+    """What records hold of each document: vectors, or fingerprints (read again)."""
 
     @property
     def verification(self) -> Verify:
@@ -285,6 +298,7 @@ class DedupeRequest:
         self._check_plan()
         _check_records(self.source, self.reading)
         self._check_index()
+        self._check_memory()
         if self.index is None:
             self.source.require((Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS))
 
@@ -381,6 +395,44 @@ class DedupeRequest:
                 "file that was compared: give PATHs, without {vectors}, {fingerprints}, {texts} "
                 "or {index}",
                 parameters=("plan", "vectors", "fingerprints", "texts", "index"),
+            )
+
+    @property
+    def rereads_records(self) -> bool:
+        """Whether the records are held as fingerprints and read again for what needs vectors
+        (``--memory``; auto: when their vectors could fill half the machine's memory)."""
+        if not self._can_reread or self.memory is Memory.VECTORS:
+            return False
+        if self.memory is Memory.FINGERPRINTS:
+            return True
+        assert self.source.location is not None
+        needed = sum(
+            os.path.getsize(shard) * (COMPRESSED_RATIO if compression_of(shard) else 1)
+            for shard in shards_of(self.source.location)
+        )
+        total = physical_memory()
+        return total is not None and needed * VECTOR_BYTES_PER_BYTE > total // 2
+
+    @property
+    def _can_reread(self) -> bool:
+        return (
+            self.source.kind in (Input.TEXTS, Input.VECTORS)
+            and self.source.location not in (None, STDIN)
+            and "://" not in (self.source.location or "")
+            and self.reading.weighting is not Weighting.TFIDF
+            and not self.reading.include_empty
+            and not self.audit
+            and self.against is None
+            and not self.engine.is_dask
+        )
+
+    def _check_memory(self) -> None:
+        if self.memory is Memory.FINGERPRINTS and not self._can_reread:
+            raise UsageError(
+                "{memory} fingerprints reads the records again: it goes with {texts} or "
+                "{vectors} FILE on the local engine, without tfidf, {include_empty}, {audit} "
+                "or {against}",
+                parameters=("memory", "texts", "vectors", "include_empty", "audit", "against"),
             )
 
     def _check_index(self) -> None:

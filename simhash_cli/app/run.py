@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.calibrate import Calibration, calibrate
 from ..core.corpus import EMPTY_TEXT, Corpus, concatenate, from_weights
-from ..core.events import Progress, Skipped
+from ..core.events import OnEvent, Progress, Skipped
 from ..core.groups import Clustering
 from ..core.schemes import Background, Survey, survey
 from ..core.search import (
@@ -72,6 +72,7 @@ __all__ = [
     "journal_header",
     "load",
     "load_records",
+    "pieces_of",
     "script_of",
     "search_loaded",
     "stream",
@@ -217,7 +218,7 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
     naming both places, or with ``--skip-bad-lines`` its later record is left out."""
     kind = "texts" if source.kind is Input.TEXTS else "vectors"
     settings = reading.settings if kind == "texts" else reading.vector_settings
-    pieces_of = _pieces(source, reading)
+    split = pieces_of(source, reading)
     arguments = (
         (
             piece,
@@ -228,12 +229,12 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
             reading.include_empty,
             source.fields,
         )
-        for piece in pieces_of.pieces
+        for piece in split.pieces
     )
     for done in ordered_map(fingerprint_piece, arguments, reading.jobs):
         for event in done.events:
             hooks.event(event)
-        repeats = pieces_of.repeats(done.ids, done.lines, done.name, hooks)
+        repeats = split.repeats(done.ids, done.lines, done.name, hooks.event)
         docs = done.docs
         if repeats:
             keep = np.array([doc_id not in repeats for doc_id in docs.ids], dtype=bool)
@@ -257,10 +258,10 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
     """``--texts`` records with their vectors, counted piece by piece by ``reading.jobs``
     processes (:func:`~simhash_cli.app.records.count_piece`) and merged here in order: the
     corpus :func:`~simhash_cli.app.records.corpus_from_text_records` reads in one process."""
-    pieces_of = _pieces(source, reading)
+    split = pieces_of(source, reading)
     arguments = (
         (piece, reading.tokenizer, reading.policy.max_bytes, source.skip_bad_lines, source.fields)
-        for piece in pieces_of.pieces
+        for piece in split.pieces
     )
     ids: list[str] = []
     skipped: list[Skipped] = []
@@ -270,7 +271,7 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             for event in done.events:
                 hooks.event(event)
             skipped.extend(done.skipped)
-            repeats = pieces_of.repeats(done.ids, done.lines, done.name, hooks)
+            repeats = split.repeats(done.ids, done.lines, done.name, hooks.event)
             counts, piece_ids = done.counts, done.ids
             if repeats:
                 rows = [row for row, doc_id in enumerate(piece_ids) if doc_id not in repeats]
@@ -293,7 +294,7 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
 
 
 @dataclass
-class _Pieces:
+class RecordPieces:
     """The pieces of a records input, and the check that no id is given in two of them."""
 
     pieces: Iterator[Piece]
@@ -305,11 +306,11 @@ class _Pieces:
     files: dict[str, int] = field(default_factory=dict)
 
     def repeats(
-        self, ids: list[str], lines: list[int], name: str, hooks: Hooks
+        self, ids: list[str], lines: list[int], name: str, on_event: OnEvent
     ) -> dict[str, Skipped]:
         """The ids of a piece (of the file ``name``) given in an earlier one, each with its
-        record's skip (reported); without ``--skip-bad-lines`` the first is refused naming
-        both places."""
+        record's skip (given to ``on_event``); without ``--skip-bad-lines`` the first is
+        refused naming both places."""
         found: dict[str, Skipped] = {}
         file = self.files.setdefault(name, len(self.files)) * _PER_FILE
         for doc_id, line in zip(ids, lines, strict=True):
@@ -319,7 +320,7 @@ class _Pieces:
                 if not self.skip_bad_lines:
                     raise error
                 found[doc_id] = Skipped(error.where, f"malformed: {error.detail}")
-                hooks.event(found[doc_id])
+                on_event(found[doc_id])
         return found
 
     def _place(self, place: int) -> str:
@@ -330,8 +331,10 @@ class _Pieces:
 _PER_FILE = 1 << 48  # more lines than a file holds
 
 
-def _pieces(source: Source, reading: Reading) -> _Pieces:
-    return _Pieces(pieces(source.location or "-", reading.policy.max_bytes), source.skip_bad_lines)
+def pieces_of(source: Source, reading: Reading) -> RecordPieces:
+    """The pieces of the records ``source`` names, with the check of their ids."""
+    location = source.location or "-"
+    return RecordPieces(pieces(location, reading.policy.max_bytes), source.skip_bad_lines)
 
 
 def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> list[Comparison]:

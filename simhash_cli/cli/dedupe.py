@@ -13,7 +13,7 @@ from ..app.datasets import kept_by, write_dataset, write_decontaminated
 from ..app.decontaminating import decontaminate, load_reference
 from ..app.report import write_report
 from ..app.requests import DatasetRequest, DedupeRequest, PlanRequest
-from ..app.settings import Input, Source
+from ..app.settings import Input, Memory, Source
 from ..core.closure import DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
 from ..core.groups import Clustering
@@ -199,6 +199,18 @@ PLAN_OPTIONS = [
             help="Also write a self-contained HTML page to browse the run: its summary, the "
             "cosines against the threshold, the scheme's S-curve, and the clusters, each "
             "member explained and diffed against the one kept (and the plan, with --plan).",
+        ),
+        click.option(
+            "--memory",
+            type=click.Choice([m.value for m in Memory]),
+            default=Memory.AUTO.value,
+            show_default=True,
+            callback=as_enum(Memory),
+            help="What --texts or --vectors FILE hold of each document: vectors (one reading), "
+            "or fingerprints (and MinHash signatures), the records read again for the "
+            "planner's sample and for the documents of candidate pairs: the same answer in the "
+            "memory of the fingerprints; auto: fingerprints when the vectors could fill half "
+            "of this machine's memory.",
         ),
         click.option(
             "--against",

@@ -9,7 +9,6 @@ pair's true cosine.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -18,13 +17,14 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..errors import InputError, ParameterError
+from ..errors import ParameterError
 from . import blocking, cluster, cosines, minhash, tables
 from .ambiguity import Ambiguity, ambiguity
 from .closure import DEFAULT_GROUP_PAIRS, Closure, Take, close_groups
-from .corpus import Corpus, Settings
+from .comparison import Comparison, compare, compare_with
+from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
-from .fingerprint import feature_keys, hamming_rows, to_int
+from .fingerprint import feature_keys, hamming_rows
 from .groups import Clustering, Groups, group
 from .recall import Advice, RunRecall, advise, run_recall
 from .schemes import TARGET_RECALL, Scheme, Survey, background_pairs, sample_background, survey
@@ -61,69 +61,6 @@ DEFAULT_MAX_PAIRS = 10_000_000
 
 
 RECALL_HINT_BELOW = 0.9
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Two documents side by side (``simhash compare``)."""
-
-    a: str
-    b: str
-    fingerprint_a: int
-    fingerprint_b: int
-    settings: Settings
-    hamming: int
-    estimated_cosine: float
-    cosine: float | None
-
-    def reaches(self, threshold: float) -> bool:
-        """Whether the pair is a near-duplicate at ``threshold``: by its true cosine, or its
-        estimate when there is none."""
-        value = self.estimated_cosine if self.cosine is None else self.cosine
-        return value >= threshold - cosines.THRESHOLD_TOLERANCE
-
-
-def compare(pair: Corpus) -> Comparison:
-    """Compare the two documents of ``pair``.
-
-    Raises:
-        InputError: the corpus does not hold exactly two documents (one was skipped).
-    """
-    if len(pair) != 2:
-        reasons = "; ".join(f"{s.id}: {s.reason}" for s in pair.skipped)
-        raise InputError(f"compare needs two documents with features ({reasons})")
-    return compare_with(pair)[0]
-
-
-def compare_with(docs: Corpus) -> list[Comparison]:
-    """The first document of ``docs`` compared with each of the others, in order."""
-    others = np.arange(1, len(docs), dtype=np.int64)
-    scored = cosines.score_pairs(
-        np.stack([np.zeros_like(others), others], axis=1),
-        docs.fingerprints,
-        bits=docs.settings.bits,
-        weights=docs.weights,
-    )
-    first = to_int(docs.fingerprints[0])
-    return [
-        Comparison(
-            a=docs.ids[0],
-            b=docs.ids[other],
-            fingerprint_a=first,
-            fingerprint_b=to_int(docs.fingerprints[other]),
-            settings=docs.settings,
-            hamming=hamming,
-            estimated_cosine=estimate,
-            cosine=None if math.isnan(cosine) else cosine,
-        )
-        for other, hamming, estimate, cosine in zip(
-            others.tolist(),
-            scored.hamming.tolist(),
-            scored.estimated_cosine.tolist(),
-            scored.cosine.tolist(),
-            strict=True,
-        )
-    ]
 
 
 @dataclass(frozen=True)
@@ -245,7 +182,9 @@ def _scheme(
         k = config.max_distance
         if not 0 <= k < bits:
             raise ParameterError(f"max_distance must be from 0 to {bits - 1}, not {k}")
-        return Scheme("tables", tables.choose_tables(n_distinct, bits, k), k), None
+        # Blocks named with a distance: the tables a planner chose (they find the same pairs).
+        named = int(config.blocks) if config.blocks != AUTO else None
+        return Scheme("tables", named or tables.choose_tables(n_distinct, bits, k), k), None
     if config.blocks != AUTO:
         return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
     chosen = survey_for(
@@ -299,8 +238,17 @@ def planner_rows(docs: Corpus) -> NDArray[np.int64]:
     return rows
 
 
-def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
+def dedupe(
+    docs: Corpus,
+    config: DedupeConfig | None = None,
+    *,
+    signatures: NDArray[np.uint32] | None = None,
+) -> DedupeResult:
     """Candidates by the chosen scheme, verification at the threshold, clusters.
+
+    ``signatures``: every document's MinHash signature for a MinHash scheme, made elsewhere
+    (:func:`~simhash_cli.core.minhash.signatures` of each one's words, as they would be made
+    here), when ``docs`` hold the vectors of only some documents: those of the candidates.
 
     Raises:
         ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
@@ -314,7 +262,9 @@ def dedupe(docs: Corpus, config: DedupeConfig | None = None) -> DedupeResult:
     check_config(docs, config, has_vectors=docs.weights is not None)
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     scheme, planned = _scheme(docs, config, copies)
-    n_candidates, n_checked, kept, audited = _verified_pairs(docs, config, scheme, copies)
+    n_candidates, n_checked, kept, audited = _verified_pairs(
+        docs, config, scheme, copies, signatures
+    )
     return dedupe_result(
         docs, config, scheme, planned, n_candidates, n_checked, kept, audited=audited
     )
@@ -480,7 +430,11 @@ def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) ->
 
 
 def _verified_pairs(
-    docs: Corpus, config: DedupeConfig, scheme: Scheme, copies: blocking.Copies
+    docs: Corpus,
+    config: DedupeConfig,
+    scheme: Scheme,
+    copies: blocking.Copies,
+    signatures: NDArray[np.uint32] | None = None,
 ) -> tuple[int, int, ScoredPairs, NDArray[np.int64] | None]:
     """(number of candidates, how many were checked exactly, the pairs that reach the
     threshold, every candidate when an audit needs them), pairs sorted.
@@ -496,7 +450,7 @@ def _verified_pairs(
     bits, fps = docs.settings.bits, copies.fingerprints
     chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
     if scheme.rows is not None:
-        chunks = _minhash_chunks(docs, scheme, copies)
+        chunks = _minhash_chunks(docs, scheme, copies, signatures)
     elif scheme.max_distance is None:
         chunks = blocking.candidate_chunks(
             fps, bits, scheme.blocks, max_candidates=config.max_candidates
@@ -529,24 +483,32 @@ def _verified_pairs(
 
 
 def _minhash_chunks(
-    docs: Corpus, scheme: Scheme, copies: blocking.Copies
+    docs: Corpus,
+    scheme: Scheme,
+    copies: blocking.Copies,
+    signatures: NDArray[np.uint32] | None = None,
 ) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """Candidates among distinct fingerprints from the bands of their first documents'
-    MinHash signatures (seeded by the corpus's seed), with their Hamming distances."""
-    if not docs.has_word_sets:
-        raise ParameterError(
-            "{minhash} needs documents of words with their vectors (files or {texts}, "
-            "verified exactly)",
-            parameters=("minhash", "texts"),
+    MinHash signatures (seeded by the corpus's seed, or ``signatures`` made elsewhere), with
+    their Hamming distances."""
+    assert scheme.rows is not None
+    if signatures is not None:
+        signature = signatures[copies.representatives]
+    else:
+        if not docs.has_word_sets:
+            raise ParameterError(
+                "{minhash} needs documents of words with their vectors (files or {texts}, "
+                "verified exactly)",
+                parameters=("minhash", "texts"),
+            )
+        assert docs.weights is not None
+        signature = minhash.signatures(
+            docs.weights,
+            feature_keys(docs.features),
+            slots=scheme.slots,
+            seed=docs.settings.seed,
+            rows=copies.representatives,
         )
-    assert docs.weights is not None and scheme.rows is not None
-    signature = minhash.signatures(
-        docs.weights,
-        feature_keys(docs.features),
-        slots=scheme.slots,
-        seed=docs.settings.seed,
-        rows=copies.representatives,
-    )
     fps = copies.fingerprints
     for pairs in minhash.band_candidate_chunks(signature, bands=scheme.blocks, rows=scheme.rows):
         yield pairs, hamming_rows(fps[pairs[:, 0]], fps[pairs[:, 1]])

@@ -19,6 +19,7 @@ from ..app.engine import Need
 from ..app.hooks import Hooks
 from ..app.parallel import ordered_map
 from ..app.requests import DedupeRequest
+from ..app.rereading import dedupe_records_rereading
 from ..app.run import load, search_loaded
 from ..app.settings import Reading
 from ..core.against import KeyedRows
@@ -192,7 +193,10 @@ class LocalEngine:
         )
 
     def dedupe(self, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
-        """Read here (streamed when no vectors are needed), then search here."""
+        """Read here (streamed when no vectors are needed; records held as fingerprints and
+        read again when ``--memory`` says so), then search here."""
+        if request.rereads_records:
+            return dedupe_records_rereading(request.source, request.reading, request.config, hooks)
         docs = load(
             request.source, request.reading, self, hooks, vectors_needed=request.vectors_needed
         )

@@ -4,22 +4,22 @@ out, on the engine they are given (the index never chooses one)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..app.engine import Engine
 from ..app.guard import Reads, refuse_overwrites
 from ..app.hooks import Hooks
 from ..app.requests import DedupeRequest
+from ..app.rereading import placed_vectors, verified_from_candidates
 from ..app.run import fingerprinted_records, load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
-from ..core.cosines import Verify, estimate_limit, hamming_gate
-from ..core.search import AUTO, DedupeResult, Matches, choose_scheme, dedupe, planner_rows
+from ..core.cosines import Verify, estimate_limit
+from ..core.search import DedupeResult, Matches, dedupe
 from ..errors import BadValueError, InputError
 from .adding import (
     AddReport,
@@ -113,60 +113,11 @@ def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -
         docs = stored_files(store, report)
     if request.config.verify is Verify.ESTIMATE:
         return search_loaded(docs, request, hooks)
-    return verified_from_candidates(docs, request, engine, hooks)
 
+    def vectors_of(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
+        return _with_vectors(docs, rows, engine, hooks, why)
 
-_CHUNK = 200_000
-
-
-def verified_from_candidates(
-    docs: Corpus, request: DedupeRequest, engine: Engine, hooks: Hooks
-) -> DedupeResult:
-    """Exact verification of stored fingerprints, reading only the files that need it: the
-    answer of a run without the index, always.
-
-    ``--blocks auto`` first reads the files whose word sets the planner samples (as a run
-    without the index prices MinHash on them) and chooses as it would. When it chooses
-    MinHash, which needs every document's words, every file is read. Otherwise the scheme's
-    candidates are found from the fingerprints, with the Hamming gate of exact verification
-    (a pair it passes over is never checked), and only the files they name are read again;
-    the same scheme then runs on the fingerprints with those vectors.
-
-    Raises:
-        InputError: a file that changed since it was stored (between the add and now).
-    """
-    config, bits = request.config, docs.settings.bits
-    if config.blocks == AUTO and config.max_distance is None and config.minhash is None:
-        sampled = _with_vectors(docs, planner_rows(docs), engine, hooks, "the planner's sample")
-        with hooks.status(f"planning among {len(docs):,} stored fingerprints"):
-            scheme, planned = choose_scheme(sampled, config)
-    else:
-        scheme, planned = choose_scheme(docs, config)
-    if scheme.rows is not None:  # MinHash
-        every = np.arange(len(docs), dtype=np.int64)
-        words = _with_vectors(docs, every, engine, hooks, "MinHash needs every document's words")
-        minhash = replace(config, minhash=(scheme.blocks, scheme.rows))
-        with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
-            return replace(dedupe(words, minhash), survey=planned)
-    same = replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
-    gate = hamming_gate(config.threshold, bits) if config.hamming_gate else bits
-    within_gate = float(np.cos(np.pi * gate / bits))
-    with hooks.status(f"finding candidates among {len(docs):,} stored fingerprints"):
-        first = dedupe(
-            docs,
-            replace(
-                same,
-                verify=Verify.ESTIMATE,
-                threshold=within_gate,
-                max_pairs=None,
-                group_pairs=0,
-            ),
-        )
-    ends = [chunk.pairs.ravel() for chunk in first.pairs.chunks(_CHUNK)]
-    rows = np.unique(np.concatenate([np.zeros(0, np.int64), *ends]))
-    vectors = _with_vectors(docs, rows, engine, hooks, "those of candidate pairs")
-    with hooks.status(f"verifying candidates among {len(docs):,} documents"):
-        return replace(dedupe(vectors, same), survey=planned)
+    return verified_from_candidates(docs, request.config, vectors_of, hooks)
 
 
 def _with_vectors(
@@ -181,16 +132,7 @@ def _with_vectors(
     with hooks.progress("reading again") as progress:
         read = engine.read_files(paths, _reading_of(docs.settings), hooks, progress)
     hooks.info(f"read {len(paths):,} of the {len(docs):,} files again for their vectors ({why})")
-    if read.ids != paths or not np.array_equal(read.fingerprints, docs.fingerprints[rows]):
-        raise InputError(
-            "a file changed while it was deduplicated (its fingerprint is not the stored one): "
-            "run the command again"
-        )
-    assert read.weights is not None
-    placed = sp.csr_array(
-        (np.ones(rows.size), (rows, np.arange(rows.size))), shape=(len(docs), rows.size)
-    )
-    return replace(docs, weights=sp.csr_array(placed @ read.weights), features=read.features)
+    return placed_vectors(docs, rows, read)
 
 
 @dataclass(frozen=True)

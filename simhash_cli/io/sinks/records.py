@@ -286,7 +286,8 @@ def summary_record(result: DedupeResult) -> Record:
         "threshold": config.threshold,
         "verify": config.verify.value,
         "expected_recall": result.expected_recall,
-        "estimated_recall": None if found is None else found.recall,
+        # Sums over floating cosines: 12 decimals, as the cosines are written.
+        "estimated_recall": None if found is None else json_number(found.recall),
         "estimated_from_pairs": None if found is None else found.pairs,
         "estimate_excludes": None
         if found is None or found.rarely_below is None
@@ -300,7 +301,7 @@ def summary_record(result: DedupeResult) -> Record:
         else {
             "option": result.advice.assessment.scheme.option,
             "scheme": result.advice.assessment.scheme.label(docs.settings.bits),
-            "estimated_recall": result.advice.recall,
+            "estimated_recall": json_number(result.advice.recall),
             "expected_candidates": result.advice.assessment.expected_candidates,
         },
         "suggested_blocks": result.suggested_blocks,

@@ -1,0 +1,222 @@
+"""Exact verification from fingerprints, reading again only what needs vectors: the answer of
+a run that held every document's vectors, in the memory of the fingerprints.
+
+Two inputs take this way: an index's stored files (``dedupe --index``), and ``--texts`` or
+``--vectors`` records with ``--memory fingerprints``, read piece by piece for their
+fingerprints, then read again for the planner's sample, for their MinHash signatures when the
+planner chooses MinHash, and for the documents of candidate pairs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..core.corpus import EMPTY_TEXT, Corpus, from_weights
+from ..core.cosines import Verify, hamming_gate
+from ..core.search import AUTO, DedupeConfig, DedupeResult, choose_scheme, dedupe, planner_rows
+from ..core.vectorize import apply_weighting, count_matrix, from_mappings, merge_counts
+from ..errors import InputError
+from ..io.sources import iter_records
+from .hooks import Hooks
+from .parallel import ordered_map
+from .records import sign_piece, skipping
+from .run import fingerprinted_records, pieces_of
+from .settings import Input, Reading, Source
+
+__all__ = [
+    "SignaturesOf",
+    "VectorsOf",
+    "dedupe_records_rereading",
+    "placed_vectors",
+    "verified_from_candidates",
+]
+
+VectorsOf = Callable[[Corpus, NDArray[np.int64], str], Corpus]
+"""``docs`` with the vectors of ``rows`` (the other rows empty), read again (``why``: for
+what, as the run says)."""
+
+SignaturesOf = Callable[[Corpus, int], NDArray[np.uint32]]
+"""Every document's MinHash signature of so many bins, made by reading them again."""
+
+_CHUNK = 200_000
+
+
+def verified_from_candidates(
+    docs: Corpus,
+    config: DedupeConfig,
+    vectors_of: VectorsOf,
+    hooks: Hooks,
+    signatures_of: SignaturesOf | None = None,
+) -> DedupeResult:
+    """Verification of ``docs``' fingerprints, reading again only what needs vectors.
+
+    ``--blocks auto`` first reads the documents whose word sets the planner samples (as a run
+    holding every vector prices MinHash on them) and chooses as it would. When it chooses
+    MinHash, every document's signature is made (``signatures_of``; without it, every
+    document is read with its vectors). The scheme's candidates are then found, with the
+    Hamming gate of exact verification (a pair it passes over is never checked), only the
+    documents they name are read again, and the same scheme runs with those vectors. By
+    estimate, the scheme runs on the fingerprints (and signatures) alone.
+
+    Raises:
+        InputError: a document that changed since its fingerprint was made.
+    """
+    bits = docs.settings.bits
+    if config.blocks == AUTO and config.max_distance is None and config.minhash is None:
+        sampled = vectors_of(docs, planner_rows(docs), "the planner's sample")
+        with hooks.status(f"planning among {len(docs):,} fingerprints"):
+            scheme, planned = choose_scheme(sampled, config)
+    else:
+        scheme, planned = choose_scheme(docs, config)
+    signatures = None
+    if scheme.rows is not None:  # MinHash
+        same = dataclasses.replace(config, minhash=(scheme.blocks, scheme.rows))
+        if signatures_of is None:
+            every = np.arange(len(docs), dtype=np.int64)
+            words = vectors_of(docs, every, "MinHash needs every document's words")
+            with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+                return dataclasses.replace(dedupe(words, same), survey=planned)
+        signatures = signatures_of(docs, scheme.slots)
+    else:
+        same = dataclasses.replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
+    if config.verify is Verify.ESTIMATE:
+        with hooks.status(f"finding and verifying candidates among {len(docs):,} fingerprints"):
+            return dataclasses.replace(dedupe(docs, same, signatures=signatures), survey=planned)
+    gate = hamming_gate(config.threshold, bits) if config.hamming_gate else bits
+    within_gate = float(np.cos(np.pi * gate / bits))
+    with hooks.status(f"finding candidates among {len(docs):,} fingerprints"):
+        first = dedupe(
+            docs,
+            dataclasses.replace(
+                same, verify=Verify.ESTIMATE, threshold=within_gate, max_pairs=None, group_pairs=0
+            ),
+            signatures=signatures,
+        )
+    # The planner's sample too: the advice of a run whose share found is low prices its
+    # schemes on those documents, as when every vector is held.
+    ends = [chunk.pairs.ravel() for chunk in first.pairs.chunks(_CHUNK)]
+    rows = np.unique(np.concatenate([planner_rows(docs), *ends]))
+    vectors = vectors_of(docs, rows, "those of candidate pairs and the planner's sample")
+    with hooks.status(f"verifying candidates among {len(docs):,} documents"):
+        return dataclasses.replace(dedupe(vectors, same, signatures=signatures), survey=planned)
+
+
+def placed_vectors(docs: Corpus, rows: NDArray[np.int64], read: Corpus) -> Corpus:
+    """``docs`` with ``read``'s vectors (those of ``rows``, in order) at their rows.
+
+    Raises:
+        InputError: a document read again whose fingerprint is not the one it had.
+    """
+    if read.ids != [docs.ids[r] for r in rows.tolist()] or not np.array_equal(
+        read.fingerprints, docs.fingerprints[rows]
+    ):
+        raise InputError(
+            "a document changed while it was deduplicated (read again, its fingerprint is not "
+            "the one it had): run the command again"
+        )
+    assert read.weights is not None
+    given = sp.csr_array(read.weights)
+    sizes = np.zeros(len(docs), dtype=np.int64)
+    sizes[rows] = np.diff(given.indptr)  # rows ascend: the entries stay in their order
+    indptr = np.zeros(len(docs) + 1, dtype=given.indptr.dtype)
+    np.cumsum(sizes, out=indptr[1:])
+    weights = sp.csr_array((given.data, given.indices, indptr), shape=(len(docs), given.shape[1]))
+    return dataclasses.replace(docs, weights=weights, features=read.features)
+
+
+def dedupe_records_rereading(
+    source: Source, reading: Reading, config: DedupeConfig, hooks: Hooks
+) -> DedupeResult:
+    """``dedupe --texts|--vectors FILE --memory fingerprints``: the records' fingerprints
+    made piece by piece (``reading.jobs`` processes), then :func:`verified_from_candidates`,
+    the records read again for what needs vectors."""
+    docs = fingerprinted_records(source, reading, hooks)
+    return verified_from_candidates(
+        docs,
+        config,
+        _vectors_of(source, reading, hooks),
+        hooks,
+        _signatures_of(source, reading, hooks) if source.kind is Input.TEXTS else None,
+    )
+
+
+def _vectors_of(source: Source, reading: Reading, hooks: Hooks) -> VectorsOf:
+    """Records read again (here, in order) for the vectors of some of them."""
+    kind = "texts" if source.kind is Input.TEXTS else "vectors"
+
+    def vectors(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
+        wanted = {docs.ids[r] for r in rows.tolist()}
+        found: list[str] = []
+
+        def batches() -> Iterator[tuple[sp.csr_array, list[str]]]:
+            batch: list[Any] = []
+            records = iter_records(
+                source.location or "-",
+                kind,
+                skipping(lambda event: None, []),
+                reading.policy.max_bytes,
+                source.fields,
+            )
+            for record in records:
+                if record.id in wanted and record.id not in found_set:
+                    found_set.add(record.id)
+                    found.append(record.id)
+                    batch.append(record)
+                    if len(batch) == 5_000:
+                        yield _counted(batch, reading)
+                        batch = []
+            if batch:
+                yield _counted(batch, reading)
+
+        found_set: set[str] = set()
+        with hooks.status(f"reading {len(rows):,} records again ({why})"):
+            counts, features = merge_counts(batches())
+        settings = reading.settings if kind == "texts" else reading.vector_settings
+        weights = apply_weighting(counts, reading.weighting) if kind == "texts" else counts
+        read = from_weights(found, weights, features, settings, lambda event: None, [], EMPTY_TEXT)
+        hooks.info(f"read {len(rows):,} of the {len(docs):,} records again ({why})")
+        return placed_vectors(docs, rows, read)
+
+    return vectors
+
+
+def _counted(records: list[Any], reading: Reading) -> tuple[sp.csr_array, list[str]]:
+    if hasattr(records[0], "text"):
+        return count_matrix((record.text for record in records), reading.tokenizer)
+    weights, features = from_mappings(record.features for record in records)
+    return weights, features
+
+
+def _signatures_of(source: Source, reading: Reading, hooks: Hooks) -> SignaturesOf:
+    """Records read again, piece by piece in ``reading.jobs`` processes, for the MinHash
+    signature of each one's words."""
+
+    def signatures(docs: Corpus, slots: int) -> NDArray[np.uint32]:
+        pieces = pieces_of(source, reading)
+        arguments = (
+            (piece, reading.tokenizer, reading.policy.max_bytes, source.fields, slots, reading.seed)
+            for piece in pieces.pieces
+        )
+        ids: list[str] = []
+        parts: list[NDArray[np.uint32]] = []
+        with hooks.status(f"reading the records again for their MinHash signatures ({slots} bins)"):
+            for done in ordered_map(sign_piece, arguments, reading.jobs):
+                repeats = pieces.repeats(done.ids, done.lines, done.name, lambda event: None)
+                worded = [done.ids[k] for k in np.flatnonzero(done.worded).tolist()]
+                keep = [k for k, doc_id in enumerate(worded) if doc_id not in repeats]
+                ids.extend(worded[k] for k in keep)
+                parts.append(done.signatures[keep])
+        if ids != docs.ids:
+            raise InputError(
+                f"{source.location} changed while it was deduplicated (read again, its "
+                "records are not the ones it had): run the command again"
+            )
+        return np.concatenate([np.zeros((0, slots), np.uint32), *parts])
+
+    return signatures
