@@ -153,6 +153,8 @@ def tools(n: int) -> list[tuple[str, list[str], bool]]:
         ("same as the first, the dataset written (--kept, --dropped)",
          [*SIMHASH, "dedupe", "-f", "jsonl", "--kept", str(CACHE / "kept.jsonl"),
           "--dropped", str(CACHE / "dropped.jsonl"), "--texts"], True),
+        ("same as the first, held as fingerprints and read again (--memory fingerprints)",
+         [*SIMHASH, "dedupe", "-f", "jsonl", "--memory", "fingerprints", "--texts"], True),
         (PEER_LABELS["rensa"], [sys.executable, __file__, "--peer", "rensa"], False),
     ]  # fmt: skip
     if n <= 100_000:  # datasketch's Python loop takes minutes at a million

@@ -22,6 +22,9 @@ from simhash_cli.core.fingerprint import estimate_cosine_rows, hamming_rows
 from simhash_cli.core.search import DedupeConfig
 from simhash_cli.errors import ExitCode
 
+from conftest import SAMPLE
+from terminal import on_a_terminal, screen_of
+
 WORDS = [f"w{k}" for k in range(40)]
 
 
@@ -153,7 +156,7 @@ def test_the_command_flags_and_drops_exactly_those_on_both_engines(
 
 
 def test_files_against_files_and_against_an_index(tmp_path: Path) -> None:
-    sample = Path(__file__).resolve().parent.parent / "sample_corpus"
+    sample = SAMPLE
     ref = tmp_path / "ref"
     ref.mkdir()
     for name in ("shipping-policy.txt", "volcano-report.txt"):
@@ -234,3 +237,24 @@ def test_ref_has_fields_of_its_own(tmp_path: Path) -> None:
     for_files = run("dedupe", str(source), "--against", str(reference),
                     "--against-id-field", "qid")  # fmt: skip
     assert for_files.exit_code == ExitCode.USAGE and "files have none" in for_files.stderr
+
+
+def test_on_a_terminal_the_pairs_go_to_a_file_and_a_table_to_the_screen(tmp_path: Path) -> None:
+    """The installed command, stderr on a terminal and stdout to a file: the file holds JSON
+    Lines (not a table drawn for the terminal), the screen the summary; with stdout on the
+    terminal, the table of the flagged documents and their matches."""
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    (ref / "wire.txt").write_bytes((SAMPLE / "volcano-report-wire.txt").read_bytes())
+    out = tmp_path / "out.jsonl"
+    with out.open("wb") as handle:
+        code, shown = on_a_terminal(["dedupe", str(SAMPLE), "--against", str(ref)], handle.fileno())
+    assert code == ExitCode.OK
+    pairs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {Path(p["a"]).name for p in pairs} == {"volcano-report.txt", "volcano-report-wire.txt"}
+    screen = " ".join(screen_of(shown, 100))
+    assert "compared 8 documents with 1 reference document, every pair (8)" in screen
+    code, shown = on_a_terminal(["dedupe", str(SAMPLE), "--against", str(ref)], None)
+    screen = " ".join(screen_of(shown, 100))
+    assert code == ExitCode.OK and "2 documents within cosine 0.9 of a reference" in screen
+    assert "volcano-report-wire.txt" in screen and "nearest reference document" in screen

@@ -55,6 +55,7 @@ __all__ = [
     "corpus_from_text_records",
     "corpus_from_vectors",
     "count_piece",
+    "count_wanted",
     "find_records",
     "fingerprint_piece",
     "from_fingerprint_records",
@@ -183,6 +184,28 @@ def count_piece(
     counts, features = count_matrix((record.text for record in records), tokenizer)
     ids = [record.id for record in records]
     return Counted(events, skipped, ids, placed.lines, counts, features, piece.name)
+
+
+def count_wanted(
+    piece: Piece,
+    kind: RecordKind,
+    wanted: frozenset[str],
+    tokenizer: TokenizerConfig,
+    max_line: int | None,
+    fields: Fields,
+) -> tuple[list[str], sp.csr_array, list[str]]:
+    """The records of one piece whose ids are ``wanted``, read again: (their ids, their term
+    counts, or weights as given for ``vectors``, the columns' features)."""
+    records: list[Any] = [
+        record
+        for record in piece.parse(kind, max_line, lambda error: None, Placed(), fields)
+        if record.id in wanted
+    ]
+    if kind == "texts":
+        counts, features = count_matrix((record.text for record in records), tokenizer)
+    else:
+        counts, features = from_mappings(record.features for record in records)
+    return [record.id for record in records], counts, features
 
 
 @dataclass(frozen=True)

@@ -10,23 +10,23 @@ planner chooses MinHash, and for the documents of candidate pairs.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..core import blocking
 from ..core.corpus import EMPTY_TEXT, Corpus, from_weights
 from ..core.cosines import Verify, hamming_gate
 from ..core.search import AUTO, DedupeConfig, DedupeResult, choose_scheme, dedupe, planner_rows
-from ..core.vectorize import apply_weighting, count_matrix, from_mappings, merge_counts
+from ..core.vectorize import apply_weighting, merge_counts
 from ..errors import InputError
-from ..io.sources import iter_records
 from .hooks import Hooks
 from .parallel import ordered_map
-from .records import sign_piece, skipping
-from .run import fingerprinted_records, pieces_of
+from .records import count_wanted, sign_piece
+from .run import fingerprinted_pieces, pieces_of
 from .settings import Input, Reading, Source
 
 __all__ = [
@@ -42,7 +42,8 @@ VectorsOf = Callable[[Corpus, NDArray[np.int64], str], Corpus]
 what, as the run says)."""
 
 SignaturesOf = Callable[[Corpus, int], NDArray[np.uint32]]
-"""Every document's MinHash signature of so many bins, made by reading them again."""
+"""The MinHash signatures of so many bins of one document of each distinct fingerprint (the
+representatives of ``blocking.collapse``, in order), made by reading them again."""
 
 _CHUNK = 200_000
 
@@ -136,47 +137,45 @@ def dedupe_records_rereading(
     """``dedupe --texts|--vectors FILE --memory fingerprints``: the records' fingerprints
     made piece by piece (``reading.jobs`` processes), then :func:`verified_from_candidates`,
     the records read again for what needs vectors."""
-    docs = fingerprinted_records(source, reading, hooks)
+    docs, sizes = fingerprinted_pieces(source, reading, hooks)
     return verified_from_candidates(
         docs,
         config,
-        _vectors_of(source, reading, hooks),
+        _vectors_of(source, reading, sizes, hooks),
         hooks,
         _signatures_of(source, reading, hooks) if source.kind is Input.TEXTS else None,
     )
 
 
-def _vectors_of(source: Source, reading: Reading, hooks: Hooks) -> VectorsOf:
-    """Records read again (here, in order) for the vectors of some of them."""
+def _vectors_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks) -> VectorsOf:
+    """Records read again, piece by piece in ``reading.jobs`` processes (each piece gave
+    ``sizes`` documents), for the vectors of some of them: a piece parses its records and
+    counts the wanted ones only."""
     kind = "texts" if source.kind is Input.TEXTS else "vectors"
+    bounds = np.cumsum([0, *sizes])
 
     def vectors(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
-        wanted = {docs.ids[r] for r in rows.tolist()}
+        cut = np.searchsorted(rows, bounds)
+        wanted = [
+            frozenset(docs.ids[r] for r in rows[lo:hi].tolist())
+            for lo, hi in itertools.pairwise(cut.tolist())
+        ]
+        # The pieces split as the first reading split them (an input that changed since is
+        # found out by the fingerprints of what is read).
+        arguments = (
+            (piece, kind, ids, reading.tokenizer, reading.policy.max_bytes, source.fields)
+            for piece, ids in zip(pieces_of(source, reading).pieces, wanted, strict=False)
+            if ids
+        )
         found: list[str] = []
 
-        def batches() -> Iterator[tuple[sp.csr_array, list[str]]]:
-            batch: list[Any] = []
-            records = iter_records(
-                source.location or "-",
-                kind,
-                skipping(lambda event: None, []),
-                reading.policy.max_bytes,
-                source.fields,
-            )
-            for record in records:
-                if record.id in wanted and record.id not in found_set:
-                    found_set.add(record.id)
-                    found.append(record.id)
-                    batch.append(record)
-                    if len(batch) == 5_000:
-                        yield _counted(batch, reading)
-                        batch = []
-            if batch:
-                yield _counted(batch, reading)
+        def parts() -> Iterator[tuple[sp.csr_array, list[str]]]:
+            for ids, counts, features in ordered_map(count_wanted, arguments, reading.jobs):
+                found.extend(ids)
+                yield counts, features
 
-        found_set: set[str] = set()
         with hooks.status(f"reading {len(rows):,} records again ({why})"):
-            counts, features = merge_counts(batches())
+            counts, features = merge_counts(parts())
         settings = reading.settings if kind == "texts" else reading.vector_settings
         weights = apply_weighting(counts, reading.weighting) if kind == "texts" else counts
         read = from_weights(found, weights, features, settings, lambda event: None, [], EMPTY_TEXT)
@@ -186,11 +185,11 @@ def _vectors_of(source: Source, reading: Reading, hooks: Hooks) -> VectorsOf:
     return vectors
 
 
-def _counted(records: list[Any], reading: Reading) -> tuple[sp.csr_array, list[str]]:
-    if hasattr(records[0], "text"):
-        return count_matrix((record.text for record in records), reading.tokenizer)
-    weights, features = from_mappings(record.features for record in records)
-    return weights, features
+def _changed(source: Source) -> InputError:
+    return InputError(
+        f"{source.location} changed while it was deduplicated (read again, its records are not "
+        "the ones it had): run the command again"
+    )
 
 
 def _signatures_of(source: Source, reading: Reading, hooks: Hooks) -> SignaturesOf:
@@ -198,25 +197,29 @@ def _signatures_of(source: Source, reading: Reading, hooks: Hooks) -> Signatures
     signature of each one's words."""
 
     def signatures(docs: Corpus, slots: int) -> NDArray[np.uint32]:
+        representatives = blocking.collapse(docs.fingerprints, docs.settings.bits).representatives
+        wanted = np.full(len(docs), -1, dtype=np.int64)
+        wanted[representatives] = np.arange(representatives.size)
+        signed = np.empty((representatives.size, slots), dtype=np.uint32)
         pieces = pieces_of(source, reading)
         arguments = (
             (piece, reading.tokenizer, reading.policy.max_bytes, source.fields, slots, reading.seed)
             for piece in pieces.pieces
         )
-        ids: list[str] = []
-        parts: list[NDArray[np.uint32]] = []
+        row = 0
         with hooks.status(f"reading the records again for their MinHash signatures ({slots} bins)"):
             for done in ordered_map(sign_piece, arguments, reading.jobs):
                 repeats = pieces.repeats(done.ids, done.lines, done.name, lambda event: None)
                 worded = [done.ids[k] for k in np.flatnonzero(done.worded).tolist()]
-                keep = [k for k, doc_id in enumerate(worded) if doc_id not in repeats]
-                ids.extend(worded[k] for k in keep)
-                parts.append(done.signatures[keep])
-        if ids != docs.ids:
-            raise InputError(
-                f"{source.location} changed while it was deduplicated (read again, its "
-                "records are not the ones it had): run the command again"
-            )
-        return np.concatenate([np.zeros((0, slots), np.uint32), *parts])
+                keep = np.array([doc_id not in repeats for doc_id in worded], dtype=bool)
+                ids = [doc_id for doc_id, kept in zip(worded, keep.tolist(), strict=True) if kept]
+                if docs.ids[row : row + len(ids)] != ids:
+                    raise _changed(source)
+                at = wanted[row : row + len(ids)]
+                signed[at[at >= 0]] = done.signatures[keep][at >= 0]
+                row += len(ids)
+        if row != len(docs):
+            raise _changed(source)
+        return signed
 
     return signatures

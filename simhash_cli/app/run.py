@@ -68,6 +68,7 @@ __all__ = [
     "dedupe_documents",
     "fingerprint_batches",
     "fingerprint_corpus",
+    "fingerprinted_pieces",
     "fingerprinted_records",
     "journal_header",
     "load",
@@ -248,10 +249,19 @@ def fingerprinted_records(source: Source, reading: Reading, hooks: Hooks) -> Cor
     """The fingerprints of ``--texts`` or ``--vectors`` records (not tfidf), made by
     ``reading.jobs`` processes piece by piece (:func:`stream_records`) and joined: what is
     kept per document is its id and fingerprint, never its vector."""
+    return fingerprinted_pieces(source, reading, hooks)[0]
+
+
+def fingerprinted_pieces(
+    source: Source, reading: Reading, hooks: Hooks
+) -> tuple[Corpus, list[int]]:
+    """:func:`fingerprinted_records`, and how many documents each piece gave, in order (to
+    find a document's piece when the records are read again)."""
     batches = list(stream_records(source, reading, hooks))
     if batches:
-        return concatenate(batches)
-    return Corpus.empty(reading.settings if source.kind is Input.TEXTS else reading.vector_settings)
+        return concatenate(batches), [len(batch) for batch in batches]
+    settings = reading.settings if source.kind is Input.TEXTS else reading.vector_settings
+    return Corpus.empty(settings), []
 
 
 def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:

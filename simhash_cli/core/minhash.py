@@ -182,7 +182,11 @@ def jaccard_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np
     )
     sizes = np.diff(sets.indptr).astype(np.float64)
     first, second = local[:, 0], local[:, 1]
-    shared = np.asarray(sets[first].multiply(sets[second]).sum(axis=1), dtype=np.float64)
+    shared = np.empty(first.size, dtype=np.float64)
+    cost = (sizes[first] + sizes[second]).astype(np.int64)
+    for lo, hi in size_spans(cost, _CHUNK_ENTRIES):  # the rows of a chunk of pairs at a time
+        both = sets[first[lo:hi]].multiply(sets[second[lo:hi]])
+        shared[lo:hi] = np.asarray(both.sum(axis=1), dtype=np.float64).ravel()
     union = sizes[first] + sizes[second] - shared
     jaccard: NDArray[np.float64] = np.divide(
         shared, union, out=np.ones_like(shared), where=union > 0

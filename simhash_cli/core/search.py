@@ -246,9 +246,10 @@ def dedupe(
 ) -> DedupeResult:
     """Candidates by the chosen scheme, verification at the threshold, clusters.
 
-    ``signatures``: every document's MinHash signature for a MinHash scheme, made elsewhere
-    (:func:`~simhash_cli.core.minhash.signatures` of each one's words, as they would be made
-    here), when ``docs`` hold the vectors of only some documents: those of the candidates.
+    ``signatures``: for a MinHash scheme, the signatures made elsewhere (of each one's words,
+    as :func:`~simhash_cli.core.minhash.signatures` would make them here) of one document of
+    each distinct fingerprint (``blocking.collapse(...).representatives``, in order), when
+    ``docs`` hold the vectors of only some documents: those of the candidates.
 
     Raises:
         ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
@@ -493,7 +494,8 @@ def _minhash_chunks(
     their Hamming distances."""
     assert scheme.rows is not None
     if signatures is not None:
-        signature = signatures[copies.representatives]
+        assert signatures.shape[0] == copies.representatives.size
+        signature = signatures
     else:
         if not docs.has_word_sets:
             raise ParameterError(

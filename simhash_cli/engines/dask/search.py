@@ -327,23 +327,10 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
 def _taker(cluster: Cluster, fingerprinted: OnCluster) -> Callable[[NDArray[np.int64]], Corpus]:
     """The documents at some rows with their vectors, fetched from the workers that hold them
     (for the pairs inside found groups: a few of the documents)."""
-    docs, parts = fingerprinted.docs, fingerprinted.parts
-    bounds = np.cumsum([0, *fingerprinted.sizes])
 
     def take(rows: NDArray[np.int64]) -> Corpus:
-        cut = np.searchsorted(rows, bounds)
-        wanted = [
-            (part, rows[lo:hi] - start)
-            for part, start, lo, hi in zip(parts, bounds[:-1], cut[:-1], cut[1:], strict=True)
-            if hi > lo
-        ]
-        vectors = cluster.gather(
-            [cluster.client.submit(_vectors_of, part, local) for part, local in wanted]
-        )
-        few = docs.select(rows)
-        joined = Vectors.join(vectors) if vectors else None
-        weights = joined.matrix() if joined is not None else sp.csr_array((0, 0))
-        return dataclasses.replace(few, weights=weights, features=[])
+        weights = _fetched(cluster, fingerprinted, rows).matrix()
+        return dataclasses.replace(fingerprinted.docs.select(rows), weights=weights, features=[])
 
     return take
 
@@ -351,28 +338,32 @@ def _taker(cluster: Cluster, fingerprinted: OnCluster) -> Callable[[NDArray[np.i
 def keyed_taker(cluster: Cluster, fingerprinted: OnCluster) -> KeyedRows:
     """The vectors of some documents, fetched from the workers that hold them, with the
     feature key of each column (for ``--against``: the documents of a chunk's candidates)."""
-    parts = fingerprinted.parts
-    bounds = np.cumsum([0, *fingerprinted.sizes])
 
     def rows(wanted: NDArray[np.int64]) -> tuple[sp.csr_array, NDArray[np.uint64]]:
         order = np.argsort(wanted, kind="stable")
-        ascending = wanted[order]
-        cut = np.searchsorted(ascending, bounds)
-        asked = [
-            (part, ascending[lo:hi] - start)
-            for part, start, lo, hi in zip(parts, bounds[:-1], cut[:-1], cut[1:], strict=True)
-            if hi > lo
-        ]
-        vectors = cluster.gather(
-            [cluster.client.submit(_vectors_of, part, local) for part, local in asked]
-        )
-        joined = Vectors.join(vectors) if vectors else Vectors.empty()
-        weights, keys = joined.keyed()
+        weights, keys = _fetched(cluster, fingerprinted, wanted[order]).keyed()
         back = np.empty_like(order)
         back[order] = np.arange(order.size)
         return sp.csr_array(weights[back]), keys
 
     return rows
+
+
+def _fetched(cluster: Cluster, fingerprinted: OnCluster, rows: NDArray[np.int64]) -> Vectors:
+    """The vectors of ``rows`` (ascending), from the workers that hold their partitions."""
+    bounds = np.cumsum([0, *fingerprinted.sizes])
+    cut = np.searchsorted(rows, bounds)
+    asked = [
+        (part, rows[lo:hi] - start)
+        for part, start, lo, hi in zip(
+            fingerprinted.parts, bounds[:-1], cut[:-1], cut[1:], strict=True
+        )
+        if hi > lo
+    ]
+    vectors = cluster.gather(
+        [cluster.client.submit(_vectors_of, part, local) for part, local in asked]
+    )
+    return Vectors.join(vectors) if vectors else Vectors.empty()
 
 
 def _vectors_of(part: Part, rows: NDArray[np.int64]) -> Vectors:

@@ -18,8 +18,9 @@ from ...core.against import Decontamination
 from ...core.corpus import given_ids
 from .console import cosine_text, data_console
 from .formats import Format, Record, RecordWriter, counted, json_number, json_text
-from .paths import Elided
+from .paths import Elided, shared_directory
 from .records import PAIR_CHUNK, settings_record, skip_counts
+from .visible import visible
 
 __all__ = ["against_summary_record", "emit_against", "iter_against_pairs", "matched_records"]
 
@@ -99,18 +100,21 @@ def emit_against(result: Decontamination, fmt: Format, out: IO[str]) -> None:
             writer.write(chunk)
         writer.close()
         return
+    matched = matched_records(result)
+    prefix = shared_directory([str(record["id"]) for record in matched])
+    under = f" (paths under {visible(prefix)})" if prefix else ""
     table = Table(
-        title=f"{counted(int(result.flagged.size), 'document')} within cosine "
-        f"{result.config.threshold:g} of a reference document",
+        title=f"{counted(len(matched), 'document')} within cosine {result.config.threshold:g} "
+        f"of a reference document{under}",
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("document", ratio=1)
     table.add_column("nearest reference document", ratio=1)
     table.add_column(result.config.verify.value, justify="right", no_wrap=True)
-    for record in matched_records(result):
+    for record in matched:
         table.add_row(
-            Elided(str(record["id"])),
+            Elided(str(record["id"])[len(prefix) :]),
             Elided(str(record["reference"])),
             cosine_text(record["cosine"]),
         )
