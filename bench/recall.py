@@ -190,7 +190,39 @@ def main() -> int:
             print(row, flush=True)
             rows.append(row)
     write(args.out, rows, args.seed)
+    write_section(DOCS, rows, args.out)
     return 0
+
+
+DOCS = HERE.parent / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- recall: begin -->", "<!-- recall: end -->"
+
+
+def write_section(docs: Path, rows: list[str], full: Path) -> None:
+    """The rows of a million records (the dataset job at scale) as a section of
+    docs/benchmarks.md, replaced in place on every run; every size is in ``full``."""
+    big = [row for row in rows if row.startswith("| 1,000,000 ")] or rows
+    section = "\n".join([
+        BEGIN,
+        "## Deduplicating a dataset: a million records end to end",
+        "",
+        "Written by `make bench-recall` (`python bench/recall.py`), in one run with the other "
+        f"sizes of [{full.name}]({full.name}), where the corpus, the truth and the measures "
+        "are described: bench/prose.py's prose with planted near-duplicates, as one JSON Lines "
+        "file; recall against the planted pairs at exact cosine >= 0.9; wall time and peak "
+        "memory of each whole process tree, on this machine (2 cores).",
+        "",
+        "| N | tool, settings | wall | peak RSS | recall | the run's estimate | precision |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        *big,
+        END,
+    ])  # fmt: skip
+    text = docs.read_text(encoding="utf-8")
+    if BEGIN in text:
+        text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    docs.write_text(text, encoding="utf-8")
 
 
 def write(path: Path, rows: list[str], seed: int) -> None:
