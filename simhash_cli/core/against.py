@@ -43,8 +43,9 @@ __all__ = [
 ]
 
 EVERY_PAIR = 20_000_000
-"""Pairs of a document and a reference document compared exhaustively at the most (about a
-second per million on one core): a training set of 100,000 against an evaluation set of 200."""
+"""Pairs of a document and a reference document compared exhaustively at the most (by a
+sparse product, chunk by chunk): a training set of 100,000 against an evaluation set of
+200."""
 
 _CHUNK_PAIRS = 2_000_000  # pairs a chunk of documents makes against the whole reference
 
@@ -146,6 +147,8 @@ def against(
     candidates = 0
     for chunk in _candidates(docs.fingerprints, reference.fingerprints, bits, scheme, config):
         candidates += len(chunk)
+        if scheme.kind == "every" and fetch is not None:
+            chunk = chunk[_near(chunk, reference, fetch, config.threshold)]
         scored = _scored(chunk, docs, reference, fetch, bits)
         value = scored.cosine if exact else scored.estimated_cosine
         found.append(scored.select(value >= config.threshold))
@@ -216,6 +219,29 @@ def _block_key(fingerprints: NDArray[np.uint64], start: int, width: int) -> NDAr
     for k in range(1, words.shape[1]):
         key = blocking.splitmix64(key ^ words[:, k])
     return key
+
+
+def _near(
+    pairs: NDArray[np.int64], reference: Corpus, rows: KeyedRows, threshold: float
+) -> NDArray[np.bool_]:
+    """Which of a chunk's every pairs may reach the threshold, by one sparse product of the
+    chunk's unit rows with the reference's (pairs made of rows ``start..stop`` times every
+    reference row, as :func:`_candidates` makes them): the pairs left are scored one by one
+    (:func:`_scored`), with the cosines the rest of the tool computes."""
+    assert reference.weights is not None
+    wanted, local = np.unique(pairs[:, 0], return_inverse=True)
+    weights, keys = rows(wanted)
+    stacked = _one_space(weights, keys, sp.csr_array(reference.weights), reference.features)
+    unit, _ = cosines.unit_rows(stacked)
+    top, bottom = unit[: wanted.size], unit[wanted.size :]
+    dots = np.asarray(sp.csr_array(top @ bottom.T).todense())
+    near: NDArray[np.bool_] = dots[local.ravel(), pairs[:, 1]] >= threshold - _MARGIN
+    return near
+
+
+# How far below the threshold a product's cosine may be and its pair still be scored: far
+# beyond the few units in the last place by which two sums of the same products differ.
+_MARGIN = 1e-6
 
 
 def _scored(
