@@ -148,7 +148,7 @@ def kept_by(result: DedupeResult, source: Source, keep: Keep, by: KeepBy | None)
 
 def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.float64]:
     """Each document's text length (``by`` None) or its record's ``by`` field (NaN: none)."""
-    kind = "texts" if source.kind is Input.TEXTS else "vectors"
+    kind = source.kind.value
     wanted = {doc_id: row for row, doc_id in enumerate(ids)}
     values = np.full(len(ids), np.nan)
     also = () if by is None else (by.field.column,)
@@ -275,7 +275,7 @@ def _copied(
         **docs.settings.names(),
         **run,
     }
-    kind = "texts" if source.kind is Input.TEXTS else "vectors"
+    kind = source.kind.value
     with hooks.status(f"writing the {len(kept):,} kept records"):
         copied: Copied = copy_records(
             location,

@@ -151,7 +151,7 @@ def _vectors_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks
     """Records read again, piece by piece in ``reading.jobs`` processes (each piece gave
     ``sizes`` documents), for the vectors of some of them: a piece parses its records and
     counts the wanted ones only."""
-    kind = "texts" if source.kind is Input.TEXTS else "vectors"
+    kind = source.kind.value
     bounds = np.cumsum([0, *sizes])
 
     def vectors(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
@@ -176,7 +176,7 @@ def _vectors_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks
 
         with hooks.status(f"reading {len(rows):,} records again ({why})"):
             counts, features = merge_counts(parts())
-        settings = reading.settings if kind == "texts" else reading.vector_settings
+        settings = reading.settings_for(source.kind)
         weights = apply_weighting(counts, reading.weighting) if kind == "texts" else counts
         read = from_weights(found, weights, features, settings, lambda event: None, [], EMPTY_TEXT)
         hooks.info(f"read {len(rows):,} of the {len(docs):,} records again ({why})")
@@ -211,7 +211,9 @@ def _signatures_of(source: Source, reading: Reading, hooks: Hooks) -> Signatures
             for done in ordered_map(sign_piece, arguments, reading.jobs):
                 repeats = pieces.repeats(done.ids, done.lines, done.name, lambda event: None)
                 worded = [done.ids[k] for k in np.flatnonzero(done.worded).tolist()]
-                keep = np.array([doc_id not in repeats for doc_id in worded], dtype=bool)
+                keep = np.ones(len(worded), dtype=bool)
+                if repeats:  # (rare: an id given twice, its later records skipped)
+                    keep = np.array([doc_id not in repeats for doc_id in worded], dtype=bool)
                 ids = [doc_id for doc_id, kept in zip(worded, keep.tolist(), strict=True) if kept]
                 if docs.ids[row : row + len(ids)] != ids:
                     raise _changed(source)

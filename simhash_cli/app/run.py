@@ -217,8 +217,8 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
     pieces are read here and parsed and fingerprinted by ``reading.jobs`` processes
     (:func:`~simhash_cli.app.records.fingerprint_piece`). An id given in two pieces is refused
     naming both places, or with ``--skip-bad-lines`` its later record is left out."""
-    kind = "texts" if source.kind is Input.TEXTS else "vectors"
-    settings = reading.settings if kind == "texts" else reading.vector_settings
+    kind = source.kind.value
+    settings = reading.settings_for(source.kind)
     split = pieces_of(source, reading)
     arguments = (
         (
@@ -260,7 +260,7 @@ def fingerprinted_pieces(
     batches = list(stream_records(source, reading, hooks))
     if batches:
         return concatenate(batches), [len(batch) for batch in batches]
-    settings = reading.settings if source.kind is Input.TEXTS else reading.vector_settings
+    settings = reading.settings_for(source.kind)
     return Corpus.empty(settings), []
 
 

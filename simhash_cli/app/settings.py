@@ -92,6 +92,10 @@ class Reading:
         """The settings of vectors fingerprinted exactly as given."""
         return Settings.of_vectors(self.bits, self.seed)
 
+    def settings_for(self, kind: Input) -> Settings:
+        """The settings of what ``kind`` reads: vectors as given, else text."""
+        return self.vector_settings if kind is Input.VECTORS else self.settings
+
     @property
     def settings_given(self) -> bool:
         """Whether any setting that decides a fingerprint was named."""

@@ -234,7 +234,7 @@ def _near(
     stacked = _one_space(weights, keys, sp.csr_array(reference.weights), reference.features)
     unit, _ = cosines.unit_rows(stacked)
     top, bottom = unit[: wanted.size], unit[wanted.size :]
-    dots = np.asarray(sp.csr_array(top @ bottom.T).todense())
+    dots = sp.csr_array(top @ bottom.T).toarray()
     near: NDArray[np.bool_] = dots[local.ravel(), pairs[:, 1]] >= threshold - _MARGIN
     return near
 

@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import MalformedLineError
 from . import parquet
 from .fields import DEFAULT_FIELDS, Fields
-from .files import DEFAULT_MAX_BYTES
+from .files import DEFAULT_MAX_BYTES, STDIN
 from .records import (
     OnBadLine,
     Record,
@@ -87,7 +87,7 @@ def records_and_rows(
 def _well_formed(
     source: str, kind: RecordKind, fields: Fields, rows: Iterator[tuple[int, Any]]
 ) -> Iterator[tuple[Record, dict[str, Any]]]:
-    name = "<stdin>" if source == "-" else source
+    name = "<stdin>" if source == STDIN else source
     for number, row in rows:
         try:
             yield parse_value(kind, name, number, row, fields), row

@@ -170,7 +170,7 @@ class Fields:
 
     def describe_text(self) -> str:
         """What a record without a text was expected to hold."""
-        if self == DEFAULT_FIELDS or self.text == DEFAULT_FIELDS.text:
+        if self.text == DEFAULT_FIELDS.text:
             return 'expected {"id": ..., "text": "..."}'
         if len(self.text) == 1:
             return f"no text at {self.text[0]} (--text-field): a string was expected"
