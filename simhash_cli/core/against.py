@@ -150,8 +150,11 @@ def against(
         if scheme.kind == "every" and fetch is not None:
             chunk = chunk[_near(chunk, reference, fetch, config.threshold)]
         scored = _scored(chunk, docs, reference, fetch, bits)
-        value = scored.cosine if exact else scored.estimated_cosine
-        found.append(scored.select(value >= config.threshold))
+        found.append(
+            scored.select(
+                cosines.keep_mask(scored, threshold=config.threshold, verify=config.verify)
+            )
+        )
     pairs = sorted_pairs(found)
     matched, best = _nearest(pairs, len(docs), exact)
     kept = Corpus(reference.ids, reference.fingerprints, reference.n_features, reference.settings)
