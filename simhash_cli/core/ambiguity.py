@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from . import blocking, cluster
 from .corpus import Corpus
-from .cosines import ScoredPairs, cosine_pairs
+from .cosines import THRESHOLD_TOLERANCE, ScoredPairs, cosine_pairs
 from .schemes import background_pairs
 from .vectorize import Weighting, apply_weighting
 
@@ -107,7 +107,7 @@ def ambiguity(
     instead = None
     if weighting is Weighting.TF:
         tfidf = apply_weighting(weights, Weighting.TFIDF)
-        kept = cosine_pairs(tfidf, real.pairs) >= threshold - 1e-12
+        kept = cosine_pairs(tfidf, real.pairs) >= threshold - THRESHOLD_TOLERANCE
         instead = _spread(cosine_pairs(tfidf, sample), Weighting.TFIDF, threshold, int(kept.sum()))
     return Ambiguity(int(sample.shape[0]), threshold, len(real), now, instead)
 
@@ -135,7 +135,7 @@ def chance_sample(
 def _spread(
     cosine: NDArray[np.float64], weighting: Weighting, threshold: float, flagged: int | None = None
 ) -> Spread:
-    above = cosine >= threshold - 1e-12
+    above = cosine >= threshold - THRESHOLD_TOLERANCE
     near = (cosine >= threshold - NEAR) & ~above
     return Spread(
         weighting, float(np.median(cosine)), float(near.mean()), float(above.mean()), flagged

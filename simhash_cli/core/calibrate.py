@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
 from .blocking import block_equalities, candidate_probability
-from .cosines import unit_rows
+from .cosines import THRESHOLD_TOLERANCE, unit_rows
 from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
 
 __all__ = [
@@ -140,7 +140,7 @@ def calibrate(
         keep = np.sort(np.random.default_rng(0).choice(weights.shape[0], max_docs, replace=False))
         weights = sp.csr_array(weights[keep])
     pairs, cosine = _all_pairs(weights)
-    similar: NDArray[np.bool_] = np.asarray(cosine >= threshold)
+    similar: NDArray[np.bool_] = np.asarray(cosine >= threshold - THRESHOLD_TOLERANCE)
     binary = weights.copy()
     binary.data = np.where(binary.data != 0, 1.0, 0.0)
 
