@@ -17,6 +17,8 @@ from simhash_cli.core.blocking import splitmix64
 from simhash_cli.core.minhash import (
     EMPTY,
     band_candidate_chunks,
+    band_keys,
+    banded,
     candidate_probability,
     fewest_bands,
     jaccard_pairs,
@@ -82,6 +84,38 @@ def test_signatures_do_not_depend_on_the_chunk(sets: list[set[int]], chunk: int)
     some = np.arange(len(sets), dtype=np.int64)[::-2]
     chosen = signatures(weights, keys, slots=16, rows=some, chunk_entries=chunk)
     assert (chosen == whole[some]).all()
+
+
+@given(
+    sets=st.lists(st.sets(st.integers(0, 40), max_size=12), min_size=1, max_size=30),
+    bands=st.integers(1, 6),
+    rows=st.integers(1, 5),
+    chunk=st.integers(1, 30),
+)
+def test_band_keys_are_the_bands_of_the_signatures(
+    sets: list[set[int]], bands: int, rows: int, chunk: int
+) -> None:
+    """Two rows' keys of a band are equal exactly when their bins of that band are (no
+    collision among so few), an empty row's keys are 0 and no other key is, and the keys
+    made a block of rows at a time are those of the whole signature."""
+    keys = splitmix64(np.arange(41, dtype=np.uint64))
+    weights = rows_of(sets, 41)
+    signature = signatures(weights, keys, slots=bands * rows, seed=3)
+    found = band_keys(signature, bands=bands, rows=rows)
+    assert found.shape == (len(sets), bands) and found.dtype == np.uint64
+    empty = np.array([not s for s in sets])
+    assert (found[empty] == 0).all() and (found[~empty] != 0).all()
+    for i, j in itertools.combinations(np.flatnonzero(~empty).tolist(), 2):
+        for b in range(bands):
+            same = (
+                signature[i, b * rows : (b + 1) * rows] == signature[j, b * rows : (b + 1) * rows]
+            ).all()
+            assert (found[i, b] == found[j, b]) == same
+    some = np.arange(len(sets), dtype=np.int64)[::-2]
+    blocks = banded(weights, keys, bands=bands, rows=rows, seed=3, chosen=some, chunk_entries=chunk)
+    assert (blocks == found[some]).all()
+    with mock.patch.object(minhash, "_CHUNK_ENTRIES", bands * rows * 2):  # two rows a block
+        assert (banded(weights, keys, bands=bands, rows=rows, seed=3) == found).all()
 
 
 @given(sets=st.lists(st.sets(st.integers(0, 30), max_size=10), min_size=2, max_size=6))
@@ -182,7 +216,8 @@ def test_band_candidates_are_every_pair_sharing_a_band_once(
             for b in range(bands)
         )
     }
-    chunks = list(band_candidate_chunks(signature, bands=bands, rows=rows, chunk_pairs=chunk))
+    keys = band_keys(signature, bands=bands, rows=rows)
+    chunks = list(band_candidate_chunks(keys, chunk_pairs=chunk))
     found = [tuple(p) for c in chunks for p in c.tolist()]
     assert len(found) == len(set(found))
     assert set(found) == expected
@@ -196,6 +231,8 @@ def test_the_s_curve_and_what_is_refused() -> None:
         1 - (1 - 0.7**8) ** 16
     )
     with pytest.raises(ParameterError):
-        list(band_candidate_chunks(np.zeros((3, 8), np.uint32), bands=3, rows=3))
+        band_keys(np.zeros((3, 8), np.uint32), bands=3, rows=3)
+    with pytest.raises(ParameterError):
+        band_keys(np.zeros((3, 8), np.uint32), bands=0, rows=3)
     with pytest.raises(ParameterError):
         signatures(rows_of([{1}], 2), np.zeros(2, np.uint64), slots=0)

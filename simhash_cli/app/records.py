@@ -210,14 +210,14 @@ def count_wanted(
 
 @dataclass(frozen=True)
 class Signed:
-    """A piece of ``--texts`` records with the MinHash signature of each one's words: each
-    record's id with its line (in the file ``name``), which of them have a word, and the
-    signatures of those."""
+    """A piece of ``--texts`` records with the keys of the bands of each one's MinHash
+    signature: each record's id with its line (in the file ``name``), which of them have a
+    word, and the band keys of those."""
 
     ids: list[str]
     lines: list[int]
     worded: NDArray[np.bool_]
-    signatures: NDArray[np.uint32]
+    band_keys: NDArray[np.uint64]
     name: str
 
 
@@ -226,20 +226,23 @@ def sign_piece(
     tokenizer: TokenizerConfig,
     max_line: int | None,
     fields: Fields,
-    slots: int,
+    bands: tuple[int, int],
     seed: int,
 ) -> Signed:
-    """The MinHash signatures (``slots`` bins, ``seed``) of one piece of ``--texts`` records,
-    as :func:`~simhash_cli.core.search.dedupe` makes them from the words of a corpus holding
-    them (malformed lines passed over: the first reading reported them)."""
+    """The band keys (``bands``: so many bands of so many bins, ``seed``) of the MinHash
+    signatures of one piece of ``--texts`` records, as :func:`~simhash_cli.core.search.dedupe`
+    makes them from the words of a corpus holding them (malformed lines passed over: the first
+    reading reported them)."""
     placed = Placed()
     records: list[Any] = piece.parse("texts", max_line, lambda error: None, placed, fields)
     counts, features = count_matrix((record.text for record in records), tokenizer)
     worded = np.diff(counts.indptr) > 0
-    rows = np.flatnonzero(worded).astype(np.int64)
-    signed = minhash.signatures(counts, feature_keys(features), slots=slots, seed=seed, rows=rows)
+    chosen = np.flatnonzero(worded).astype(np.int64)
+    keys = minhash.banded(
+        counts, feature_keys(features), bands=bands[0], rows=bands[1], seed=seed, chosen=chosen
+    )
     ids = [record.id for record in records]
-    return Signed(ids, placed.lines, worded, signed, piece.name)
+    return Signed(ids, placed.lines, worded, keys, piece.name)
 
 
 def find_records(

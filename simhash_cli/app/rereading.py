@@ -30,7 +30,7 @@ from .run import fingerprinted_pieces, pieces_of
 from .settings import Input, Reading, Source
 
 __all__ = [
-    "SignaturesOf",
+    "BandKeysOf",
     "VectorsOf",
     "dedupe_records_rereading",
     "placed_vectors",
@@ -41,9 +41,10 @@ VectorsOf = Callable[[Corpus, NDArray[np.int64], str], Corpus]
 """``docs`` with the vectors of ``rows`` (the other rows empty), read again (``why``: for
 what, as the run says)."""
 
-SignaturesOf = Callable[[Corpus, int], NDArray[np.uint32]]
-"""The MinHash signatures of so many bins of one document of each distinct fingerprint (the
-representatives of ``blocking.collapse``, in order), made by reading them again."""
+BandKeysOf = Callable[[Corpus, tuple[int, int]], NDArray[np.uint64]]
+"""The keys of the bands (so many bands of so many bins) of the MinHash signatures of one
+document of each distinct fingerprint (the representatives of ``blocking.collapse``, in
+order), made by reading them again."""
 
 _CHUNK = 200_000
 
@@ -53,13 +54,13 @@ def verified_from_candidates(
     config: DedupeConfig,
     vectors_of: VectorsOf,
     hooks: Hooks,
-    signatures_of: SignaturesOf | None = None,
+    band_keys_of: BandKeysOf | None = None,
 ) -> DedupeResult:
     """Verification of ``docs``' fingerprints, reading again only what needs vectors.
 
     ``--blocks auto`` first reads the documents whose word sets the planner samples (as a run
     holding every vector prices MinHash on them) and chooses as it would. When it chooses
-    MinHash, every document's signature is made (``signatures_of``; without it, every
+    MinHash, every document's band keys are made (``band_keys_of``; without it, every
     document is read with its vectors). The scheme's candidates are then found, with the
     Hamming gate of exact verification (a pair it passes over is never checked), only the
     documents they name are read again, and the same scheme runs with those vectors. By
@@ -75,20 +76,20 @@ def verified_from_candidates(
             scheme, planned = choose_scheme(sampled, config)
     else:
         scheme, planned = choose_scheme(docs, config)
-    signatures = None
+    band_keys = None
     if scheme.rows is not None:  # MinHash
         same = dataclasses.replace(config, minhash=(scheme.blocks, scheme.rows))
-        if signatures_of is None:
+        if band_keys_of is None:
             every = np.arange(len(docs), dtype=np.int64)
             words = vectors_of(docs, every, "MinHash needs every document's words")
             with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
                 return dataclasses.replace(dedupe(words, same), survey=planned)
-        signatures = signatures_of(docs, scheme.slots)
+        band_keys = band_keys_of(docs, (scheme.blocks, scheme.rows))
     else:
         same = dataclasses.replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
     if config.verify is Verify.ESTIMATE:
         with hooks.status(f"finding and verifying candidates among {len(docs):,} fingerprints"):
-            return dataclasses.replace(dedupe(docs, same, signatures=signatures), survey=planned)
+            return dataclasses.replace(dedupe(docs, same, band_keys=band_keys), survey=planned)
     gate = hamming_gate(config.threshold, bits) if config.hamming_gate else bits
     within_gate = float(np.cos(np.pi * gate / bits))
     with hooks.status(f"finding candidates among {len(docs):,} fingerprints"):
@@ -97,7 +98,7 @@ def verified_from_candidates(
             dataclasses.replace(
                 same, verify=Verify.ESTIMATE, threshold=within_gate, max_pairs=None, group_pairs=0
             ),
-            signatures=signatures,
+            band_keys=band_keys,
         )
     # The planner's sample too: the advice of a run whose share found is low prices its
     # schemes on those documents, as when every vector is held.
@@ -105,7 +106,7 @@ def verified_from_candidates(
     rows = np.unique(np.concatenate([planner_rows(docs), *ends]))
     vectors = vectors_of(docs, rows, "those of candidate pairs and the planner's sample")
     with hooks.status(f"verifying candidates among {len(docs):,} documents"):
-        return dataclasses.replace(dedupe(vectors, same, signatures=signatures), survey=planned)
+        return dataclasses.replace(dedupe(vectors, same, band_keys=band_keys), survey=planned)
 
 
 def placed_vectors(docs: Corpus, rows: NDArray[np.int64], read: Corpus) -> Corpus:
@@ -143,7 +144,7 @@ def dedupe_records_rereading(
         config,
         _vectors_of(source, reading, sizes, hooks),
         hooks,
-        _signatures_of(source, reading, hooks) if source.kind is Input.TEXTS else None,
+        _band_keys_of(source, reading, hooks) if source.kind is Input.TEXTS else None,
     )
 
 
@@ -192,22 +193,23 @@ def _changed(source: Source) -> InputError:
     )
 
 
-def _signatures_of(source: Source, reading: Reading, hooks: Hooks) -> SignaturesOf:
-    """Records read again, piece by piece in ``reading.jobs`` processes, for the MinHash
-    signature of each one's words."""
+def _band_keys_of(source: Source, reading: Reading, hooks: Hooks) -> BandKeysOf:
+    """Records read again, piece by piece in ``reading.jobs`` processes, for the band keys of
+    the MinHash signature of each one's words."""
 
-    def signatures(docs: Corpus, slots: int) -> NDArray[np.uint32]:
+    def band_keys(docs: Corpus, bands: tuple[int, int]) -> NDArray[np.uint64]:
         representatives = blocking.collapse(docs.fingerprints, docs.settings.bits).representatives
         wanted = np.full(len(docs), -1, dtype=np.int64)
         wanted[representatives] = np.arange(representatives.size)
-        signed = np.empty((representatives.size, slots), dtype=np.uint32)
+        signed = np.empty((representatives.size, bands[0]), dtype=np.uint64)
         pieces = pieces_of(source, reading)
         arguments = (
-            (piece, reading.tokenizer, reading.policy.max_bytes, source.fields, slots, reading.seed)
+            (piece, reading.tokenizer, reading.policy.max_bytes, source.fields, bands, reading.seed)
             for piece in pieces.pieces
         )
         row = 0
-        with hooks.status(f"reading the records again for their MinHash signatures ({slots} bins)"):
+        what = f"{bands[0]} bands of {bands[1]} bins"
+        with hooks.status(f"reading the records again for their MinHash signatures ({what})"):
             for done in ordered_map(sign_piece, arguments, reading.jobs):
                 repeats = pieces.repeats(done.ids, done.lines, done.name, lambda event: None)
                 worded = [done.ids[k] for k in np.flatnonzero(done.worded).tolist()]
@@ -218,10 +220,10 @@ def _signatures_of(source: Source, reading: Reading, hooks: Hooks) -> Signatures
                 if docs.ids[row : row + len(ids)] != ids:
                     raise _changed(source)
                 at = wanted[row : row + len(ids)]
-                signed[at[at >= 0]] = done.signatures[keep][at >= 0]
+                signed[at[at >= 0]] = done.band_keys[keep][at >= 0]
                 row += len(ids)
         if row != len(docs):
             raise _changed(source)
         return signed
 
-    return signatures
+    return band_keys

@@ -15,12 +15,16 @@ with one set get one signature and each filled bin still collides with probabili
 
 Banding (Broder 1997; Indyk and Motwani 1998): ``bands`` bands of ``rows`` bins each; two
 documents become candidates when they agree exactly on at least one band, with probability
-1 - (1 - J^rows)^bands.
+1 - (1 - J^rows)^bands. Each band is held as one 64-bit key of its bins (:func:`band_keys`), so
+a million documents' 15 bands of 8 bins are 120 MB where their signatures are 480 MB, and
+grouping sorts one key a band instead of eight bins. Two bands that differ share a key with
+chance 2**-64 a pair: a candidate too many, which verification turns away.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,6 +37,8 @@ __all__ = [
     "EMPTY",
     "MAX_SLOTS",
     "band_candidate_chunks",
+    "band_keys",
+    "banded",
     "candidate_probability",
     "fewest_bands",
     "jaccard_pairs",
@@ -76,15 +82,91 @@ def signatures(
     Raises:
         ParameterError: ``slots`` not from 1 to 2**16.
     """
-    if not 1 <= slots <= 1 << 16:
-        raise ParameterError(f"slots must be from 1 to 65536, not {slots}")
     chosen = np.arange(weights.shape[0], dtype=np.int64) if rows is None else rows
-    hashed = splitmix64(keys.astype(np.uint64) ^ splitmix64(np.array([seed], np.uint64)))
-    bins = ((hashed >> np.uint64(32)) % np.uint64(slots)).astype(np.int32)
-    values = _values(hashed)
-    del hashed
-    n = chosen.size
-    result = np.full((n, slots), EMPTY, dtype=np.uint32)
+    return _signed(weights, chosen, _Hashed.of(keys, slots, seed), chunk_entries)
+
+
+def banded(
+    weights: sp.csr_array,
+    keys: NDArray[np.uint64],
+    *,
+    bands: int,
+    rows: int,
+    seed: int = 0,
+    chosen: NDArray[np.int64] | None = None,
+    chunk_entries: int = _CHUNK_ENTRIES,
+) -> NDArray[np.uint64]:
+    """:func:`band_keys` of the rows' :func:`signatures` of ``bands * rows`` bins (the
+    ``chosen`` rows in order, by default all), signed a block of rows at a time so that the
+    whole signature is never held: (n, bands) uint64.
+
+    Raises:
+        ParameterError: no band or row, or more than 2**16 bins.
+    """
+    _check_bands(bands, rows, 1 << 16)
+    chosen = np.arange(weights.shape[0], dtype=np.int64) if chosen is None else chosen
+    hashed = _Hashed.of(keys, bands * rows, seed)
+    result = np.empty((chosen.size, bands), dtype=np.uint64)
+    step = max(1, _CHUNK_ENTRIES // (bands * rows))
+    for start in range(0, chosen.size, step):
+        block = _signed(weights, chosen[start : start + step], hashed, chunk_entries)
+        result[start : start + step] = band_keys(block, bands=bands, rows=rows)
+    return result
+
+
+def band_keys(signature: NDArray[np.uint32], *, bands: int, rows: int) -> NDArray[np.uint64]:
+    """One 64-bit key for each band of ``rows`` bins of each signature: (n, bands) uint64.
+
+    Equal bands have equal keys, and bands that differ have different ones but with chance
+    2**-64. A row all :data:`EMPTY` (no features) has key 0 in every band, and no other row
+    has 0 anywhere (:func:`band_candidate_chunks` passes over such rows).
+
+    Raises:
+        ParameterError: no band or row, or more bins than the signature has.
+    """
+    _check_bands(bands, rows, signature.shape[1])
+    keys = np.empty((signature.shape[0], bands), dtype=np.uint64)
+    for band in range(bands):
+        key = np.full(signature.shape[0], np.uint64(band) ^ _SEED_MIX, dtype=np.uint64)
+        for column in range(band * rows, (band + 1) * rows):
+            key = splitmix64(key ^ signature[:, column].astype(np.uint64))
+        key[key == 0] = 1
+        keys[:, band] = key
+    keys[signature[:, 0] == EMPTY] = 0
+    return keys
+
+
+def _check_bands(bands: int, rows: int, bins: int) -> None:
+    if bands < 1 or rows < 1 or bands * rows > bins:
+        raise ParameterError(
+            f"{bands} bands of {rows} rows need {bands * rows} bins; the signatures have {bins}"
+        )
+
+
+@dataclass(frozen=True)
+class _Hashed:
+    """Each feature's bin (of ``slots``) and value under one seed."""
+
+    bins: NDArray[np.int32]
+    values: NDArray[np.uint32]
+    slots: int
+    seed: int
+
+    @staticmethod
+    def of(keys: NDArray[np.uint64], slots: int, seed: int) -> _Hashed:
+        if not 1 <= slots <= 1 << 16:
+            raise ParameterError(f"slots must be from 1 to 65536, not {slots}")
+        hashed = splitmix64(keys.astype(np.uint64) ^ splitmix64(np.array([seed], np.uint64)))
+        bins = ((hashed >> np.uint64(32)) % np.uint64(slots)).astype(np.int32)
+        return _Hashed(bins, _values(hashed), slots, seed)
+
+
+def _signed(
+    weights: sp.csr_array, chosen: NDArray[np.int64], hashed: _Hashed, chunk_entries: int
+) -> NDArray[np.uint32]:
+    """The densified signatures of the ``chosen`` rows."""
+    slots = hashed.slots
+    result = np.full((chosen.size, slots), EMPTY, dtype=np.uint32)
     flat = result.reshape(-1)
     sizes = np.diff(weights.indptr)[chosen].astype(np.int64)
     for start, stop in size_spans(sizes, chunk_entries):
@@ -92,8 +174,8 @@ def signatures(
         entries = run_positions(weights.indptr[chosen[part]].astype(np.int64), sizes[part])
         columns = weights.indices[entries]
         local = np.repeat(np.arange(start, stop, dtype=np.int64), sizes[part])
-        np.minimum.at(flat, local * slots + bins[columns], values[columns])
-    _densify(result, seed)
+        np.minimum.at(flat, local * slots + hashed.bins[columns], hashed.values[columns])
+    _densify(result, hashed.seed)
     return result
 
 
@@ -195,36 +277,25 @@ def jaccard_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np
 
 
 def band_candidate_chunks(
-    signature: NDArray[np.uint32], *, bands: int, rows: int, chunk_pairs: int = 1 << 20
+    keys: NDArray[np.uint64], *, chunk_pairs: int = 1 << 20
 ) -> Iterator[NDArray[np.int64]]:
-    """Every pair (i < j) of rows that agree on all ``rows`` bins of at least one of
-    ``bands`` bands, each once (from the first band they share), in chunks of about
-    ``chunk_pairs``. Rows that are all EMPTY (no features) are never candidates.
-
-    Raises:
-        ParameterError: more bins than the signature has.
-    """
-    if bands * rows > signature.shape[1] or bands < 1 or rows < 1:
-        raise ParameterError(
-            f"{bands} bands of {rows} rows need {bands * rows} bins; the signatures have "
-            f"{signature.shape[1]}"
-        )
-    alive = np.flatnonzero(signature[:, 0] != EMPTY)
-    live = signature if alive.size == signature.shape[0] else signature[alive]  # no copy
-    for band in range(bands):
-        columns = live[:, band * rows : (band + 1) * rows]
-        order, starts, sizes = equal_groups(_digits(columns))
+    """Every pair (i < j) of rows that share the key of at least one band (``keys``, from
+    :func:`band_keys`), each once (from the first band they share), in chunks of about
+    ``chunk_pairs``. Rows whose keys are 0 (no features) are never candidates."""
+    alive = np.flatnonzero(keys[:, 0] != 0)
+    live = keys if alive.size == keys.shape[0] else keys[alive]  # no copy
+    for band in range(keys.shape[1]):
+        order, starts, sizes = equal_groups(_digits(live[:, band]))
         for local in pair_chunks(order, starts, sizes, chunk_pairs):
             earlier = np.zeros(local.shape[0], dtype=bool)
-            for before in range(band):  # a band at a time: memory of one band per pair
-                span = slice(before * rows, (before + 1) * rows)
-                earlier |= (live[local[:, 0], span] == live[local[:, 1], span]).all(axis=1)
+            for before in range(band):  # a band at a time: memory of one key per pair
+                earlier |= live[local[:, 0], before] == live[local[:, 1], before]
             local = local[~earlier]
             if local.size:
                 yield alive[local]
 
 
-def _digits(columns: NDArray[np.uint32]) -> list[NDArray[np.uint16]]:
-    """The bins as 16-bit digits, for :func:`~simhash_cli.core.blocking.equal_groups`."""
-    halves = np.ascontiguousarray(columns).view(np.uint16)
-    return [halves[:, k] for k in range(halves.shape[1])]
+def _digits(column: NDArray[np.uint64]) -> list[NDArray[np.uint16]]:
+    """A band's keys as four 16-bit digits, for :func:`~simhash_cli.core.blocking.equal_groups`."""
+    quarters = np.ascontiguousarray(column).view(np.uint16).reshape(-1, 4)
+    return [quarters[:, k] for k in range(4)]

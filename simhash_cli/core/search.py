@@ -242,14 +242,14 @@ def dedupe(
     docs: Corpus,
     config: DedupeConfig | None = None,
     *,
-    signatures: NDArray[np.uint32] | None = None,
+    band_keys: NDArray[np.uint64] | None = None,
 ) -> DedupeResult:
     """Candidates by the chosen scheme, verification at the threshold, clusters.
 
-    ``signatures``: for a MinHash scheme, the signatures made elsewhere (of each one's words,
-    as :func:`~simhash_cli.core.minhash.signatures` would make them here) of one document of
-    each distinct fingerprint (``blocking.collapse(...).representatives``, in order), when
-    ``docs`` hold the vectors of only some documents: those of the candidates.
+    ``band_keys``: for a MinHash scheme, the keys of the signatures' bands made elsewhere (of
+    each one's words, as :func:`~simhash_cli.core.minhash.banded` would make them here) of
+    one document of each distinct fingerprint (``blocking.collapse(...).representatives``, in
+    order), when ``docs`` hold the vectors of only some documents: those of the candidates.
 
     Raises:
         ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
@@ -264,7 +264,7 @@ def dedupe(
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     scheme, planned = _scheme(docs, config, copies)
     n_candidates, n_checked, kept, audited = _verified_pairs(
-        docs, config, scheme, copies, signatures
+        docs, config, scheme, copies, band_keys
     )
     return dedupe_result(
         docs, config, scheme, planned, n_candidates, n_checked, kept, audited=audited
@@ -435,7 +435,7 @@ def _verified_pairs(
     config: DedupeConfig,
     scheme: Scheme,
     copies: blocking.Copies,
-    signatures: NDArray[np.uint32] | None = None,
+    band_keys: NDArray[np.uint64] | None = None,
 ) -> tuple[int, int, ScoredPairs, NDArray[np.int64] | None]:
     """(number of candidates, how many were checked exactly, the pairs that reach the
     threshold, every candidate when an audit needs them), pairs sorted.
@@ -451,7 +451,7 @@ def _verified_pairs(
     bits, fps = docs.settings.bits, copies.fingerprints
     chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
     if scheme.rows is not None:
-        chunks = _minhash_chunks(docs, scheme, copies, signatures)
+        chunks = _minhash_chunks(docs, scheme, copies, band_keys)
     elif scheme.max_distance is None:
         chunks = blocking.candidate_chunks(
             fps, bits, scheme.blocks, max_candidates=config.max_candidates
@@ -487,15 +487,15 @@ def _minhash_chunks(
     docs: Corpus,
     scheme: Scheme,
     copies: blocking.Copies,
-    signatures: NDArray[np.uint32] | None = None,
+    band_keys: NDArray[np.uint64] | None = None,
 ) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """Candidates among distinct fingerprints from the bands of their first documents'
-    MinHash signatures (seeded by the corpus's seed, or ``signatures`` made elsewhere), with
+    MinHash signatures (seeded by the corpus's seed, or ``band_keys`` made elsewhere), with
     their Hamming distances."""
     assert scheme.rows is not None
-    if signatures is not None:
-        assert signatures.shape[0] == copies.representatives.size
-        signature = signatures
+    if band_keys is not None:
+        assert band_keys.shape == (copies.representatives.size, scheme.blocks)
+        keys = band_keys
     else:
         if not docs.has_word_sets:
             raise ParameterError(
@@ -504,15 +504,16 @@ def _minhash_chunks(
                 parameters=("minhash", "texts"),
             )
         assert docs.weights is not None
-        signature = minhash.signatures(
+        keys = minhash.banded(
             docs.weights,
             feature_keys(docs.features),
-            slots=scheme.slots,
+            bands=scheme.blocks,
+            rows=scheme.rows,
             seed=docs.settings.seed,
-            rows=copies.representatives,
+            chosen=copies.representatives,
         )
     fps = copies.fingerprints
-    for pairs in minhash.band_candidate_chunks(signature, bands=scheme.blocks, rows=scheme.rows):
+    for pairs in minhash.band_candidate_chunks(keys):
         yield pairs, hamming_rows(fps[pairs[:, 0]], fps[pairs[:, 1]])
 
 
