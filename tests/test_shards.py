@@ -7,6 +7,7 @@ fails leaves no output directory behind."""
 
 from __future__ import annotations
 
+import glob
 import gzip
 import json
 import os
@@ -22,7 +23,7 @@ from click.testing import CliRunner, Result
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode, InputError, PathNotFoundError
 from simhash_cli.io.sinks.dataset import Targets, copy_records
-from simhash_cli.io.sources.shards import shards_of
+from simhash_cli.io.sources.shards import glob_matches, shards_of
 
 
 def run(*args: str) -> Result:
@@ -213,6 +214,39 @@ def test_where_shards_cannot_go_is_refused_before_any_work(
     assert done.exit_code == ExitCode.USAGE, done.output
     assert message in done.stderr and "Traceback" not in done.output
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_glob_matches_what_glob_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check of where shards may go matches a path as glob would read it: ``*`` never
+    crosses a ``/``, ``**`` crosses any number, relative and absolute alike."""
+    monkeypatch.chdir(tmp_path)
+    files = ["a.jsonl", "d/b.jsonl", "d/e/c.jsonl", "d/e/f/g.jsonl.gz", "x/d/h.jsonl"]
+    for name in files:
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(name).write_text("{}")
+    patterns = ["*.jsonl", "d/*.jsonl", "d/*", "d/**", "d/**/*.jsonl", "**/*.jsonl", "**",
+                "*/*.jsonl", "d/*/c.jsonl", "./d/**/*.gz", "d/e/[cf]*", "?/b.jsonl"]  # fmt: skip
+    for pattern in patterns:
+        read = {os.path.normpath(f) for f in glob.glob(pattern, recursive=True)}
+        for name in files:
+            assert glob_matches(name, pattern) == (name in read), (name, pattern)
+            assert glob_matches(str(tmp_path / name), pattern) == (name in read), (name, pattern)
+            assert glob_matches(name, str(tmp_path / pattern)) == (name in read), (name, pattern)
+
+
+def test_a_copy_beside_a_globs_shards_is_written_and_one_it_would_read_is_refused(
+    tmp_path: Path,
+) -> None:
+    write_shards(tmp_path / "in", records(n_families=2), ".gz")
+    data = tmp_path / "in" / "data"
+    flat = run("dedupe", "--texts", str(data / "*.jsonl.gz"), "--kept", str(data / "out"), "-qq")
+    assert flat.exit_code == 0, flat.output
+    assert sorted(p.name for p in (data / "out").iterdir()) == [
+        f"train-{k:05d}-of-00003.jsonl.gz" for k in range(3)
+    ]
+    deep = run("dedupe", "--texts", str(data / "**" / "*.jsonl.gz"), "--kept", str(data / "o2"))
+    assert deep.exit_code == ExitCode.USAGE and "lies among the shards" in deep.stderr
+    assert not (data / "o2").exists()
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".zst"])

@@ -10,7 +10,6 @@ whole and unchanged, the dropped ones, if asked, with what each duplicated.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import importlib.metadata
 import os
 from dataclasses import dataclass
@@ -27,7 +26,14 @@ from ..io.places import root_of
 from ..io.sinks.dataset import Copied, Fate, Tally, Targets, copy_records
 from ..io.sources import parquet, records_and_rows
 from ..io.sources.fields import FieldPath
-from ..io.sources.shards import RECORD_SUFFIXES, is_glob, is_sharded, root_of_shards, shards_of
+from ..io.sources.shards import (
+    RECORD_SUFFIXES,
+    glob_matches,
+    is_glob,
+    is_sharded,
+    root_of_shards,
+    shards_of,
+)
 from .actions.plans import Keep
 from .hooks import Hooks
 from .settings import Input, Source
@@ -105,7 +111,7 @@ def _check_directory(name: str, path: str, location: str) -> None:
     root = root_of_shards(location)
     written = [os.path.join(path, os.path.relpath(s, root)) for s in shards_of(location)]
     within = root_of(path, [location]) if not is_glob(location) else None
-    if within is not None or any(fnmatch.fnmatch(w, location) for w in written):
+    if within is not None or any(glob_matches(w, location) for w in written):
         raise BadValueError(
             f"{path} lies among the shards of {location}: a later run would read the copy as "
             "input; write it elsewhere",

@@ -11,6 +11,7 @@ dataset's description than its records; name such shards with a glob).
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import io
 import os
@@ -29,6 +30,7 @@ __all__ = [
     "compression_of",
     "decompressed",
     "decompression_errors",
+    "glob_matches",
     "holds_parquet",
     "is_sharded",
     "open_binary",
@@ -79,6 +81,26 @@ def decompression_errors() -> tuple[type[BaseException], ...]:
 def is_glob(location: str) -> bool:
     """Whether ``location`` is a pattern (not a URL: those are the dask engine's to expand)."""
     return "://" not in location and any(char in location for char in _MAGIC)
+
+
+def glob_matches(path: str, pattern: str) -> bool:
+    """Whether :func:`shards_of` would read the file ``path`` for the glob ``pattern``, as
+    ``glob.glob(pattern, recursive=True)`` matches: a part of the pattern matches one part of
+    the path (``*`` never crosses a ``/``), and ``**`` any number of parts. Hidden names are
+    matched too, where glob would pass over them: a check that refuses more, never less."""
+    if os.path.isabs(path) != os.path.isabs(pattern):
+        path, pattern = os.path.abspath(path), os.path.abspath(pattern)
+    parts = os.path.normpath(path).split(os.sep)
+    wanted = os.path.normpath(pattern).split(os.sep)
+
+    def match(at: int, of: int) -> bool:
+        if of == len(wanted):
+            return at == len(parts)
+        if wanted[of] == "**":
+            return any(match(start, of + 1) for start in range(at, len(parts) + 1))
+        return at < len(parts) and fnmatch.fnmatch(parts[at], wanted[of]) and match(at + 1, of + 1)
+
+    return match(0, 0)
 
 
 def is_sharded(location: str | None) -> bool:
