@@ -103,7 +103,7 @@ def banded(
     Raises:
         ParameterError: no band or row, or more than 2**16 bins.
     """
-    _check_bands(bands, rows, 1 << 16)
+    _check_bands(bands, rows, bands * rows)  # (the bins are checked by _Hashed.of)
     chosen = np.arange(weights.shape[0], dtype=np.int64) if chosen is None else chosen
     hashed = _Hashed.of(keys, bands * rows, seed)
     result = np.empty((chosen.size, bands), dtype=np.uint64)
