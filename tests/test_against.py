@@ -224,6 +224,43 @@ def test_an_index_is_compared_by_estimate_only(tmp_path: Path) -> None:
     assert done.exit_code == ExitCode.USAGE and "--verify estimate" in done.stderr
 
 
+def test_an_index_made_with_other_settings_reads_the_documents_with_its_own(
+    tmp_path: Path,
+) -> None:
+    """As ``index query`` does: the documents are read with the index's settings, and a
+    setting named that is not the index's is refused before anything is read or written."""
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    for name in ("shipping-policy.txt", "volcano-report.txt"):
+        (ref / name).write_bytes((SAMPLE / name).read_bytes())
+    db = tmp_path / "ref.db"
+    made = ["--bits", "128", "--seed", "7", "--ngram", "2"]
+    assert run("index", "add", str(db), str(ref), *made, "-q").exit_code == 0
+    estimate = ["--verify", "estimate", "-f", "jsonl"]
+    by_index = run("dedupe", str(SAMPLE), "--against", str(db), *estimate)
+    by_files = run("dedupe", str(SAMPLE), "--against", str(ref), *made, *estimate)
+    assert by_index.exit_code == by_files.exit_code == 0, by_index.output
+    assert "settings of the index: bits=128 seed=7" in by_index.stderr
+    pairs = [json.loads(line) for line in by_index.stdout.splitlines()]
+    assert len(pairs) >= 5 and all(pair["hamming"] < 128 for pair in pairs)
+    assert [(p["a"], Path(p["b"]).name, p["hamming"]) for p in pairs] == [
+        (p["a"], Path(p["b"]).name, p["hamming"])
+        for p in map(json.loads, by_files.stdout.splitlines())
+    ]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for named in (["--seed", "3"], ["--bits", "64"]):
+        out = tmp_path / "out.jsonl"
+        done = run("dedupe", str(SAMPLE), "--against", str(db), *estimate, *named, "-o", str(out))
+        assert done.exit_code == ExitCode.ERROR, done.output
+        assert "was made with bits=128 seed=7" in done.stderr and "Traceback" not in done.output
+        assert not out.exists()
+    texts = tmp_path / "v.jsonl"
+    texts.write_text(json.dumps({"id": "v", "features": {"a": 1.0}}) + "\n")
+    done = run("dedupe", "--vectors", str(texts), "--against", str(db), *estimate)
+    assert done.exit_code == ExitCode.ERROR and "do not compare" in done.stderr, done.output
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "v.jsonl") == before
+
+
 def test_ref_has_fields_of_its_own(tmp_path: Path) -> None:
     source, reference = tmp_path / "train.jsonl", tmp_path / "eval.jsonl"
     rows = [{"m": {"uid": "a"}, "body": "the same few words here"},

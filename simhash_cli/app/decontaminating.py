@@ -4,17 +4,21 @@ engine (:meth:`~simhash_cli.app.engine.Engine.documents`), and the two compared
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..core.against import Decontamination, against
 from ..core.corpus import Corpus
 from ..core.cosines import Verify
+from ..core.vectorize import Weighting
 from ..errors import InputError, SettingsMismatchError
 from .against import reference_source
 from .engine import Engine
 from .hooks import Hooks
 from .requests import DedupeRequest
 from .run import load
+from .settings import Input
 
-__all__ = ["decontaminate", "load_reference"]
+__all__ = ["decontaminate", "load_reference", "reading_as_the_index"]
 
 
 def load_reference(request: DedupeRequest, engine: Engine, hooks: Hooks) -> Corpus:
@@ -29,6 +33,43 @@ def load_reference(request: DedupeRequest, engine: Engine, hooks: Hooks) -> Corp
             reference_source(request), request.reading, engine, hooks, vectors_needed=exact
         )
     return _some(reference, request)
+
+
+def reading_as_the_index(request: DedupeRequest, reference: Corpus, hooks: Hooks) -> DedupeRequest:
+    """The request, its documents to be read with the settings of the index it is compared
+    with (``reference``, the index's stored fingerprints), as ``index query`` reads them:
+    unless the user named settings of their own, which must then be the index's.
+
+    Raises:
+        SettingsMismatchError: settings named that are not the index's, or texts against an
+            index of given vectors (or vectors against one of texts), before any reading.
+    """
+    reading, theirs = request.reading, reference.settings
+    ours = reading.settings_for(request.source.kind)
+    if ours == theirs or not len(reference):
+        return request
+    made = f"the index {request.against} was made with {theirs.describe()}"
+    if reading.settings_given:
+        raise SettingsMismatchError(
+            f"{made}; these documents would be read with {ours.describe()}: leave out the "
+            "settings to read them as the index's were, or give the index's"
+        )
+    vectors = request.source.kind is Input.VECTORS
+    if (theirs.tokenizer is None) != vectors:
+        what = "vectors as given" if theirs.tokenizer is None else "text"
+        raise SettingsMismatchError(f"{made} (of {what}): these documents do not compare with it")
+    if theirs.weighting is Weighting.TFIDF:
+        raise SettingsMismatchError(
+            f"{made}: tfidf weights come from each set alone, and the two would not compare"
+        )
+    adopted = dataclasses.replace(reading, bits=theirs.bits, seed=theirs.seed)
+    if not vectors:
+        assert theirs.tokenizer is not None and theirs.weighting is not None
+        adopted = dataclasses.replace(
+            adopted, tokenizer=theirs.tokenizer, weighting=theirs.weighting
+        )
+    hooks.info(f"reading the documents with the settings of the index: {theirs.describe()}")
+    return dataclasses.replace(request, reading=adopted)
 
 
 def _some(reference: Corpus, request: DedupeRequest) -> Corpus:

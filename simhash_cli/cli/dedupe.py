@@ -10,7 +10,7 @@ from ..app import run
 from ..app.actions.plans import Keep
 from ..app.against import is_index
 from ..app.datasets import kept_by, write_dataset, write_decontaminated
-from ..app.decontaminating import decontaminate, load_reference
+from ..app.decontaminating import decontaminate, load_reference, reading_as_the_index
 from ..app.report import write_report
 from ..app.requests import DatasetRequest, DedupeRequest, PlanRequest
 from ..app.settings import Input, Memory, Source
@@ -293,9 +293,11 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
 def against(request: DedupeRequest, messages: Messages) -> None:
     """``dedupe --against REF``: the reference read here, the documents by the engine; the
     pairs where the output says, the summary, the dataset asked for, exit 3 with --check."""
-    assert request.against is not None
-    if is_index(request.against):
-        reference = index_run.reference_of(request.against)
+    ref = request.against
+    assert ref is not None
+    if is_index(ref):
+        reference = index_run.reference_of(ref)
+        request = reading_as_the_index(request, reference, messages)
     else:
         reference = load_reference(request, LocalEngine(), messages)
     with open_engine(
@@ -310,7 +312,7 @@ def against(request: DedupeRequest, messages: Messages) -> None:
         tally = write_decontaminated(
             result,
             dataset.source,
-            request.against,
+            ref,
             dataset.targets,
             messages,
             max_line=dataset.max_line,
