@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ...errors import InputError, MalformedLineError, ParameterError, PathNotFoundError
+from ...errors import InputError, ParameterError, PathNotFoundError
 from .fields import DEFAULT_FIELDS, Fields
-from .records import OnBadLine, Record, RecordKind, UniqueIds, parse_value
+from .records import OnBadLine, Record, RecordKind, UniqueIds, parsed_values, record_parser
 
 __all__ = ["MISSING_PYARROW", "is_parquet", "read_records", "read_rows", "row_groups"]
 
@@ -90,18 +90,8 @@ def read_records(
     """
     where = name or source
     rows = read_rows(source, kind, fields, name=where, row_group=row_group)
-    records: list[Record] = []
-    unique = unique or UniqueIds()
-    for row, record in enumerate(rows, start=first_row):
-        try:
-            parsed = parse_value(kind, where, row, record, fields)
-            unique.check(parsed, f"{where}:{row}")
-            records.append(parsed)
-        except MalformedLineError as error:
-            if on_bad_line is None:
-                raise
-            on_bad_line(error)
-    return records
+    values = ((where, row, record) for row, record in enumerate(rows, start=first_row))
+    return list(parsed_values(values, record_parser(kind, fields), on_bad_line, unique))
 
 
 def read_rows(

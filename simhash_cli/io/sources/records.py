@@ -40,9 +40,11 @@ __all__ = [
     "duplicate_ids",
     "parse_lines",
     "parse_value",
+    "parsed_values",
     "read_fingerprints",
     "read_texts",
     "read_vectors",
+    "record_parser",
     "repeated_id",
 ]
 
@@ -240,24 +242,22 @@ def parse_lines(
     line that is None, or longer than ``max_line`` characters, was too long to be read.
     ``unique`` is shown every record with its place (a fresh :class:`UniqueIds` by default);
     ``fields`` says where the text (or features) and the id are."""
-    records: list[Record] = []
-    unique = unique or UniqueIds()
-    for lineno, line in enumerate(lines, start=first_line):
-        if line is None or (max_line is not None and len(line.rstrip("\r\n")) > max_line):
-            _too_long(f"{name}:{lineno}", max_line, on_bad_line)
-            continue
-        value = _json_value(name, lineno, line, on_bad_line)
-        if value is _NOTHING:
-            continue
-        try:
-            record = parse_value(kind, name, lineno, value, fields)
-            unique.check(record, f"{name}:{lineno}")
-            records.append(record)
-        except MalformedLineError as error:
-            if on_bad_line is None:
-                raise
-            on_bad_line(error)
-    return records
+
+    def values() -> Iterator[tuple[str, int, Any]]:
+        for lineno, line in enumerate(lines, start=first_line):
+            if line is None or (max_line is not None and len(line.rstrip("\r\n")) > max_line):
+                _too_long(f"{name}:{lineno}", max_line, on_bad_line)
+                continue
+            value = _json_value(name, lineno, line, on_bad_line)
+            if value is not _NOTHING:
+                yield name, lineno, value
+
+    return list(parsed_values(values(), record_parser(kind, fields), on_bad_line, unique))
+
+
+def record_parser(kind: RecordKind, fields: Fields) -> Callable[[str, int, Any], Record]:
+    """:func:`parse_value` of ``kind`` with ``fields``, as :func:`parsed_values` calls it."""
+    return lambda where, lineno, value: parse_value(kind, where, lineno, value, fields)
 
 
 class UniqueIds:
@@ -377,17 +377,17 @@ def _records(
     unique: UniqueIds | None = None,
 ) -> Iterator[R]:
     """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
-    return _parsed(_json_lines(source, on_bad_line, max_line), parse, on_bad_line, unique)
+    return parsed_values(_json_lines(source, on_bad_line, max_line), parse, on_bad_line, unique)
 
 
-def _parsed(
+def parsed_values(
     values: Iterator[tuple[str, int, Any]],
     parse: Callable[[str, int, Any], R],
     on_bad_line: OnBadLine,
     unique: UniqueIds | None = None,
 ) -> Iterator[R]:
     """``parse`` applied to each (where, line, value); ids checked unique (by ``unique``, a
-    fresh :class:`UniqueIds` by default)."""
+    fresh :class:`UniqueIds` by default). A malformed one stops, or goes to ``on_bad_line``."""
     unique = unique or UniqueIds()
     for where, lineno, value in values:
         try:
@@ -455,7 +455,7 @@ def read_fingerprints(
     if kind == "jsonl":
         return _records(source, _fingerprint_record, on_bad_line, max_line)
     values = _json_array(source) if kind == "json" else _csv_rows(source)
-    return _parsed(values, _fingerprint_record, on_bad_line)
+    return parsed_values(values, _fingerprint_record, on_bad_line)
 
 
 def _head(source: str) -> str:
