@@ -22,7 +22,13 @@ from simhash_cli import (
 )
 from simhash_cli.core.fingerprint import to_int
 from simhash_cli.core.tokenizer import WordTokens, word_tokens
-from simhash_cli.core.vectorize import _WordTable, count_matrix, from_mappings, row_mapping
+from simhash_cli.core.vectorize import (
+    _WordTable,
+    apply_weighting,
+    count_matrix,
+    from_mappings,
+    row_mapping,
+)
 from simhash_cli.errors import KeyCollision
 
 
@@ -215,3 +221,16 @@ def test_entries_come_back_in_order_whatever_the_segments(
     table = np.arange(2**8, dtype=np.int32)[::-1]
     store.append(np.array([0, 5, 255], dtype=np.int32))
     assert store.drain(np.int32, table).tolist() == [255, 250, 0]
+
+
+def test_tfidf_counts_as_documents_only_the_rows_that_hold_a_term() -> None:
+    """A file skipped as empty is no document of the corpus: its row does not lower any idf
+    (the weights are scikit-learn's smooth idf over the other rows, to the last bit)."""
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    full = sp.csr_array(np.array([[2, 1, 0], [0, 0, 0], [0, 3, 1], [0, 0, 0], [1, 0, 4]]))
+    held = sp.csr_array(full.toarray()[[0, 2, 4]])
+    weighted = apply_weighting(full, Weighting.TFIDF).toarray()
+    expected = TfidfTransformer(norm=None, smooth_idf=True).fit_transform(held.astype(np.float64))
+    assert np.array_equal(weighted[[0, 2, 4]], expected.toarray())
+    assert not weighted[[1, 3]].any()

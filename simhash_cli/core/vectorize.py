@@ -423,7 +423,9 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
 
     Args:
         counts: CSR (n_docs, n_features) of term counts.
-        weighting: the scheme; ``tfidf`` takes its document frequencies from ``counts``.
+        weighting: the scheme; ``tfidf`` takes its document frequencies from ``counts``, and
+            counts as documents the rows that hold a term (a file skipped as empty is no
+            document of the corpus).
 
     Returns:
         ``counts`` itself for tf; otherwise a new float64 CSR of the same shape and sparsity.
@@ -438,9 +440,11 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
         np.log(data, out=data)
         data += 1.0
     elif weighting is Weighting.TFIDF and counts.shape[0] and counts.shape[1]:
-        from sklearn.feature_extraction.text import TfidfTransformer  # slow import, rarely needed
-
-        idf = TfidfTransformer(norm=None, smooth_idf=True).fit(weights).idf_  # float64
+        # scikit-learn's smooth idf, ln((1 + n) / (1 + df)) + 1, in its order of operations
+        # (the same weights to the last bit), with n the documents that hold a term.
+        documents = int(np.count_nonzero(np.diff(weights.indptr)))
+        df = np.bincount(weights.indices, minlength=weights.shape[1]) + 1
+        idf = np.log((documents + 1) / df) + 1
         data *= idf[weights.indices]
     return weights
 
