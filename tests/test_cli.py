@@ -656,7 +656,7 @@ def test_minhash_scheme_on_the_command_line(tmp_path: Path) -> None:
         (["--minhash", "16"], "'16' is not BANDSxROWS (for example 16x8)"),
         (["--minhash", "0x8"], "bands and rows from 1, at most 256 bins in all"),
         (["--minhash", "64x8"], "bands and rows from 1, at most 256 bins in all"),
-        (["--minhash", "16x8", "--blocks", "4"], "--blocks and --minhash are two schemes"),
+        (["--minhash", "16x8", "--blocks", "every"], "--blocks and --minhash are two schemes"),
         (
             ["--minhash", "16x8", "--blocks", "4", "--max-distance", "3"],
             "--blocks and --max-distance and --minhash are three schemes",

@@ -85,7 +85,9 @@ def test_the_answer_is_the_one_of_a_run_holding_every_vector(
 ) -> None:
     common = ["dedupe", "--texts", str(texts), "-f", "json", "--on-error", "skip",
               "--verify", verify, *scheme]  # fmt: skip
-    held = answer(run(*common, "--memory", "vectors", "-j", "1"))
+    # A scheme chosen without every vector is priced at the threshold (no pilot).
+    unpiloted = [] if scheme else ["--no-pilot"]
+    held = answer(run(*common, *unpiloted, "--memory", "vectors", "-j", "1"))
     assert held["clusters"]
     for jobs in ("1", "2"):
         reread = run(*common, "--memory", "fingerprints", "-j", jobs)
@@ -110,14 +112,14 @@ def test_shards_and_vectors_are_read_again_too(tmp_path: Path) -> None:
         part = "".join(json.dumps(r) + "\n" for r in records[k::3])
         (tmp_path / "in" / f"part-{k}.jsonl.gz").write_bytes(gzip.compress(part.encode()))
     common = ["dedupe", "--texts", str(tmp_path / "in"), "-f", "json", "-qq"]
-    assert answer(run(*common, "--memory", "fingerprints")) == answer(run(*common))
+    assert answer(run(*common, "--memory", "fingerprints")) == answer(run(*common, "--no-pilot"))
     vectors = tmp_path / "v.jsonl"
     vectors.write_text("".join(
         json.dumps({"id": k, "features": {w: 1 + len(w) % 3 for w in str(r["text"]).split()}})
         + "\n" for k, r in enumerate(records)
     ))  # fmt: skip
     common = ["dedupe", "--vectors", str(vectors), "-f", "json", "-qq"]
-    held = answer(run(*common, "--memory", "vectors"))
+    held = answer(run(*common, "--memory", "vectors", "--no-pilot"))
     assert held["clusters"]
     assert answer(run(*common, "--memory", "fingerprints")) == held
 
@@ -128,7 +130,7 @@ def test_the_dataset_written_is_the_same(texts: Path, tmp_path: Path) -> None:
         kept, dropped = tmp_path / f"k-{memory}.jsonl", tmp_path / f"d-{memory}.jsonl"
         outputs = ["--kept", str(kept), "--dropped", str(dropped), "--keep", "longest"]
         done = run("dedupe", "--texts", str(texts), "--on-error", "skip", "--memory", memory,
-                   *outputs, "-qq")  # fmt: skip
+                   "--no-pilot", *outputs, "-qq")  # fmt: skip
         assert done.exit_code == 0, done.output
         written.append((kept.read_bytes(), dropped.read_bytes()))
     assert written[0] == written[1]

@@ -36,6 +36,7 @@ class Need(Enum):
     )
     STORED_RECORDS = "{vectors} or {fingerprints}"
     MINHASH = "{minhash} (its signatures are made where the vectors are)"
+    EVERY_PAIR = "{blocks} every (its products need every vector in one place)"
 
 
 def refuse(engine: str, refused: frozenset[Need], needs: Iterable[Need]) -> None:

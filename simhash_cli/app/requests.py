@@ -20,7 +20,6 @@ from ..core.groups import Clustering
 from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
-from ..io.places import root_of
 from ..io.sinks.dataset import Targets, sidecar_of
 from ..io.sinks.formats import Output
 from ..io.sinks.report import check_report_engine
@@ -28,11 +27,10 @@ from ..io.sources.files import STDIN
 from ..io.sources.parquet import is_parquet
 from ..io.sources.shards import compression_of, shards_of
 from .actions.plans import Keep
-from .actions.steps import Action, LoadedPlan
 from .against import check_against
 from .datasets import KeepBy, check_dataset
 from .engine import Need
-from .guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
+from .guard import refuse_output_over_input, sidecars
 from .memory import physical_memory
 from .settings import (
     COMPRESSED_RATIO,
@@ -46,7 +44,6 @@ from .settings import (
 
 __all__ = [
     "DEFAULT_THRESHOLD",
-    "ApplyRequest",
     "CalibrateRequest",
     "CompareRequest",
     "DatasetRequest",
@@ -168,9 +165,11 @@ class DedupeRequest:
     """``simhash dedupe``: near-duplicate pairs and their clusters.
 
     Attributes:
-        blocks: equal blocks per fingerprint, ``auto``, or None when not asked (auto).
+        blocks: equal blocks per fingerprint, ``every`` pair, ``auto``, or None when not asked
+            (auto).
         max_distance: instead of blocks, Manku's tables for pairs within this many bits.
-        minhash: instead of blocks, (bands, rows) of a MinHash signature of the feature sets.
+        minhash: (bands, rows) of a MinHash signature of the feature sets; with a number of
+            blocks or a distance, their candidates too.
         verify: how candidates are verified, or None for the input's default (exact for text
             and vectors; estimate for fingerprints and the index, which hold no vectors).
         check: exit with DUPLICATES_FOUND when any pair is flagged.
@@ -184,9 +183,10 @@ class DedupeRequest:
     reading: Reading = field(default_factory=Reading)
     engine: EngineChoice = field(default_factory=EngineChoice)
     output: Output = field(default_factory=Output)
-    blocks: int | Literal["auto"] | None = None
+    blocks: int | Literal["auto", "every"] | None = None
     max_distance: int | None = None
     minhash: tuple[int, int] | None = None
+    pilot: bool = True
     threshold: float = DEFAULT_THRESHOLD
     verify: Verify | None = None
     max_candidates: int = DEFAULT_MAX_CANDIDATES
@@ -232,6 +232,7 @@ class DedupeRequest:
             blocks=AUTO if self.blocks is None else self.blocks,
             max_distance=self.max_distance,
             minhash=self.minhash,
+            pilot=self.pilot,
             threshold=self.threshold,
             verify=self.verification,
             max_candidates=self.max_candidates,
@@ -311,6 +312,7 @@ class DedupeRequest:
             Need.STDIN_PATH: self.source.reads_stdin_path,
             Need.TFIDF: self.reading.weighting is Weighting.TFIDF,
             Need.MINHASH: self.minhash is not None,
+            Need.EVERY_PAIR: self.blocks == "every",
         }
         return [need for need, wanted in asked.items() if wanted]
 
@@ -321,10 +323,23 @@ class DedupeRequest:
             "minhash": self.minhash is not None,
         }
         chosen = [name for name, given in named.items() if given]
-        if len(chosen) > 1:
+        # MinHash with one fingerprint scheme is a union of the two; any other two are not.
+        union = chosen == ["blocks", "minhash"] and isinstance(self.blocks, int)
+        union |= chosen == ["max_distance", "minhash"]
+        if len(chosen) > 1 and not union:
             listed = " and ".join(f"{{{name}}}" for name in chosen)
             count = "two" if len(chosen) == 2 else "three"
             raise UsageError(f"{listed} are {count} schemes: choose one", parameters=tuple(chosen))
+        if self.blocks == "every" and (
+            self.source.kind is Input.FINGERPRINTS
+            or self.index is not None
+            or self.verification is not Verify.EXACT
+        ):
+            raise UsageError(
+                "{blocks} every computes true cosines: give files, {texts} or {vectors} (not "
+                "{fingerprints} or {index}), verified exactly",
+                parameters=("blocks", "texts", "vectors", "fingerprints", "index"),
+            )
         if self.minhash is not None and (
             self.source.kind in (Input.VECTORS, Input.FINGERPRINTS) or self.index is not None
         ):
@@ -424,15 +439,24 @@ class DedupeRequest:
             and not self.audit
             and self.against is None
             and not self.engine.is_dask
+            and self.blocks != "every"
         )
 
     def _check_memory(self) -> None:
         if self.memory is Memory.FINGERPRINTS and not self._can_reread:
             raise UsageError(
                 "{memory} fingerprints reads the records again: it goes with {texts} or "
-                "{vectors} FILE on the local engine, without tfidf, {include_empty}, {audit} "
-                "or {against}",
-                parameters=("memory", "texts", "vectors", "include_empty", "audit", "against"),
+                "{vectors} FILE on the local engine, without tfidf, {include_empty}, {audit}, "
+                "{against} or {blocks} every",
+                parameters=(
+                    "memory",
+                    "texts",
+                    "vectors",
+                    "include_empty",
+                    "audit",
+                    "against",
+                    "blocks",
+                ),
             )
 
     def _check_index(self) -> None:
@@ -499,100 +523,3 @@ class CalibrateRequest:
         self.source.require((Input.VECTORS,))
         _check_records(self.source, self.reading)
         refuse_output_over_input(self.source, {"output": self.output.path})
-
-
-@dataclass(frozen=True)
-class ApplyRequest:
-    """``simhash apply PLAN``: act on an action plan.
-
-    Attributes:
-        plan: the plan's path.
-        action: what is done to each file marked ``remove``.
-        directory: for ``move-to``, where the files go (made if missing).
-        execute: act (``--yes``); otherwise a dry run.
-        delete_near_duplicates: the consent ``delete`` needs to act or to write a script.
-        journal: where steps are recorded (default: beside the plan).
-        script: instead of acting, write a shell script of the steps here (``-`` for stdout).
-        protect: roots whose files are never touched, besides the plan's own.
-    """
-
-    plan: str
-    action: Action
-    directory: str | None = None
-    execute: bool = False
-    delete_near_duplicates: bool = False
-    journal: str | None = None
-    script: str | None = None
-    protect: tuple[str, ...] = ()
-    output: Output = field(default_factory=Output)
-
-    @property
-    def destination(self) -> str | None:
-        """For ``move-to``, the directory the files go to, as an absolute path."""
-        return None if self.directory is None else os.path.abspath(self.directory)
-
-    @property
-    def journal_path(self) -> str:
-        """Where the steps are recorded."""
-        return self.journal or self.plan + ".journal"
-
-    def check(self) -> None:
-        """Raises: UsageError, BadValueError: options that do not go together."""
-        self._check_directory()
-        if self.execute and self.script is not None:
-            raise UsageError(
-                "{script} writes what {execute} would do: choose one",
-                parameters=("script", "execute"),
-            )
-        acts = self.execute or self.script is not None
-        if self.action is Action.DELETE and acts and not self.delete_near_duplicates:
-            raise UsageError(
-                "{action} delete deletes files that are near, not exact, duplicates of the kept "
-                "ones: add {delete_near_duplicates} to say so",
-                parameters=("action", "delete_near_duplicates"),
-            )
-        if self.journal is not None and not self.execute:
-            raise UsageError(
-                "{journal} goes with {execute} (a dry run records nothing)",
-                parameters=("journal", "execute"),
-            )
-        refuse_overwrites(self._writes(), Reads(files=(self.plan,)))
-
-    def _writes(self) -> dict[str, str | None]:
-        return {
-            "script": self.script,
-            "output": self.output.path,
-            "journal": self.journal_path if self.execute else None,
-        }
-
-    def check_plan(self, plan: LoadedPlan) -> None:
-        """The rules that need the plan read: no output onto a file it names, no destination
-        under one of its protected roots.
-
-        Raises:
-            UsageError, BadValueError: before any step.
-        """
-        refuse_overwrites(self._writes(), Reads(files=(plan.path, *plan.members())))
-        if self.directory is not None:
-            root = root_of(self.directory, [*plan.protect, *self.protect])
-            if root is not None:
-                raise BadValueError(
-                    f"{self.directory} is under the protected root {root}", parameter="directory"
-                )
-
-    def _check_directory(self) -> None:
-        if self.action is not Action.MOVE_TO:
-            if self.directory is not None:
-                raise UsageError(
-                    f"{{action}} {self.action.value} takes no DIR (only move-to does)",
-                    parameters=("action",),
-                )
-            return
-        if self.directory is None:
-            raise UsageError(
-                "{action} move-to needs a DIR: simhash apply PLAN {action} move-to DIR",
-                parameters=("action",),
-            )
-        if os.path.exists(self.directory) and not os.path.isdir(self.directory):
-            raise BadValueError(f"{self.directory} is not a directory", parameter="directory")
-        # Under a protected root (the plan's or --protect): check_plan, once the plan is read.

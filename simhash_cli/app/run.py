@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import blocking
 from ..core.calibrate import Calibration, calibrate
 from ..core.corpus import EMPTY_TEXT, Corpus, concatenate, from_weights
 from ..core.events import OnEvent, Progress, Skipped
@@ -22,10 +23,12 @@ from ..core.groups import Clustering
 from ..core.schemes import Background, Survey, survey
 from ..core.search import (
     Comparison,
+    DedupeConfig,
     DedupeResult,
     compare_with,
     dedupe,
     group_pairs_of,
+    pilot_for,
     survey_for,
 )
 from ..core.vectorize import Weighting, apply_weighting, merge_counts
@@ -36,6 +39,7 @@ from ..io.sources.records import repeated_id
 from .actions.apply import apply, apply_records
 from .actions.journal import JOURNAL_VERSION, Journal, exclusive
 from .actions.plans import keep_rank, make_plan
+from .actions.request import ApplyRequest
 from .actions.script import write_script
 from .actions.steps import LoadedPlan
 from .batches import iter_fingerprints
@@ -51,7 +55,6 @@ from .records import (
     fingerprint_piece,
 )
 from .requests import (
-    ApplyRequest,
     CalibrateRequest,
     CompareRequest,
     DedupeRequest,
@@ -430,8 +433,15 @@ def survey_schemes(request: SurveyRequest, engine: Engine, hooks: Hooks) -> Surv
         # Documents of words keep their vectors: MinHash schemes are priced on their sets.
         words = request.source.kind in (Input.PATHS, Input.TEXTS)
         corpus = load(request.source, request.reading, engine, hooks, vectors_needed=words)
+        # The pilot dedupe runs, on the same documents: the plan is the plan dedupe makes.
+        copies = blocking.collapse(corpus.fingerprints, corpus.settings.bits)
+        pilot = pilot_for(corpus, DedupeConfig(threshold=request.threshold), copies)
         return survey_for(
-            corpus, threshold=request.threshold, max_candidates=request.max_candidates
+            corpus,
+            threshold=request.threshold,
+            max_candidates=request.max_candidates,
+            copies=copies,
+            pilot=pilot,
         )
     assert request.docs is not None  # SurveyRequest.check
     return survey(

@@ -10,8 +10,8 @@ import click
 
 from ..app import run
 from ..app.actions.apply import load_plan
+from ..app.actions.request import ApplyRequest
 from ..app.actions.steps import Action, LoadedPlan, Status
-from ..app.requests import ApplyRequest
 from ..errors import ExitCode
 from ..io.sinks.atomic import AtomicFile, atomic_output, opened
 from ..io.sinks.formats import Format

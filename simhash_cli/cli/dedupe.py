@@ -53,10 +53,11 @@ SCHEME_OPTIONS = [
         "--blocks",
         type=BLOCKS,
         default=None,
-        metavar="auto|N",
+        metavar="auto|every|N",
         help="Equal blocks per fingerprint; a shared block makes a candidate. 1 strict, 4 "
-        "balanced, 8 loose (the page's schemes), any divisor of --bits, or auto: the "
-        "cheapest scheme reaching 0.95 expected recall at --threshold on this corpus "
+        "balanced, 8 loose (the page's schemes), any divisor of --bits; every: every pair's "
+        "true cosine, by exact products; or auto: the cheapest scheme reaching 0.95 recall "
+        "at --threshold on this corpus's own near-duplicates, measured by a pilot "
         "[default: auto].",
     ),
     click.option(
@@ -132,9 +133,17 @@ PLAN_OPTIONS = [
             type=BANDS,
             default=None,
             metavar="BANDSxROWS",
-            help="Instead of --blocks: candidates share one of BANDS bands of ROWS bins of a "
-            "MinHash of each document's set of words (files and --texts; auto picks it when "
-            "it is cheaper), for example 16x8.",
+            help="Candidates share one of BANDS bands of ROWS bins of a MinHash of each "
+            "document's set of words (files and --texts; auto picks it when it is cheaper), "
+            "for example 16x8; with --blocks N or --max-distance K, their candidates too.",
+        ),
+        click.option(
+            "--pilot/--no-pilot",
+            default=True,
+            show_default=True,
+            help="With --blocks auto: find the corpus's own near-duplicates first (every pair "
+            "of a random sample of documents, by exact products), price each scheme on them "
+            "and measure the run's recall; --no-pilot prices the schemes at the threshold.",
         ),
         threshold_option,
         click.option(

@@ -508,21 +508,21 @@ def protect_option(help_text: str) -> Callable[[Any], Any]:
 
 
 class BlocksType(click.ParamType):  # type: ignore[type-arg]
-    """``auto`` or a whole number of blocks."""
+    """``auto``, ``every`` or a whole number of blocks."""
 
-    name = "auto|N"
+    name = "auto|every|N"
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> int | str:
-        if value == "auto":
-            return "auto"
+        if value in ("auto", "every"):
+            return str(value)
         if isinstance(value, int):
             return value
         try:
             number = int(value)
         except ValueError:
-            self.fail(f"{value!r} is neither 'auto' nor a whole number", param, ctx)
+            self.fail(f"{value!r} is not 'auto', 'every' nor a whole number", param, ctx)
         if not 1 <= number <= MAX_BITS:
             self.fail(f"{number} is not from 1 to {MAX_BITS}", param, ctx)
         return number

@@ -162,9 +162,9 @@ def against(
 
 
 def _scheme(pairs: int, bits: int, config: DedupeConfig, every_pair: int) -> Against:
-    if config.blocks == AUTO and pairs <= every_pair:
+    if config.blocks == "every" or (config.blocks == AUTO and pairs <= every_pair):
         return Against("every", 0, 1.0)
-    blocks = config.blocks if config.blocks != AUTO else suggest_blocks(bits, config.threshold)
+    blocks = int(config.blocks) if config.blocks != AUTO else suggest_blocks(bits, config.threshold)
     blocks = blocking.validate_blocks(bits, blocks if blocks is not None else bits)
     probability = blocking.candidate_probability(config.threshold, bits=bits, blocks=blocks)
     return Against("blocks", blocks, float(probability))

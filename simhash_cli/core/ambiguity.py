@@ -65,6 +65,9 @@ class Ambiguity:
         flagged: the run's flagged pairs with a true cosine.
         now: the run's weighting.
         instead: tf-idf on the same counts (for term counts only).
+        grouped: the pairs include pairs inside one group of flagged pairs (when most pairs
+            are: common words have joined most documents into few groups, and the pairs left
+            between groups would not show where the corpus's pairs sit).
     """
 
     pairs: int
@@ -72,6 +75,7 @@ class Ambiguity:
     flagged: int
     now: Spread
     instead: Spread | None
+    grouped: bool = False
 
 
 def ambiguity(
@@ -98,6 +102,9 @@ def ambiguity(
         return None
     group = cluster.cluster_labels(flagged.pairs, len(docs)) if labels is None else labels
     sample = chance_sample(rows, group)
+    grouped = sample.shape[0] < SAMPLE_PAIRS // 2
+    if grouped:
+        sample = chance_sample(rows, np.arange(len(docs), dtype=np.int64))
     if not sample.shape[0]:
         return None
     now = _spread(cosine_pairs(weights, sample), weighting, threshold)
@@ -109,7 +116,7 @@ def ambiguity(
         tfidf = apply_weighting(weights, Weighting.TFIDF)
         kept = cosine_pairs(tfidf, real.pairs) >= threshold - THRESHOLD_TOLERANCE
         instead = _spread(cosine_pairs(tfidf, sample), Weighting.TFIDF, threshold, int(kept.sum()))
-    return Ambiguity(int(sample.shape[0]), threshold, len(real), now, instead)
+    return Ambiguity(int(sample.shape[0]), threshold, len(real), now, instead, grouped)
 
 
 def chance_sample(

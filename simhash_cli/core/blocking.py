@@ -496,3 +496,13 @@ def block_equalities(
             bit_slice(first, start, width) == bit_slice(second, start, width), axis=1
         )
     return result
+
+
+def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
+    """Fewest blocks (so fewest candidates) whose expected recall at ``threshold`` >= target."""
+    for blocks in range(1, bits + 1):
+        if bits % blocks == 0:
+            probability = candidate_probability(threshold, bits=bits, blocks=blocks)
+            if float(probability) >= target:
+                return blocks
+    return None

@@ -17,22 +17,22 @@ modelled from a background cosine.
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from .blocking import block_equalities, candidate_probability, validate_blocks
+from .background import Background, background_pairs, sample_background
+from .blocking import validate_blocks
 from .fingerprint import validate_bits
-from .minhash import MAX_SLOTS, fewest_bands, jaccard_pairs, least_jaccard
-from .minhash import candidate_probability as band_probability
-from .tables import choose_tables, table_key_bits, within_probability
+from .minhash import MAX_SLOTS, fewest_bands, least_jaccard
+from .pilot import Pilot
+from .scheme import Scheme
+from .tables import choose_tables
 
 __all__ = [
     "Assessment",
@@ -48,203 +48,7 @@ __all__ = [
 ]
 
 TARGET_RECALL = 0.95
-SAMPLE_PAIRS = 20_000
 PAGE_BLOCKS = (1, 4, 8)
-
-
-@dataclass(frozen=True)
-class Scheme:
-    """A way of finding candidates.
-
-    Attributes:
-        kind: ``blocks``, ``tables`` or ``minhash``.
-        blocks: m, the number of blocks the fingerprint is cut into; for ``minhash``, bands.
-        max_distance: k for ``tables`` (pairs within k bits), None otherwise.
-        rows: for ``minhash``, the bins of a band; None otherwise.
-    """
-
-    kind: Literal["blocks", "tables", "minhash"]
-    blocks: int
-    max_distance: int | None = None
-    rows: int | None = None
-
-    @classmethod
-    def minhash(cls, bands: int, rows: int) -> Scheme:
-        """Bands of ``rows`` MinHash bins each; a shared band makes a candidate.
-
-        Raises:
-            ParameterError: no bands or rows, or more than MAX_SLOTS bins in all.
-        """
-        if bands < 1 or rows < 1 or bands * rows > MAX_SLOTS:
-            raise ParameterError(
-                f"{bands} bands of {rows} bins: each must be at least 1, and at most "
-                f"{MAX_SLOTS} bins in all"
-            )
-        return cls("minhash", bands, rows=rows)
-
-    @property
-    def tables(self) -> int:
-        """Sorted tables the scheme builds: m for blocks, C(m, k) for Manku's tables, one
-        per band for MinHash."""
-        if self.max_distance is None:
-            return self.blocks
-        return math.comb(self.blocks, self.max_distance)
-
-    @property
-    def slots(self) -> int:
-        """MinHash bins per document (0 for the fingerprint schemes)."""
-        return self.blocks * self.rows if self.rows is not None else 0
-
-    @property
-    def option(self) -> str:
-        """The command-line option that runs this scheme: ``--blocks 4``, ``--max-distance
-        3``, ``--minhash 16x8``."""
-        if self.rows is not None:
-            return f"--minhash {self.blocks}x{self.rows}"
-        if self.max_distance is not None:
-            return f"--max-distance {self.max_distance}"
-        return f"--blocks {self.blocks}"
-
-    def label(self, bits: int) -> str:
-        """``4 blocks of 16 bits``, ``10 Manku tables for pairs within 3 bits`` or
-        ``MinHash of feature sets, 16 bands of 8 bins``."""
-        if self.rows is not None:
-            plural = "band" if self.blocks == 1 else "bands"
-            bins = "bin" if self.rows == 1 else "bins"
-            return f"MinHash of feature sets, {self.blocks} {plural} of {self.rows} {bins}"
-        if self.max_distance is None:
-            plural = "block" if self.blocks == 1 else "blocks"
-            width = bits // self.blocks
-            return f"{self.blocks} {plural} of {width} {'bit' if width == 1 else 'bits'}"
-        plural = "table" if self.tables == 1 else "tables"
-        return f"{self.tables} Manku {plural} for pairs within {self.max_distance} bits"
-
-    def probability(self, cosine: float | NDArray[np.float64], bits: int) -> NDArray[np.float64]:
-        """Chance that a pair with this true cosine becomes a candidate (the S-curve); for
-        MinHash, of a pair of sets at this cosine that overlap least (:func:`least_jaccard`)."""
-        if self.rows is not None:
-            return self.probability_at_jaccard(least_jaccard(cosine))
-        if self.max_distance is None:
-            return candidate_probability(cosine, bits=bits, blocks=self.blocks)
-        return within_probability(cosine, bits=bits, max_distance=self.max_distance)
-
-    def probability_at_jaccard(self, jaccard: float | NDArray[np.float64]) -> NDArray[np.float64]:
-        """For MinHash: chance that a pair whose sets are at this Jaccard becomes a candidate."""
-        assert self.rows is not None
-        return band_probability(jaccard, bands=self.blocks, rows=self.rows)
-
-
-@dataclass(frozen=True)
-class Background:
-    """How often unrelated pairs become candidates: a model cosine, or a measured sample.
-
-    Attributes:
-        cosine: the cosine of a typical unrelated pair (used when there is no sample).
-        sample: (s, 2, n_words) uint64, fingerprints of s random pairs of the corpus.
-        jaccard: (s,) the exact Jaccard of the same pairs' feature sets, when the corpus has
-            them (documents of words): what MinHash schemes are priced with.
-    """
-
-    cosine: float = 0.0
-    sample: NDArray[np.uint64] | None = None
-    jaccard: NDArray[np.float64] | None = None
-
-    @property
-    def has_sets(self) -> bool:
-        """Whether MinHash schemes can be priced (and so offered)."""
-        return self.jaccard is not None
-
-    def work(self, scheme: Scheme, bits: int) -> float:
-        """Times an unrelated pair is compared, summed over the scheme's blocks or tables.
-
-        For blocks this is the pairs each block's groups hold (what the candidate budget
-        counts); for tables, the pairs sharing each table's key, every one of which is checked;
-        for MinHash, the pairs each band's groups hold.
-        """
-        if scheme.rows is not None:
-            jaccard = self.jaccard if self.jaccard is not None else least_jaccard(self.cosine)
-            return scheme.blocks * float(np.mean(np.asarray(jaccard) ** scheme.rows))
-        if self.sample is None:
-            agree = 1.0 - float(np.arccos(np.clip(self.cosine, -1.0, 1.0)) / np.pi)
-            if scheme.max_distance is None:
-                return scheme.blocks * agree ** (bits // scheme.blocks)
-            return sum(
-                count * agree**key_bits
-                for key_bits, count in table_key_bits(bits, scheme.blocks, scheme.max_distance)
-            )
-        equal = block_equalities(
-            self.sample[:, 0, :], self.sample[:, 1, :], bits=bits, blocks=scheme.blocks
-        )
-        if scheme.max_distance is None:
-            return float(equal.mean(axis=0).sum())
-        kept = scheme.blocks - scheme.max_distance
-        return float(
-            sum(
-                np.all(equal[:, list(columns)], axis=1).mean()
-                for columns in itertools.combinations(range(scheme.blocks), kept)
-            )
-        )
-
-    def chance(self, scheme: Scheme, bits: int) -> float:
-        """Chance that an unrelated pair becomes a candidate at all (in one block or table at
-        least): the share of the corpus's pairs a run compares by chance."""
-        if scheme.rows is not None:
-            jaccard = self.jaccard if self.jaccard is not None else least_jaccard(self.cosine)
-            return float(
-                np.mean(
-                    band_probability(np.asarray(jaccard), bands=scheme.blocks, rows=scheme.rows)
-                )
-            )
-        if self.sample is None:
-            agree = 1.0 - float(np.arccos(np.clip(self.cosine, -1.0, 1.0)) / np.pi)
-            if scheme.max_distance is None:
-                return 1.0 - (1.0 - agree ** (bits // scheme.blocks)) ** scheme.blocks
-            missed = 1.0
-            for key_bits, count in table_key_bits(bits, scheme.blocks, scheme.max_distance):
-                missed *= (1.0 - agree**key_bits) ** count
-            return 1.0 - missed
-        equal = block_equalities(
-            self.sample[:, 0, :], self.sample[:, 1, :], bits=bits, blocks=scheme.blocks
-        )
-        if scheme.max_distance is None:
-            return float(equal.any(axis=1).mean())
-        # Within max_distance blocks of agreeing: at least blocks - max_distance blocks equal.
-        return float((equal.sum(axis=1) >= scheme.blocks - scheme.max_distance).mean())
-
-
-def background_pairs(
-    n: int, *, pairs: int = SAMPLE_PAIRS, seed: int = 0
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """The random pairs (i != j, of n >= 2) :func:`sample_background` draws: the same for the
-    same n, pairs and seed."""
-    rng = np.random.default_rng(seed)
-    first = rng.integers(0, n, size=pairs)
-    second = (first + rng.integers(1, n, size=pairs)) % n
-    return first.astype(np.int64), second.astype(np.int64)
-
-
-def sample_background(
-    fingerprints: NDArray[np.uint64],
-    *,
-    pairs: int = SAMPLE_PAIRS,
-    seed: int = 0,
-    sets: sp.csr_array | None = None,
-    set_rows: NDArray[np.int64] | None = None,
-) -> Background:
-    """Random pairs (i != j) of the corpus's fingerprints, drawn with a fixed seed; with
-    ``sets``, their Jaccard too (fingerprint i is row ``set_rows[i]`` of ``sets``, or row i
-    without ``set_rows``)."""
-    n = fingerprints.shape[0]
-    if n < 2:
-        return Background()
-    first, second = background_pairs(n, pairs=pairs, seed=seed)
-    jaccard = None
-    if sets is not None:
-        drawn = np.stack((first, second), axis=1).astype(np.int64)
-        jaccard = jaccard_pairs(sets, drawn if set_rows is None else set_rows[drawn])
-    return Background(
-        sample=np.stack((fingerprints[first], fingerprints[second]), axis=1), jaccard=jaccard
-    )
 
 
 @dataclass(frozen=True)
@@ -298,16 +102,22 @@ inside groups can bring it back (measured: 2 bands of 1 bin isolated 2 to 6 of 1
 copies at one seed in three)."""
 
 
-def minhash_schemes(threshold: float, target: float = TARGET_RECALL) -> list[Scheme]:
+def minhash_schemes(
+    threshold: float, target: float = TARGET_RECALL, *, jaccards: Sequence[float] = ()
+) -> list[Scheme]:
     """For each band of 1 to MAX_ROWS bins, the fewest bands (MIN_BANDS at least) that reach
     ``target`` for the sets that overlap least at cosine ``threshold``, where they fit in
-    MAX_SLOTS bins."""
-    least = float(least_jaccard(threshold))
-    found = []
+    MAX_SLOTS bins; and the same for each of ``jaccards`` (the pilot's: the Jaccard of the
+    pairs the corpus really holds, which term counts can put far below that bound)."""
+    designs = [float(least_jaccard(threshold)), *jaccards]
+    found: list[Scheme] = []
     for rows in range(1, MAX_ROWS + 1):
-        bands = fewest_bands(least, rows, target)
-        if bands is not None and max(bands, MIN_BANDS) * rows <= MAX_SLOTS:
-            found.append(Scheme.minhash(max(bands, MIN_BANDS), rows))
+        for jaccard in designs:
+            bands = fewest_bands(jaccard, rows, target)
+            if bands is not None and max(bands, MIN_BANDS) * rows <= MAX_SLOTS:
+                scheme = Scheme.minhash(max(bands, MIN_BANDS), rows)
+                if scheme not in found:
+                    found.append(scheme)
     return found
 
 
@@ -316,22 +126,67 @@ MINHASH_PASS = 32
 prose documents of 80-400 words: 0.5 s of signatures, where a table of them sorts in 0.016 s)."""
 
 
+CHECK_ENTRY = 0.22
+"""What checking a candidate exactly costs for each stored entry of its two rows, in rows of a
+table (measured on 20,000 prose documents of about 170 features each: 12 us a pair)."""
+
+PRODUCT_WORK = 1 / 25
+"""What one multiply-add of the exact products costs, in rows of a sorted table (measured on
+20,000 prose documents: 1.6e8 multiply-adds a second, where a row of a table is 0.16 us)."""
+
+
 def assess(
-    scheme: Scheme, *, bits: int, threshold: float, n_docs: int, background: Background
+    scheme: Scheme,
+    *,
+    bits: int,
+    threshold: float,
+    n_docs: int,
+    background: Background,
+    every_work: int = 0,
+    check_cost: float = 0.0,
 ) -> Assessment:
-    """Recall at the threshold, expected chance candidates and cost of one scheme."""
+    """Recall at the threshold, expected chance candidates and cost of one scheme
+    (``every_work``: the multiply-adds of every pair's products, for ``every``;
+    ``check_cost``: what checking one candidate exactly costs, in rows of a table)."""
     if scheme.kind == "blocks":
         validate_blocks(bits, scheme.blocks)
+    if scheme.kind == "every":
+        return Assessment(scheme, 1.0, 0.0, every_work * PRODUCT_WORK, 0.0)
     all_pairs = n_docs * (n_docs - 1) / 2
     expected = all_pairs * background.work(scheme, bits)
-    per_doc = scheme.tables + (MINHASH_PASS if scheme.kind == "minhash" else 0)
+    per_doc = scheme.tables + (MINHASH_PASS if scheme.rows is not None else 0)
     return Assessment(
         scheme=scheme,
         recall=float(scheme.probability(threshold, bits)),
         expected_candidates=expected,
-        cost=expected + per_doc * n_docs,
+        cost=expected
+        + per_doc * n_docs
+        + all_pairs * background.checked(scheme, bits) * check_cost,
         expected_pairs=all_pairs * background.chance(scheme, bits),
     )
+
+
+def _unions(
+    judged: Sequence[Assessment], chances: dict[Scheme, NDArray[np.float64]], pilot: Pilot
+) -> list[Assessment]:
+    """Each MinHash scheme with each fingerprint scheme, judged from its parts: the work adds
+    up, and a pair is missed only when both parts miss it."""
+    minhashes = [a for a in judged if a.scheme.rows is not None]
+    prints = [a for a in judged if a.scheme.rows is None and a.scheme.kind != "every"]
+    unions = []
+    for band in minhashes:
+        for fingerprint in prints:
+            missed = (1.0 - chances[band.scheme]) * (1.0 - chances[fingerprint.scheme])
+            unions.append(
+                Assessment(
+                    scheme=band.scheme.with_fingerprints(fingerprint.scheme),
+                    recall=pilot.share(1.0 - missed).value,
+                    expected_candidates=band.expected_candidates + fingerprint.expected_candidates,
+                    cost=band.cost + fingerprint.cost,
+                    expected_pairs=band.expected_pairs + fingerprint.expected_pairs,
+                )
+            )
+    return unions
 
 
 @dataclass(frozen=True)
@@ -347,6 +202,15 @@ class Survey:
     chosen: Assessment | None
     assessments: Sequence[Assessment]
     documents: int | None = None
+    pilot: Pilot | None = None
+    """The corpus's own pairs the schemes were priced on (None, or not :attr:`priced`:
+    priced at the threshold by the bound)."""
+
+    @property
+    def priced(self) -> bool:
+        """Whether each scheme's recall is its share of the pilot's pairs (not its chance at
+        the threshold)."""
+        return self.pilot is not None and self.pilot.usable
 
     @property
     def all_documents(self) -> int:
@@ -383,8 +247,17 @@ def survey(
     target: float = TARGET_RECALL,
     max_candidates: float | None = None,
     documents: int | None = None,
+    pilot: Pilot | None = None,
+    every_work: int | None = None,
+    check_cost: float = 0.0,
 ) -> Survey:
-    """Judge every scheme and choose the cheapest whose recall at ``threshold`` >= ``target``.
+    """Judge every scheme and choose the cheapest whose recall reaches ``target``.
+
+    A scheme's recall is its mean chance over the ``pilot``'s pairs when the pilot holds
+    enough of them (a little above the target when they are a sample: they are a sample);
+    otherwise its chance at ``threshold``. With a pilot, MinHash schemes are also designed for
+    the Jaccard of the pilot's pairs, and each is judged together with each fingerprint
+    scheme.
 
     Args:
         bits: fingerprint width.
@@ -392,9 +265,12 @@ def survey(
         n_docs: documents in the corpus (distinct fingerprints: copies are compared once).
         background: how unrelated pairs look (default: random fingerprints, cosine 0); with
             the Jaccard of its pairs' sets, MinHash schemes are judged too.
-        target: the recall a scheme must reach at the threshold.
+        target: the recall a scheme must reach.
         max_candidates: leave out schemes expected to produce more candidates than this.
         documents: the documents, copies included, when they are more than ``n_docs``.
+        pilot: the corpus's own pairs at the threshold (:mod:`.pilot`).
+        every_work: the multiply-adds of comparing every pair (None: not offered).
+        check_cost: what checking one candidate exactly costs (0: not counted).
 
     Raises:
         ParameterError: a threshold outside [-1, 1] or a negative corpus size.
@@ -405,18 +281,58 @@ def survey(
     if n_docs < 0:
         raise ParameterError(f"the number of documents cannot be negative ({n_docs})")
     background = background or Background()
+    priced = pilot is not None and pilot.usable
     offered = schemes_for(bits, n_docs)
     if background.has_sets:
-        offered += minhash_schemes(threshold, target)
+        designs: list[float] = []
+        if priced and pilot is not None and pilot.jaccard is not None and pilot.jaccard.size:
+            designs = [float(q) for q in np.quantile(pilot.jaccard, DESIGN_QUANTILES)]
+        offered += minhash_schemes(threshold, target, jaccards=designs)
     judged = [
-        assess(s, bits=bits, threshold=threshold, n_docs=n_docs, background=background)
+        assess(
+            s,
+            bits=bits,
+            threshold=threshold,
+            n_docs=n_docs,
+            background=background,
+            check_cost=check_cost,
+        )
         for s in offered
     ]
+    if every_work is not None:
+        every = Scheme.every()
+        judged.append(
+            assess(
+                every,
+                bits=bits,
+                threshold=threshold,
+                n_docs=n_docs,
+                background=background,
+                every_work=every_work,
+            )
+        )
+    goal = target
+    if priced and pilot is not None:
+        # Documents that share a fingerprint are always paired, whatever the scheme.
+        same = pilot.hamming == 0
+        chances = {
+            a.scheme: np.where(same, 1.0, a.scheme.chance(pilot.cosine, pilot.jaccard, bits))
+            for a in judged
+            if a.scheme.rows is None or pilot.jaccard is not None
+        }
+        judged = [
+            dataclasses.replace(a, recall=pilot.share(chances[a.scheme]).value)
+            for a in judged
+            if a.scheme in chances
+        ]
+        if pilot.jaccard is not None:
+            judged += _unions(judged, chances, pilot)
+        goal = target if pilot.complete else min(1.0, target + SAMPLE_MARGIN)
     judged.sort(key=lambda a: (a.cost, a.scheme.tables, a.scheme.kind))
     in_budget = [
         a for a in judged if max_candidates is None or a.expected_candidates <= max_candidates
     ]
-    reaching = [a for a in in_budget if a.recall >= target]
+    reaching = [a for a in in_budget if a.recall >= goal]
     return Survey(
         bits=bits,
         threshold=threshold,
@@ -426,4 +342,15 @@ def survey(
         chosen=reaching[0] if reaching else None,
         assessments=judged,
         documents=documents,
+        pilot=pilot,
     )
+
+
+DESIGN_QUANTILES = (0.02, 0.05, 0.1, 0.25)
+"""The Jaccards of the pilot's pairs MinHash schemes are designed for: the lowest few, so
+that a design reaches nearly all of them."""
+
+SAMPLE_MARGIN = 0.02
+"""How far above the target a scheme's share of a sampled pilot must reach: the share is
+measured on a sample, and a scheme chosen at exactly the target would fall short half the
+time."""

@@ -14,20 +14,32 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from . import blocking, cluster, cosines, minhash, tables
+from . import allpairs, blocking, cluster, cosines, tables
 from .ambiguity import Ambiguity, ambiguity
+from .audit import Audit, audit
+from .blocking import suggest_blocks
+from .candidates import every_chunks, fingerprint_chunks, minhash_chunks
 from .closure import DEFAULT_GROUP_PAIRS, Closure, Take, close_groups
 from .comparison import Comparison, compare, compare_with
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
-from .fingerprint import feature_keys, hamming_rows
+from .fingerprint import hamming_rows
 from .groups import Clustering, Groups, group
+from .pilot import PILOT_WORK, Pilot, Share, run_pilot
 from .recall import Advice, RunRecall, advise, run_recall
-from .schemes import TARGET_RECALL, Scheme, Survey, background_pairs, sample_background, survey
+from .schemes import (
+    CHECK_ENTRY,
+    TARGET_RECALL,
+    Scheme,
+    Survey,
+    background_pairs,
+    sample_background,
+    survey,
+)
+from .tables import suggest_max_distance
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
 
 __all__ = [
@@ -44,6 +56,7 @@ __all__ = [
     "dedupe",
     "dedupe_result",
     "group_pairs_of",
+    "pilot_for",
     "planner_rows",
     "suggest_blocks",
     "suggest_max_distance",
@@ -52,6 +65,7 @@ __all__ = [
 
 
 AUTO: Literal["auto"] = "auto"
+EVERY: Literal["every"] = "every"
 
 
 AUDIT_MAX_DOCS = 5000
@@ -67,9 +81,11 @@ RECALL_HINT_BELOW = 0.9
 class DedupeConfig:
     """Tuning of ``dedupe``: blocking scheme, verification and threshold."""
 
-    blocks: int | Literal["auto"] = AUTO
-    """Equal blocks per fingerprint, or ``auto``: the planner's cheapest scheme that reaches
-    0.95 expected recall at the threshold on this corpus (blocks or Manku's tables)."""
+    blocks: int | Literal["auto", "every"] = AUTO
+    """Equal blocks per fingerprint, ``every`` pair by exact products, or ``auto``: the
+    planner's cheapest scheme that reaches 0.95 recall on this corpus's own pairs (measured
+    by the pilot, :mod:`~simhash_cli.core.pilot`) or, when it cannot see enough of them, at
+    the threshold."""
     threshold: float = 0.9
     verify: Verify = Verify.EXACT
     max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
@@ -82,7 +98,10 @@ class DedupeConfig:
     ``blocks`` is not used."""
     minhash: tuple[int, int] | None = None
     """When set, (bands, rows): candidates share a band of a MinHash signature of their
-    feature sets, and ``blocks`` is not used."""
+    feature sets; with a number of ``blocks`` or a ``max_distance``, their candidates too."""
+    pilot: bool = True
+    """With ``blocks="auto"``: run the pilot (:func:`pilot_for`) and price the schemes on its
+    pairs; False prices them at the threshold."""
     clustering: Clustering = Clustering.REPRESENTATIVE
     """How flagged pairs become clusters (:mod:`~simhash_cli.core.groups`)."""
     group_pairs: int = DEFAULT_GROUP_PAIRS
@@ -90,25 +109,6 @@ class DedupeConfig:
     hamming_gate: bool = True
     """Skip the exact check of candidates whose Hamming distance a pair at the threshold
     reaches with odds below 1 in 10,000 (:func:`~simhash_cli.core.cosines.hamming_gate`)."""
-
-
-@dataclass(frozen=True)
-class Audit:
-    """The blocking scheme measured against all pairs' true cosine (``--audit``).
-
-    Attributes:
-        similar_pairs: pairs with true cosine >= threshold.
-        found: how many of them became candidates.
-        recall: found / similar_pairs (1.0 when there are none).
-        false_candidates: candidates whose true cosine is below the threshold.
-        missed: the similar pairs the scheme did not find, scored.
-    """
-
-    similar_pairs: int
-    found: int
-    recall: float
-    false_candidates: int
-    missed: ScoredPairs
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,13 @@ class DedupeResult:
     run_recall: RunRecall | None = None
     """The share of the pairs at or above the threshold this run found, estimated from those
     it found (None without true cosines)."""
+    pilot: Pilot | None = None
+    """The corpus's own pairs at the threshold, found exactly with known odds (None: not
+    run)."""
+    measured_recall: Share | None = None
+    """The share of the pilot's pairs this run found, when the pilot holds enough of them:
+    the run's recall, measured on a uniform sample of the pairs (all of them when the pilot
+    is complete)."""
     advice: Advice | None = None
     """When that share is below the target: the cheapest scheme predicted to reach it."""
     closure: Closure | None = None
@@ -150,49 +157,43 @@ class DedupeResult:
         return self.groups.clusters
 
 
-def suggest_blocks(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
-    """Fewest blocks (so fewest candidates) whose expected recall at ``threshold`` >= target."""
-    for blocks in range(1, bits + 1):
-        if bits % blocks == 0:
-            probability = blocking.candidate_probability(threshold, bits=bits, blocks=blocks)
-            if float(probability) >= target:
-                return blocks
-    return None
-
-
-def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
-    """Smallest Hamming radius whose expected recall at ``threshold`` >= target."""
-    for distance in range(bits):
-        probability = tables.within_probability(threshold, bits=bits, max_distance=distance)
-        if float(probability) >= target:
-            return distance
-    return None
-
-
 def _scheme(
-    docs: Corpus, config: DedupeConfig, copies: blocking.Copies, *, minhash: bool = True
+    docs: Corpus,
+    config: DedupeConfig,
+    copies: blocking.Copies,
+    *,
+    minhash: bool = True,
+    pilot: Pilot | None = None,
 ) -> tuple[Scheme, Survey | None]:
     """The scheme the config names, or the planner's choice for this corpus (among the
-    fingerprint schemes only, without ``minhash``)."""
+    fingerprint schemes only, without ``minhash``; priced on the ``pilot``'s pairs when it
+    has enough)."""
     bits = docs.settings.bits
     n_distinct = copies.fingerprints.shape[0]
-    if config.minhash is not None:
-        return Scheme.minhash(*config.minhash), None
+    prints: Scheme | None = None
     if config.max_distance is not None:
         k = config.max_distance
         if not 0 <= k < bits:
             raise ParameterError(f"max_distance must be from 0 to {bits - 1}, not {k}")
         # Blocks named with a distance: the tables a planner chose (they find the same pairs).
-        named = int(config.blocks) if config.blocks != AUTO else None
-        return Scheme("tables", named or tables.choose_tables(n_distinct, bits, k), k), None
-    if config.blocks != AUTO:
-        return Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks))), None
+        named = int(config.blocks) if config.blocks not in (AUTO, EVERY) else None
+        prints = Scheme("tables", named or tables.choose_tables(n_distinct, bits, k), k)
+    elif config.blocks == EVERY:
+        return Scheme.every(), None
+    elif config.blocks != AUTO:
+        prints = Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks)))
+    if config.minhash is not None:
+        bands = Scheme.minhash(*config.minhash)
+        return (bands if prints is None else bands.with_fingerprints(prints)), None
+    if prints is not None:
+        return prints, None
     chosen = survey_for(
         docs,
         threshold=config.threshold,
         max_candidates=config.max_candidates,
         copies=copies,
         minhash=minhash,
+        pilot=pilot,
     )
     return chosen.best_effort().scheme, chosen
 
@@ -204,25 +205,85 @@ def survey_for(
     max_candidates: int | None,
     copies: blocking.Copies | None = None,
     minhash: bool = True,
+    pilot: Pilot | None = None,
 ) -> Survey:
     """The planner's view of this corpus: how many distinct fingerprints it has (copies of
     one are compared once), and how often those of unrelated documents agree by chance
     (measured on a sample of their pairs); for documents of words, how much those pairs'
-    feature sets overlap, which prices the MinHash schemes (unless not ``minhash``)."""
+    feature sets overlap, which prices the MinHash schemes (unless not ``minhash``). With a
+    ``pilot``, the schemes are priced on its pairs, and comparing every pair is one of them
+    (free when the pilot compared them all)."""
     bits = docs.settings.bits
     copies = copies or blocking.collapse(docs.fingerprints, bits)
     distinct = copies.fingerprints
+    every_work = None
+    if pilot is not None and docs.weights is not None:
+        every_work = 0 if pilot.complete else allpairs.product_work(docs.weights)
+    background = sample_background(
+        distinct,
+        sets=docs.weights if minhash and docs.has_word_sets else None,
+        set_rows=copies.representatives,
+    )
+    check_cost = 0.0
+    if docs.weights is not None and background.sample is not None:
+        # Exact checks: candidates within the Hamming gate, each over its two rows' entries.
+        gate = cosines.hamming_gate(threshold, bits)
+        sample = background.sample
+        near = hamming_rows(sample[:, 0, :], sample[:, 1, :]) <= gate
+        background = dataclasses.replace(background, near=near)
+        # The mean row of the documents sampled (those a corpus read again in part holds).
+        first, second = background_pairs(distinct.shape[0])
+        rows = np.unique(copies.representatives[np.concatenate([first, second])])
+        check_cost = CHECK_ENTRY * 2 * float(np.diff(docs.weights.indptr)[rows].mean())
     return survey(
         bits=bits,
         threshold=threshold,
         n_docs=distinct.shape[0],
         documents=len(docs),
-        background=sample_background(
-            distinct,
-            sets=docs.weights if minhash and docs.has_word_sets else None,
-            set_rows=copies.representatives,
-        ),
+        background=background,
         max_candidates=max_candidates,
+        pilot=pilot,
+        every_work=every_work,
+        check_cost=check_cost,
+    )
+
+
+MIN_ANCHORS = 50
+"""Anchors a pilot draws at least, or it is not run: with fewer, a corpus whose near-duplicates
+are rare would show too few of them to price anything (a million documents of prose)."""
+
+
+def pilot_for(
+    docs: Corpus,
+    config: DedupeConfig,
+    copies: blocking.Copies,
+    unit: cosines.UnitRows | None = None,
+) -> Pilot | None:
+    """The pilot of this corpus at the config's threshold (:mod:`~simhash_cli.core.pilot`),
+    when it can be run: exact verification, every document's vector at hand, a threshold
+    above 0 (a product holds only the pairs sharing a feature), and at least MIN_ANCHORS
+    anchors within the pilot's work (or the whole corpus). ``unit``: the corpus's scales,
+    when the caller has them."""
+    weights = docs.weights
+    if config.verify is not Verify.EXACT or weights is None or config.threshold <= 0:
+        return None
+    if not np.array_equal(np.diff(weights.indptr), docs.n_features):
+        return None  # some rows hold no vector (read again in part)
+    rows = np.arange(len(docs), dtype=np.int64)
+    if copies.counts.size < 2:
+        return None
+    total = allpairs.product_work(weights)
+    if total > PILOT_WORK and PILOT_WORK * weights.shape[0] < MIN_ANCHORS * total:
+        return None  # the mean document's product times MIN_ANCHORS is over the budget
+    return run_pilot(
+        unit if unit is not None else cosines.unit_scales(weights),
+        docs.fingerprints,
+        rows,
+        config.threshold,
+        bits=docs.settings.bits,
+        sets=docs.has_word_sets,
+        work=PILOT_WORK,
+        seed=docs.settings.seed,
     )
 
 
@@ -262,12 +323,15 @@ def dedupe(
         return _with_empty(docs, config, empty)
     check_config(docs, config, has_vectors=docs.weights is not None)
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
-    scheme, planned = _scheme(docs, config, copies)
+    # The pilot serves the planner: a scheme named is run as named, its share estimated from
+    # its own pairs (as on every engine, so that the same scheme prints the same bytes).
+    pilot = pilot_for(docs, config, copies) if _plans(config) else None
+    scheme, planned = _scheme(docs, config, copies, pilot=pilot)
     n_candidates, n_checked, kept, audited = _verified_pairs(
-        docs, config, scheme, copies, band_keys
+        docs, config, scheme, copies, band_keys, pilot
     )
     return dedupe_result(
-        docs, config, scheme, planned, n_candidates, n_checked, kept, audited=audited
+        docs, config, scheme, planned, n_candidates, n_checked, kept, audited=audited, pilot=pilot
     )
 
 
@@ -318,19 +382,23 @@ def dedupe_result(
     components: list[NDArray[np.int64]] | None = None,
     take: Take | None = None,
     closure_skipped: str | None = None,
+    pilot: Pilot | None = None,
 ) -> DedupeResult:
     """The result of a run that found ``n_candidates`` with ``scheme``, checked ``n_checked``
     of them exactly and kept the pairs ``kept`` (sorted): the pairs inside the groups they
     form checked too (unless ``closure_skipped`` says why not; ``take`` fetches documents'
     vectors held elsewhere), clusters, recall and advice. ``components``: the connected
-    components of ``kept``, when already known."""
+    components of ``kept``, when already known; ``pilot``: the corpus's own pairs, whose share
+    the run found is its measured recall."""
     bits = docs.settings.bits
     expected = float(scheme.probability(config.threshold, bits))
     low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
     closure, more = None, None
     by_candidates = kept
+    # Every pair compared: none inside a group is left to check.
     closing = closure_skipped is None and config.group_pairs > 0 and len(kept) > 0
+    closing &= scheme.kind != "every"
     # The groups of the flagged pairs (pairs found inside them do not change them) and the
     # collapsed fingerprints, made once for the closure and the chance pairs.
     labels = cluster.cluster_labels(kept.pairs, len(docs)) if closing and exact else None
@@ -339,8 +407,13 @@ def dedupe_result(
         more, closure = close_groups(docs, config, kept, take, labels=labels, copies=copies)
         kept = sorted_pairs([kept, more]) if len(more) else kept
     found = run_recall(docs, scheme, by_candidates, config.threshold, more) if exact else None
+    measured = None
+    if pilot is not None and pilot.usable:
+        measured = pilot.share(found_among(pilot.pairs, kept, len(docs)))
     advice = None
-    if found is not None and found.recall < TARGET_RECALL:
+    if pilot is not None and measured is not None and measured.value < TARGET_RECALL:
+        advice = _pilot_advice(docs, config, scheme, planned, pilot)
+    elif measured is None and found is not None and found.recall < TARGET_RECALL:
         judged = planned or survey_for(
             docs, threshold=config.threshold, max_candidates=config.max_candidates
         )
@@ -364,8 +437,10 @@ def dedupe_result(
             if low and scheme.kind == "tables"
             else None
         ),
-        audit=_audit(docs, audited, config.threshold) if audited is not None else None,
+        audit=audit(docs, audited, config.threshold) if audited is not None else None,
         run_recall=found,
+        pilot=pilot,
+        measured_recall=measured,
         advice=advice,
         closure=closure,
         closure_skipped=closure_skipped if config.group_pairs > 0 else None,
@@ -397,6 +472,48 @@ def group_pairs_of(
 
 
 _EDGE_CHUNK = 1_000_000
+
+
+def _plans(config: DedupeConfig) -> bool:
+    """Whether the planner chooses the scheme (none is named)."""
+    named = config.minhash is not None or config.max_distance is not None
+    return config.pilot and config.blocks == AUTO and not named
+
+
+def pilot_usable(pilot: Pilot | None) -> bool:
+    """Whether a pilot holds enough pairs to measure a run by."""
+    return pilot is not None and pilot.usable
+
+
+def found_among(pairs: NDArray[np.int64], kept: ScoredPairs, n_docs: int) -> NDArray[np.bool_]:
+    """Which of ``pairs`` (i < j, documents) are among the pairs ``kept``."""
+    kept_codes = kept.pairs[:, 0] * np.int64(n_docs) + kept.pairs[:, 1]
+    found: NDArray[np.bool_] = np.isin(pairs[:, 0] * np.int64(n_docs) + pairs[:, 1], kept_codes)
+    return found
+
+
+def _pilot_advice(
+    docs: Corpus,
+    config: DedupeConfig,
+    scheme: Scheme,
+    planned: Survey | None,
+    pilot: Pilot,
+) -> Advice | None:
+    """The cheapest scheme in budget whose share of the pilot's pairs reaches the target,
+    other than the one run."""
+    judged = planned
+    if judged is None or not judged.priced:
+        judged = survey_for(
+            docs, threshold=config.threshold, max_candidates=config.max_candidates, pilot=pilot
+        )
+    goal = TARGET_RECALL
+    reaching = [
+        a
+        for a in judged.assessments
+        if judged.in_budget(a) and a.recall >= goal and a.scheme != scheme
+    ]
+    best = min(reaching, key=lambda a: a.cost, default=None)
+    return None if best is None else Advice(best, best.recall)
 
 
 def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) -> DedupeResult:
@@ -436,6 +553,7 @@ def _verified_pairs(
     scheme: Scheme,
     copies: blocking.Copies,
     band_keys: NDArray[np.uint64] | None = None,
+    pilot: Pilot | None = None,
 ) -> tuple[int, int, ScoredPairs, NDArray[np.int64] | None]:
     """(number of candidates, how many were checked exactly, the pairs that reach the
     threshold, every candidate when an audit needs them), pairs sorted.
@@ -446,25 +564,18 @@ def _verified_pairs(
     represented by its first document, and its other members are paired with that one
     only, so that a thousand copies are 999 candidates, not half a million. Candidates come
     chunk by chunk and each chunk is verified as it comes (:class:`Verifier`), so memory
-    follows the pairs kept, not the candidates.
+    follows the pairs kept, not the candidates. Every pair (``every``) is the pairs its
+    products find near the threshold (the ``pilot``'s, when it compared them all), checked
+    whatever their Hamming distance.
     """
-    bits, fps = docs.settings.bits, copies.fingerprints
     chunks: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]]
-    if scheme.rows is not None:
-        chunks = _minhash_chunks(docs, scheme, copies, band_keys)
-    elif scheme.max_distance is None:
-        chunks = blocking.candidate_chunks(
-            fps, bits, scheme.blocks, max_candidates=config.max_candidates
-        )
+    if scheme.kind == "every":
+        chunks = every_chunks(docs, config.threshold, copies, pilot)
+        config = dataclasses.replace(config, hamming_gate=False)
+    elif scheme.rows is not None:
+        chunks = minhash_chunks(docs, scheme, copies, config.max_candidates, band_keys)
     else:
-        within = tables.pairs_within(
-            fps,
-            scheme.max_distance,
-            bits=bits,
-            blocks=scheme.blocks if scheme.max_distance else None,
-            max_pairs=config.max_candidates,
-        )
-        chunks = [(within, hamming_rows(fps[within[:, 0]], fps[within[:, 1]]))]
+        chunks = fingerprint_chunks(docs, scheme, copies, config.max_candidates)
     verifier = Verifier(docs, config)
     budget = CandidateCount(config.max_candidates, len(docs))
     everything = [np.empty((0, 2), dtype=np.int64)]
@@ -481,82 +592,3 @@ def _verified_pairs(
     if config.audit:
         audited = blocking.expand_copies(np.concatenate(everything), copies)
     return budget.total, verifier.checked, kept, audited
-
-
-def _minhash_chunks(
-    docs: Corpus,
-    scheme: Scheme,
-    copies: blocking.Copies,
-    band_keys: NDArray[np.uint64] | None = None,
-) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
-    """Candidates among distinct fingerprints from the bands of their first documents'
-    MinHash signatures (seeded by the corpus's seed, or ``band_keys`` made elsewhere), with
-    their Hamming distances."""
-    assert scheme.rows is not None
-    if band_keys is not None:
-        assert band_keys.shape == (copies.representatives.size, scheme.blocks)
-        keys = band_keys
-    else:
-        if not docs.has_word_sets:
-            raise ParameterError(
-                "{minhash} needs documents of words with their vectors (files or {texts}, "
-                "verified exactly)",
-                parameters=("minhash", "texts"),
-            )
-        assert docs.weights is not None
-        keys = minhash.banded(
-            docs.weights,
-            feature_keys(docs.features),
-            bands=scheme.blocks,
-            rows=scheme.rows,
-            seed=docs.settings.seed,
-            chosen=copies.representatives,
-        )
-    fps = copies.fingerprints
-    for pairs in minhash.band_candidate_chunks(keys):
-        yield pairs, hamming_rows(fps[pairs[:, 0]], fps[pairs[:, 1]])
-
-
-def _audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) -> Audit:
-    """All pairs' true cosine from one sparse product, against the candidates."""
-    assert docs.weights is not None
-    n = len(docs)
-    unit, _ = cosines.unit_rows(docs.weights)
-    products = sp.coo_array(sp.triu(unit @ unit.T, k=1))
-    similar = products.data >= threshold - cosines.THRESHOLD_TOLERANCE
-    similar_codes = np.sort(
-        products.row[similar].astype(np.int64) * n + products.col[similar].astype(np.int64)
-    )
-    candidate_codes = candidate_pairs[:, 0] * np.int64(n) + candidate_pairs[:, 1]
-    found = np.isin(similar_codes, candidate_codes)
-    missed_codes = similar_codes[~found]
-    missed = np.stack((missed_codes // n, missed_codes % n), axis=1)
-    n_similar = int(similar_codes.size)
-    n_found = int(found.sum())
-    return Audit(
-        similar_pairs=n_similar,
-        found=n_found,
-        recall=n_found / n_similar if n_similar else 1.0,
-        false_candidates=int(candidate_codes.size) - n_found,
-        missed=cosines.score_pairs(
-            missed, docs.fingerprints, bits=docs.settings.bits, weights=docs.weights
-        ),
-    )
-
-
-@dataclass(frozen=True)
-class Matches:
-    """Stored documents near each query: row k is query ``query[k]`` and stored row ``doc[k]``
-    at ``hamming[k]`` bits, sorted by query, then distance, then stored row."""
-
-    query: NDArray[np.int64]
-    doc: NDArray[np.int64]
-    hamming: NDArray[np.int64]
-
-    def nearest(self, limit: int | None) -> Matches:
-        """At most ``limit`` matches per query, the nearest (None: all)."""
-        if limit is None or not len(self.query):
-            return self
-        first = np.searchsorted(self.query, self.query, side="left")
-        keep = np.arange(self.query.size) - first < limit
-        return Matches(self.query[keep], self.doc[keep], self.hamming[keep])

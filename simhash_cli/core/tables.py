@@ -345,3 +345,12 @@ def shared_key_chunks(
             keep &= distance <= max_distance
         if keep.any():
             yield pairs[keep], distance[keep]
+
+
+def suggest_max_distance(bits: int, threshold: float, *, target: float = 0.95) -> int | None:
+    """Smallest Hamming radius whose expected recall at ``threshold`` >= target."""
+    for distance in range(bits):
+        probability = within_probability(threshold, bits=bits, max_distance=distance)
+        if float(probability) >= target:
+            return distance
+    return None

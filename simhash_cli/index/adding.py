@@ -13,7 +13,7 @@ import numpy as np
 from ..app.batches import Mapper, fingerprint_files, listing
 from ..core.corpus import Corpus, Settings
 from ..core.events import Event, OnEvent, Skipped
-from ..core.search import Matches
+from ..core.matches import Matches
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import InputError, ParameterError

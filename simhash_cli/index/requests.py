@@ -96,7 +96,7 @@ class IndexDedupeRequest:
     db: str
     threshold: float = DEFAULT_THRESHOLD
     verify: Verify = Verify.ESTIMATE
-    blocks: int | Literal["auto"] | None = None
+    blocks: int | Literal["auto", "every"] | None = None
     max_distance: int | None = None
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     max_pairs: int = DEFAULT_MAX_PAIRS
@@ -132,6 +132,12 @@ class IndexDedupeRequest:
     def check(self) -> None:
         """Raises: UsageError: an output over the index; plan options that do not apply."""
         refuse_output_over_index(self.db, self.output)
+        if self.blocks == "every":
+            raise UsageError(
+                "{blocks} every compares every pair's vectors, which an index does not hold: "
+                "run simhash dedupe on the files",
+                parameters=("blocks",),
+            )
         refuse_overwrites(
             {"output": self.output.path, "plan": self.plan}, Reads(files=sidecars(self.db))
         )

@@ -19,7 +19,8 @@ from ..app.run import fingerprinted_records, load_records, search_loaded
 from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
 from ..core.cosines import Verify, estimate_limit
-from ..core.search import DedupeResult, Matches, dedupe
+from ..core.matches import Matches
+from ..core.search import DedupeResult, dedupe
 from ..errors import BadValueError, InputError
 from .adding import (
     AddReport,

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from ..core.blocking import block_bounds
 from ..core.corpus import Settings
 from ..core.fingerprint import n_words
-from ..core.search import Matches
+from ..core.matches import Matches
 from ..errors import (
     IndexBusyError,
     InputError,

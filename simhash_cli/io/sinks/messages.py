@@ -284,8 +284,10 @@ class Messages:
             f"expected recall at cosine {config.threshold:g}: {result.expected_recall:.2f} "
             f"({expected_recall_meaning(result)})"
         )
-        found = result.run_recall
-        if found is not None:
+        found, measured = result.run_recall, result.measured_recall
+        if measured is not None:
+            self.info(measured_line(result))
+        elif found is not None:
             about = "about " if found.sampled else ""
             counts = (
                 ", counting every pair found"
@@ -296,17 +298,21 @@ class Messages:
                 f"this run found about {found.recall:.2f} of {estimated_pairs(result)} "
                 f"(estimated from {about or 'the '}{counted(found.pairs, 'pair')} its "
                 "candidates found among them and each one's chance of being found"
-                f"{counts}{rare_pairs(found.rare, about)})"
+                f"{counts}{rare_pairs(found.rare, about)}; {unmeasured(result)})"
             )
         if result.ambiguity is not None:
             self.info(Text(ambiguity_line(result.ambiguity), style="yellow"))
         if result.advice is not None:
             advice = result.advice
+            advised = advice.assessment.scheme
+            work = (
+                "by exact products of every pair"
+                if advised.kind == "every"
+                else f"comparing about {advice.assessment.expected_candidates:,.0f} unrelated pairs"
+            )
             self.info(
                 Text(
-                    f"hint: {advice.assessment.scheme.option} would find about "
-                    f"{advice.recall:.2f} of them, comparing about "
-                    f"{advice.assessment.expected_candidates:,.0f} unrelated pairs",
+                    f"hint: {advised.option} would find about {advice.recall:.2f} of them, {work}",
                     style="yellow",
                 )
             )
@@ -352,6 +358,58 @@ class Messages:
             )
 
 
+def measured_line(result: DedupeResult) -> str:
+    """The run's recall measured on the pilot's pairs: how many, how sure, and how many
+    pairs it likely missed."""
+    measured, pilot, threshold = result.measured_recall, result.pilot, result.config.threshold
+    assert measured is not None and pilot is not None
+    at = f"the pairs at cosine >= {threshold:g}"
+    if measured.exact:
+        found = round(measured.value * measured.pairs)
+        line = (
+            f"this run found {found:,} of {at} ({measured.pairs:,}, every pair compared "
+            f"exactly by the pilot): recall {measured.value:.2f}"
+        )
+    else:
+        total = pilot.total()
+        line = (
+            f"this run found about {measured.value:.2f} of {at} (95% interval "
+            f"{measured.low:.2f} to {measured.high:.2f}), measured on the "
+            f"{counted(measured.pairs, 'pair')} at the threshold of "
+            f"{counted(pilot.anchors.size, 'document')} drawn at random and compared with "
+            f"every other; about {total.value:,.0f} such pairs in all"
+        )
+    missed = likely_missed(result)
+    if missed:
+        line += f"; it likely missed about {counted(missed, 'pair')}"
+    return line
+
+
+def likely_missed(result: DedupeResult) -> int:
+    """The pairs at the threshold the run likely missed, by its measured recall."""
+    measured, pilot = result.measured_recall, result.pilot
+    if measured is None or pilot is None:
+        return 0
+    return round((1.0 - measured.value) * pilot.total().value)
+
+
+def unmeasured(result: DedupeResult) -> str:
+    """Why a run's recall is estimated from its own pairs, not measured on a pilot's."""
+    pilot = result.pilot
+    if result.survey is None:
+        return "not checked by a pilot, which runs when the planner chooses the scheme"
+    if pilot is None:
+        return (
+            "not checked by a pilot: the corpus is too large for its budget, or its vectors "
+            "are not all at hand"
+        )
+    anchors = counted(pilot.anchors.size, "document")
+    return (
+        f"not checked by a pilot: its {anchors} drew only "
+        f"{counted(len(pilot.cosine), 'pair')} at the threshold"
+    )
+
+
 def expected_recall_meaning(result: DedupeResult) -> str:
     """What the expected recall of the result's scheme is the chance of."""
     over = "over seeds, not this run's share"
@@ -371,12 +429,13 @@ def _share(value: float) -> str:
 def ambiguity_line(found: Ambiguity) -> str:
     """The advice when unrelated documents come near the threshold, with the figures."""
     now, t = found.now, found.threshold
+    which = "documents" if found.grouped else "documents not grouped together"
+    flagged = "flagged or not" if found.grouped else "without being flagged"
     line = (
         f"hint: unrelated documents come near the threshold here: of {found.pairs:,} random "
-        f"pairs of documents not grouped together, {_share(now.near)} are at "
-        f"{now.weighting.value} cosine "
-        f"{t - NEAR:.2f} to {t:.2f} and {_share(now.above)} at {t:.2f} or more without being "
-        f"flagged (median {now.median:.2f}), so some flagged pairs may share little more than "
+        f"pairs of {which}, {_share(now.near)} are at {now.weighting.value} cosine "
+        f"{t - NEAR:.2f} to {t:.2f} and {_share(now.above)} at {t:.2f} or more {flagged} "
+        f"(median {now.median:.2f}), so some flagged pairs may share little more than "
         "common words"
     )
     instead = found.instead

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,8 +15,9 @@ from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
 from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
+from ...core.matches import Matches
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
-from ...core.search import Comparison, DedupeResult, Matches
+from ...core.search import Comparison, DedupeResult
 from .formats import Record, indented, json_number, to_json, unicode_capable
 
 __all__ = [
@@ -249,6 +250,7 @@ def chance_pairs_record(result: DedupeResult) -> Record | None:
 
     return {
         "pairs": found.pairs,
+        "grouped_included": found.grouped,
         "near_below": NEAR,
         "flagged": found.flagged,
         "now": spread(found.now),
@@ -283,12 +285,23 @@ def summary_record(result: DedupeResult) -> Record:
         "minhash": None
         if result.scheme.rows is None
         else {"bands": result.scheme.blocks, "rows": result.scheme.rows},
+        "with_fingerprints": None
+        if result.scheme.also is None
+        else {
+            "kind": result.scheme.also.kind,
+            "blocks": result.scheme.also.blocks,
+            "max_distance": result.scheme.also.max_distance,
+        },
         "threshold": config.threshold,
         "verify": config.verify.value,
         "expected_recall": result.expected_recall,
         # Sums over floating cosines: 12 decimals, as the cosines are written.
-        "estimated_recall": None if found is None else json_number(found.recall),
+        "estimated_recall": recall_of(result),
         "estimated_from_pairs": None if found is None else found.pairs,
+        "measured_recall": measured_record(result),
+        "priced_on": None
+        if result.survey is None
+        else ("pilot" if result.survey.priced else "threshold"),
         "estimate_excludes": None
         if found is None or found.rarely_below is None
         else {
@@ -388,6 +401,37 @@ def match_records(
             "hamming": distance,
             "estimated_cosine": json_number(cosine),
         }
+
+
+def recall_of(result: DedupeResult) -> float | None:
+    """The run's recall: measured on the pilot's pairs when it could be, else estimated from
+    the pairs the run found (12 decimals)."""
+    if result.measured_recall is not None:
+        return json_number(result.measured_recall.value)
+    if result.run_recall is not None:
+        return json_number(result.run_recall.recall)
+    return None
+
+
+def measured_record(result: DedupeResult) -> dict[str, Any] | None:
+    """The pilot's measure of the run: its share of the pilot's pairs, with its interval."""
+    measured, pilot = result.measured_recall, result.pilot
+    if measured is None or pilot is None:
+        return None
+    total = pilot.total()
+    return {
+        "recall": json_number(measured.value),
+        "low": json_number(measured.low),
+        "high": json_number(measured.high),
+        "pairs": measured.pairs,
+        "exact": measured.exact,
+        "anchors": int(pilot.anchors.size),
+        "documents": pilot.n_docs,
+        "pairs_at_threshold": json_number(total.value),
+        "pairs_at_threshold_low": json_number(total.low),
+        "pairs_at_threshold_high": json_number(total.high),
+        "likely_missed": round((1.0 - measured.value) * total.value),
+    }
 
 
 def shown_assessments(plan: Survey, *, others: int = 5) -> list[Assessment]:

@@ -1,0 +1,246 @@
+"""The pilot: the corpus's own near-duplicate pairs, found exactly, with known odds.
+
+A scheme's recall depends on the pairs the corpus really holds: their cosines (the fingerprint
+schemes' chance), and for MinHash how much their word sets overlap, which no bound on term
+counts can tell (two licences that share the whole GPL text sit at tf cosine 0.95 with word
+sets at Jaccard 0.3). So before a scheme is chosen, the pilot finds every pair at the
+threshold that involves one of ``m`` anchors, drawn at random among the n distinct documents,
+by exact products of the anchors' rows with the corpus (:mod:`~simhash_cli.core.allpairs`).
+Documents, not fingerprints, are drawn: two texts may share a fingerprint and not their
+cosines with a third, and the pairs a user wants are pairs of documents.
+
+Every pair of documents is drawn with the same chance, ``1 - (n-m)(n-m-1)/(n(n-1))``
+(one of its two documents is an anchor), whatever it looks like: the pilot's pairs are a
+uniform sample of the pairs at the threshold. The share of them a scheme would find, or a run
+did find, estimates that scheme's or that run's recall without any model of the corpus. The
+pairs an anchor draws come together (a family of copies gives many), so the interval counts
+anchors, not pairs (:meth:`Pilot.share`). When the whole corpus fits the pilot's budget,
+every document is an anchor and the pilot is the answer itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from . import allpairs
+from .blocking import size_spans
+from .cosines import THRESHOLD_TOLERANCE, UnitRows, unit_cosine_pairs
+from .fingerprint import hamming_rows
+from .minhash import jaccard_pairs
+
+__all__ = [
+    "MIN_EFFECTIVE",
+    "PILOT_WORK",
+    "Pilot",
+    "Share",
+    "anchors_within",
+    "row_work",
+    "run_pilot",
+]
+
+PILOT_WORK = 100_000_000
+"""Multiply-adds the pilot's products may take (about half a second on one core): a few
+percent of a run at 100,000 documents, the whole search of every pair of a few thousand."""
+
+MIN_EFFECTIVE = 25
+"""Pairs (counted as independent: see :meth:`Pilot.effective`) a pilot needs before schemes
+are priced on them; with fewer, the planner falls back on the bound and says so."""
+
+_Z = 1.96
+"""The normal quantile of a two-sided 95% interval."""
+
+
+@dataclass(frozen=True)
+class Share:
+    """A share of the pilot's pairs, with a 95% interval.
+
+    Attributes:
+        value: the share.
+        low: its interval's lower end.
+        high: its upper end.
+        pairs: the pilot's pairs it is a share of.
+        exact: the pilot held every pair (the interval is the value).
+    """
+
+    value: float
+    low: float
+    high: float
+    pairs: int
+    exact: bool
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """The pairs at the threshold drawn by the pilot's anchors.
+
+    Attributes:
+        threshold: the cosine the pairs reach.
+        n_docs: the documents anchors are drawn from.
+        anchors: (m,) the anchors' rows, ascending.
+        pairs: (k, 2) rows of the pairs at the threshold (i < j), sorted.
+        anchor: (k,) for each pair, the position in ``anchors`` of the anchor that drew it.
+        cosine: (k,) each pair's true cosine.
+        hamming: (k,) the Hamming distance of its fingerprints.
+        jaccard: (k,) the Jaccard of its feature sets, when the corpus has sets.
+        work: the multiply-adds the pilot took.
+    """
+
+    threshold: float
+    n_docs: int
+    anchors: NDArray[np.int64]
+    pairs: NDArray[np.int64]
+    anchor: NDArray[np.int64]
+    cosine: NDArray[np.float64]
+    hamming: NDArray[np.int64]
+    jaccard: NDArray[np.float64] | None
+    work: int
+
+    @property
+    def complete(self) -> bool:
+        """Every distinct document was an anchor: the pairs are all the pairs."""
+        return self.anchors.size >= self.n_docs
+
+    @property
+    def inclusion(self) -> float:
+        """The chance that a given pair of distinct documents is one of the pilot's."""
+        n, m = self.n_docs, self.anchors.size
+        if n < 2:
+            return 1.0
+        return 1.0 - (n - m) * (n - m - 1) / (n * (n - 1))
+
+    @property
+    def effective(self) -> float:
+        """How many independent pairs the pilot's pairs are worth: ``(sum P_a)^2 / sum
+        P_a^2`` over the anchors' counts P_a (k when each anchor drew one pair; the size of a
+        family when one anchor drew them all)."""
+        if self.complete:
+            return float(len(self.cosine))
+        counts = np.bincount(self.anchor, minlength=self.anchors.size).astype(np.float64)
+        squares = float(counts @ counts)
+        return float(counts.sum()) ** 2 / squares if squares else 0.0
+
+    @property
+    def usable(self) -> bool:
+        """Whether schemes can be priced on the pilot's pairs (enough of them, or all)."""
+        return self.complete or self.effective >= MIN_EFFECTIVE
+
+    def total(self) -> Share:
+        """The pairs at the threshold among the documents: the pilot's count over
+        its inclusion, with an interval from the spread of the anchors' counts (each anchor's
+        draw is one cluster of pairs)."""
+        k = len(self.cosine)
+        if self.complete:
+            return Share(float(k), float(k), float(k), k, True)
+        estimate = k / self.inclusion
+        m = self.anchors.size
+        counts = np.bincount(self.anchor, minlength=m).astype(np.float64)
+        mean = float(counts.mean()) if m else 0.0
+        relative = float(np.std(counts, ddof=1)) / (mean * math.sqrt(m)) if m > 1 and mean else 0.0
+        half = _Z * relative * estimate
+        return Share(estimate, max(float(k), estimate - half), estimate + half, k, False)
+
+    def share(self, found: NDArray[np.bool_] | NDArray[np.float64]) -> Share:
+        """The share of the pilot's pairs that ``found`` marks (booleans), or the mean of a
+        chance per pair (floats in [0, 1]), with a 95% interval: Wilson's, on the pairs'
+        effective count (:attr:`effective`)."""
+        values = np.asarray(found, dtype=np.float64)
+        k = values.size
+        if k == 0:
+            return Share(1.0, 0.0, 1.0, 0, self.complete)
+        value = float(values.mean())
+        if self.complete:
+            return Share(value, value, value, k, True)
+        low, high = _wilson(value, self.effective)
+        # The interval holds its value, whatever the last bit of the arithmetic.
+        return Share(value, min(low, value), max(high, value), k, False)
+
+
+def _wilson(share: float, count: float) -> tuple[float, float]:
+    """Wilson's 95% interval for a share observed on ``count`` independent trials."""
+    if count <= 0:
+        return 0.0, 1.0
+    z2 = _Z * _Z
+    centre = (share + z2 / (2 * count)) / (1 + z2 / count)
+    half = _Z * math.sqrt(share * (1 - share) / count + z2 / (4 * count * count)) / (1 + z2 / count)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def row_work(weights: sp.csr_array) -> NDArray[np.int64]:
+    """Each row's product with the corpus in multiply-adds: for each of its features, the
+    rows holding that feature (a few million entries at a time)."""
+    df = np.bincount(weights.indices, minlength=weights.shape[1]).astype(np.int64)
+    sizes = np.diff(weights.indptr).astype(np.int64)
+    work = np.zeros(sizes.size, dtype=np.int64)
+    for lo, hi in size_spans(sizes, 1 << 22):
+        start, stop = int(weights.indptr[lo]), int(weights.indptr[hi])
+        sums = np.concatenate(([0], np.cumsum(df[weights.indices[start:stop]])))
+        ends = weights.indptr[lo : hi + 1] - start
+        work[lo:hi] = sums[ends[1:]] - sums[ends[:-1]]
+    return work
+
+
+def anchors_within(per_row: NDArray[np.int64], *, work: int, seed: int) -> NDArray[np.int64]:
+    """Positions (ascending) of anchors drawn at random among the rows whose own products
+    cost ``per_row``: every row when all fit ``work`` multiply-adds, else a uniform random
+    subset of as many rows as fit on average (their count is fixed before the draw, so that
+    every row is drawn with the same chance whatever its length)."""
+    n_docs = per_row.size
+    total = int(per_row.sum())
+    if total <= work:
+        return np.arange(n_docs, dtype=np.int64)
+    count = min(n_docs, int(work * n_docs // total))
+    chosen = np.random.default_rng(seed).choice(n_docs, count, replace=False)
+    return np.sort(chosen).astype(np.int64)
+
+
+def run_pilot(
+    unit: UnitRows,
+    fingerprints: NDArray[np.uint64],
+    rows: NDArray[np.int64],
+    threshold: float,
+    *,
+    bits: int,
+    sets: bool,
+    work: int = PILOT_WORK,
+    seed: int = 0,
+) -> Pilot:
+    """Every pair at ``threshold`` that involves an anchor, anchors drawn among ``rows``
+    (ascending) as many as ``work`` allows.
+
+    Args:
+        unit: the corpus's weights with their scales.
+        fingerprints: (n_docs, words) every document's fingerprint.
+        rows: the documents anchors are drawn from and paired with.
+        threshold: the cosine the pairs must reach.
+        bits: fingerprint width.
+        sets: whether the documents are word sets too (the pairs' Jaccard is measured).
+        work: the multiply-adds the products may take.
+        seed: the anchors' draw.
+    """
+    weights = unit.weights
+    per_row = row_work(weights)[rows]
+    positions = anchors_within(per_row, work=work, seed=seed)
+    anchors = rows[positions]
+    pairs = allpairs.near_pairs(unit, threshold, among=rows, anchors=anchors)
+    cosine = unit_cosine_pairs(unit, pairs)
+    near = cosine >= threshold - THRESHOLD_TOLERANCE
+    pairs, cosine = pairs[near], cosine[near]
+    # The anchor that drew a pair: its first row when that is an anchor, else its second.
+    is_anchor = np.isin(pairs[:, 0], anchors)
+    drawer = np.where(is_anchor, pairs[:, 0], pairs[:, 1])
+    return Pilot(
+        threshold=threshold,
+        n_docs=int(rows.size),
+        anchors=anchors,
+        pairs=pairs,
+        anchor=np.searchsorted(anchors, drawer).astype(np.int64),
+        cosine=cosine,
+        hamming=hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]]).astype(np.int64),
+        jaccard=jaccard_pairs(weights, pairs) if sets else None,
+        work=int(per_row[positions].sum()),
+    )

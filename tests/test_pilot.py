@@ -1,0 +1,219 @@
+"""The pilot and every pair: exact products against brute force, estimates without bias, and
+plans priced on a corpus's own pairs."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simhash_cli.core import allpairs, blocking, cosines, pilot, search
+from simhash_cli.core.corpus import corpus_from_texts
+from simhash_cli.core.pilot import Pilot, anchors_within, row_work, run_pilot
+from simhash_cli.core.search import DedupeConfig, dedupe
+
+
+def brute_pairs(weights: sp.csr_array, threshold: float) -> set[tuple[int, int]]:
+    """Every pair at the threshold, one dot product at a time, as the tool checks one pair."""
+    unit = cosines.unit_scales(weights)
+    n = weights.shape[0]
+    pairs = np.array(list(itertools.combinations(range(n), 2)), dtype=np.int64).reshape(-1, 2)
+    if not pairs.size:
+        return set()
+    cosine = cosines.unit_cosine_pairs(unit, pairs)
+    near = cosine >= threshold - cosines.THRESHOLD_TOLERANCE
+    return {(int(a), int(b)) for a, b in pairs[near]}
+
+
+@st.composite
+def sparse_rows(draw: st.DrawFn) -> sp.csr_array:
+    """Small non-negative count matrices, some rows copies or near copies of others."""
+    n = draw(st.integers(2, 14))
+    features = draw(st.integers(1, 12))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(0, 4, size=(n, features)) * (rng.random((n, features)) < 0.5)
+    for i in range(1, n):
+        if rng.random() < 0.4:
+            dense[i] = dense[int(rng.integers(0, i))] + (rng.random(features) < 0.1)
+    return sp.csr_array(dense.astype(np.float32))
+
+
+@given(sparse_rows(), st.sampled_from([0.3, 0.7, 0.9, 1.0]), st.data())
+def test_near_pairs_are_the_pairs_at_the_threshold(
+    weights: sp.csr_array, threshold: float, data: st.DataObject
+) -> None:
+    n = weights.shape[0]
+    truth = brute_pairs(weights, threshold)
+    unit = cosines.unit_scales(weights)
+    found = allpairs.near_pairs(unit, threshold)
+    kept = cosines.unit_cosine_pairs(unit, found) >= threshold - cosines.THRESHOLD_TOLERANCE
+    assert {(int(a), int(b)) for a, b in found[kept]} == truth
+    assert len({tuple(p) for p in found.tolist()}) == len(found)  # each pair once
+    # Anchors: exactly the pairs that involve one of them.
+    anchors = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))))
+    some = allpairs.near_pairs(unit, threshold, anchors=anchors)
+    kept = cosines.unit_cosine_pairs(unit, some) >= threshold - cosines.THRESHOLD_TOLERANCE
+    wanted = {p for p in truth if p[0] in anchors or p[1] in anchors}
+    assert {(int(a), int(b)) for a, b in some[kept]} == wanted
+
+
+@given(sparse_rows())
+def test_product_work_counts_the_multiply_adds(weights: sp.csr_array) -> None:
+    ones = sp.csr_array((np.ones(weights.nnz), weights.indices, weights.indptr), weights.shape)
+    shared = (ones @ ones.T).toarray()  # shared features of each pair of rows
+    assert allpairs.product_work(weights) == int(shared.sum())
+    assert np.array_equal(row_work(weights), shared.sum(axis=1).astype(np.int64))
+    assert allpairs.product_work(weights, np.array([0])) == int(shared[0].sum())
+
+
+def test_anchors_are_all_rows_within_the_work_and_a_uniform_sample_beyond() -> None:
+    per_row = np.array([5, 1, 1, 1, 100, 1, 1, 1], dtype=np.int64)
+    assert anchors_within(per_row, work=1000, seed=0).tolist() == list(range(8))
+    drawn = np.concatenate([anchors_within(per_row, work=37, seed=s) for s in range(4000)])
+    assert {len(anchors_within(per_row, work=37, seed=s)) for s in range(50)} == {2}
+    # The long row is drawn as often as the short ones.
+    counts = np.bincount(drawn, minlength=8) / 4000
+    assert np.allclose(counts, 2 / 8, atol=0.03)
+
+
+def families(n_families: int, size: int, seed: int, *, licence: bool = False) -> list[str]:
+    """Texts in families of edited copies; with ``licence``, each family member shares a long
+    text repeated (so the term counts agree) and adds many words of its own (so the word sets
+    do not): high tf cosine, low Jaccard."""
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(4000)]
+    texts = []
+    for family in range(n_families):
+        base = list(rng.choice(vocabulary, 60))
+        for member in range(size):
+            words = [w if rng.random() > 0.03 else str(rng.choice(vocabulary)) for w in base]
+            if licence:
+                own = [f"name{family}x{member}x{k}" for k in range(80)]
+                words = words * 12 + own
+            texts.append(" ".join(words))
+    order = rng.permutation(len(texts))
+    return [texts[i] for i in order]
+
+
+@settings(max_examples=5)
+@given(st.integers(0, 2**16))
+def test_the_pilots_count_and_share_are_unbiased(seed: int) -> None:
+    """Over the anchors' draw, the pilot's count of pairs averages the true count, and its
+    share of a marked set of pairs averages the true share."""
+    docs = corpus_from_texts(families(12, 4, seed))
+    assert docs.weights is not None
+    unit = cosines.unit_scales(docs.weights)
+    rows = np.arange(len(docs), dtype=np.int64)
+    full = run_pilot(unit, docs.fingerprints, rows, 0.8, bits=64, sets=True, work=10**12)
+    assert full.complete
+    truth = {tuple(p) for p in full.pairs.tolist()}
+    marked = {p for p in truth if (p[0] + p[1]) % 3}  # a fixed share of them, "found"
+    if not truth:
+        return
+    budget = int(row_work(docs.weights).sum()) // 5
+    counts, shares = [], []
+    for draw in range(200):
+        sample = run_pilot(unit, docs.fingerprints, rows, 0.8, bits=64, sets=False, work=budget,
+                           seed=draw)  # fmt: skip
+        assert not sample.complete
+        assert {tuple(p) for p in sample.pairs.tolist()} <= truth
+        counts.append(sample.total().value)
+        if len(sample.pairs):
+            found = np.array([tuple(p) in marked for p in sample.pairs.tolist()])
+            shares.append((sample.share(found).value, len(sample.pairs)))
+    assert np.mean(counts) == pytest.approx(len(truth), rel=0.1)
+    # A ratio estimator: weighted by the pairs each sample drew, it is the share exactly.
+    weighted = sum(s * k for s, k in shares) / sum(k for _, k in shares)
+    assert weighted == pytest.approx(len(marked) / len(truth), abs=0.05)
+
+
+def test_a_share_interval_holds_its_value_and_is_exact_when_complete() -> None:
+    base = Pilot(0.9, 100, np.arange(10), np.array([[0, 50], [1, 60], [2, 70]]),
+                 np.array([0, 1, 2]), np.ones(3), np.zeros(3, np.int64), None, 0)  # fmt: skip
+    share = base.share(np.array([True, True, False]))
+    assert share.value == pytest.approx(2 / 3)
+    assert share.low <= share.value <= share.high
+    assert not share.exact and share.high < 1.0
+    whole = dataclasses.replace(base, n_docs=10).share(np.array([True, True, False]))
+    assert whole.exact and whole.low == whole.value == whole.high
+
+
+@given(st.integers(0, 2**16), st.sampled_from([0.8, 0.9]))
+def test_every_pair_finds_exactly_the_pairs_at_the_threshold(seed: int, threshold: float) -> None:
+    docs = corpus_from_texts(families(6, 3, seed) + families(2, 2, seed + 1, licence=True))
+    config = DedupeConfig(blocks="every", threshold=threshold, group_pairs=0)
+    result = dedupe(docs, config)
+    assert result.scheme.kind == "every"
+    assert docs.weights is not None
+    truth = brute_pairs(docs.weights, threshold)
+    assert {tuple(p) for p in result.pairs.pairs.tolist()} == truth
+    assert result.pilot is None  # a scheme named is run as named
+    # Left to the planner, a corpus this small is the pilot's whole: every pair, measured.
+    planned = dedupe(docs, DedupeConfig(threshold=threshold, group_pairs=0))
+    assert planned.scheme.kind == "every"
+    assert {tuple(p) for p in planned.pairs.pairs.tolist()} == truth
+    assert planned.measured_recall is not None and planned.measured_recall.exact
+    assert planned.measured_recall.value == 1.0
+
+
+def test_a_union_finds_what_either_part_finds_each_pair_once() -> None:
+    docs = corpus_from_texts(families(8, 3, 5) + families(3, 3, 6, licence=True))
+    minhash_only = dedupe(docs, DedupeConfig(minhash=(4, 8), group_pairs=0))
+    prints_only = dedupe(docs, DedupeConfig(max_distance=8, group_pairs=0))
+    union = dedupe(docs, DedupeConfig(minhash=(4, 8), max_distance=8, group_pairs=0))
+    assert union.scheme.also is not None and union.scheme.option == "--minhash 4x8 --max-distance 8"
+    pairs = [tuple(p) for p in union.pairs.pairs.tolist()]
+    assert len(pairs) == len(set(pairs))
+    both = {tuple(p) for r in (minhash_only, prints_only) for p in r.pairs.pairs.tolist()}
+    assert set(pairs) == both
+
+
+def test_a_corpus_whose_word_sets_differ_is_planned_to_find_its_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Licences: high tf cosine, low Jaccard. The bound J >= T^2 prices MinHash for sets that
+    overlap at 0.81; these overlap at about 0.4, and a scheme priced on the pilot's pairs
+    finds them, with the pilot a sample (its work a fifth of every pair's)."""
+    texts = families(40, 6, 11, licence=True) + families(60, 1, 12)
+    docs = corpus_from_texts(texts)
+    assert docs.weights is not None
+    truth = brute_pairs(docs.weights, 0.9)
+    monkeypatch.setattr(search, "PILOT_WORK", allpairs.product_work(docs.weights) // 5)
+    monkeypatch.setattr(search, "MIN_ANCHORS", 10)
+    result = dedupe(docs, DedupeConfig())
+    assert result.pilot is not None and not result.pilot.complete
+    assert result.survey is not None and result.survey.priced
+    assert result.pilot.jaccard is not None and float(np.median(result.pilot.jaccard)) < 0.6
+    found = {tuple(p) for p in result.pairs.pairs.tolist()}
+    assert len(found & truth) / len(truth) >= 0.95
+    assert found <= truth
+    # What the run says it found is what its independent sample shows, within its interval.
+    measured = result.measured_recall
+    assert measured is not None and measured.low <= measured.value <= measured.high
+    assert abs(measured.value - len(found & truth) / len(truth)) <= 0.05
+
+
+def test_without_a_pilot_the_planner_prices_at_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = corpus_from_texts(families(10, 3, 2))
+    monkeypatch.setattr(search, "PILOT_WORK", 1)
+    result = dedupe(docs, DedupeConfig())
+    assert result.pilot is None and result.measured_recall is None
+    assert result.survey is not None and not result.survey.priced
+    assert all(
+        a.scheme.kind != "every" and a.scheme.also is None for a in result.survey.assessments
+    )
+
+
+def test_the_pilot_is_not_run_without_every_vector() -> None:
+    docs = corpus_from_texts(families(5, 2, 3))
+    copies = blocking.collapse(docs.fingerprints, 64)
+    assert search.pilot_for(docs, DedupeConfig(verify=cosines.Verify.ESTIMATE), copies) is None
+    assert search.pilot_for(docs, DedupeConfig(threshold=0.0), copies) is None
+    assert search.pilot_for(docs, DedupeConfig(), copies) is not None
+    assert pilot.MIN_EFFECTIVE > 0
