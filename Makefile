@@ -21,9 +21,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check simhash_cli tests bench fuzz
 	$(BIN)/python -m mypy
 
-# pytest exits 5 when it collects no test: that is our failure, never a pass.
+# pytest exits 5 when it collects no test: that is our failure, never a pass. A worker per
+# core (pytest-xdist; TEST_JOBS=0 runs in this process).
+TEST_JOBS ?= auto
 unit: $(STAMP)
-	@$(BIN)/python -m pytest; status=$$?; \
+	@$(BIN)/python -m pytest -n $(TEST_JOBS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 
@@ -44,15 +46,18 @@ bench: $(STAMP)
 	$(BIN)/python bench/index_bench.py
 	$(BIN)/python bench/dask_bench.py
 	$(BIN)/python bench/recall.py --sizes 100000 1000000
+	$(BIN)/python bench/matrix.py
 	$(BIN)/python bench/seeds.py
 	$(BIN)/python bench/whole.py --sizes 100000 --big 1000000
 
 # Recall at scale against MinHash peers, 100,000 documents (a few minutes; SIZES="100000
-# 1000000" for both): docs/benchmarks-recall.md.
+# 1000000" for both), then on every kind of text of bench/kinds.py against all-pairs truth
+# (about 15 minutes the first time, which renders the manual pages): docs/benchmarks-recall.md.
 SIZES ?= 100000
 bench-recall: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	$(BIN)/python bench/recall.py --sizes $(SIZES)
+	$(BIN)/python bench/matrix.py
 
 # Recall at each of ten seeds on corpora with large families, and what clusters hold (about a
 # minute): docs/benchmarks-seeds.md.

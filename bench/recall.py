@@ -225,8 +225,14 @@ def write_section(docs: Path, rows: list[str], full: Path) -> None:
     docs.write_text(text, encoding="utf-8")
 
 
+KINDS_BEGIN = "<!-- kinds: begin -->"
+
+
 def write(path: Path, rows: list[str], seed: int) -> None:
     python = ".".join(map(str, sys.version_info[:2]))
+    # bench/matrix.py's section (every kind of text) is kept as it was.
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    kinds = "\n" + before[before.index(KINDS_BEGIN) :] if KINDS_BEGIN in before else ""
     path.write_text(
         "# Recall at scale\n\n"
         "Written by `make bench-recall` (`python bench/recall.py`): every tool end to end on one "
@@ -242,7 +248,7 @@ def write(path: Path, rows: list[str], seed: int) -> None:
         "time and peak resident memory of each tool's whole process tree, on this machine "
         "(2 cores), in one run.\n\n"
         "| N | tool, settings | wall | peak RSS | recall | the run's estimate | precision |\n"
-        "|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
+        "|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n" + kinds
     )
 
 

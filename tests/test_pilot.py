@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simhash_cli.cli import main
 from simhash_cli.core import allpairs, blocking, cosines, pilot, search
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.core.pilot import Pilot, anchors_within, row_work, run_pilot
 from simhash_cli.core.search import DedupeConfig, dedupe
+from simhash_cli.errors import ExitCode
 
 
 def brute_pairs(weights: sp.csr_array, threshold: float) -> set[tuple[int, int]]:
@@ -217,3 +222,43 @@ def test_the_pilot_is_not_run_without_every_vector() -> None:
     assert search.pilot_for(docs, DedupeConfig(threshold=0.0), copies) is None
     assert search.pilot_for(docs, DedupeConfig(), copies) is not None
     assert pilot.MIN_EFFECTIVE > 0
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_the_summary_states_the_share_its_pilot_measured(tmp_path: Path) -> None:
+    for i, text in enumerate(families(10, 3, 7) + families(3, 3, 8, licence=True)):
+        (tmp_path / f"{i:03d}.txt").write_text(text)
+    done = run("dedupe", str(tmp_path), "-f", "json")
+    assert done.exit_code in (ExitCode.OK, ExitCode.DUPLICATES_FOUND), done.output
+    summary = json.loads(done.stdout)["summary"]
+    measured = summary["measured_recall"]
+    assert summary["priced_on"] == "pilot" and measured["exact"]
+    assert summary["estimated_recall"] == measured["recall"] == 1.0
+    assert measured["pairs_at_threshold"] == measured["pairs"] > 0
+    assert "(the pilot compared every pair exactly): recall 1.00" in done.stderr
+    unpiloted = json.loads(run("dedupe", str(tmp_path), "-f", "json", "--no-pilot").stdout)
+    assert unpiloted["summary"]["measured_recall"] is None
+    assert unpiloted["summary"]["priced_on"] == "threshold"
+
+
+def test_every_pair_and_unions_on_the_command_line(tmp_path: Path) -> None:
+    for i, text in enumerate(families(6, 3, 9)):
+        (tmp_path / f"{i:03d}.txt").write_text(text)
+    every = run("dedupe", str(tmp_path), "-f", "json", "--blocks", "every")
+    assert every.exit_code in (ExitCode.OK, ExitCode.DUPLICATES_FOUND), every.output
+    assert json.loads(every.stdout)["summary"]["kind"] == "every"
+    union = run("dedupe", str(tmp_path), "-f", "json", "--minhash", "4x8", "--max-distance", "3")
+    summary = json.loads(union.stdout)["summary"]
+    assert summary["minhash"] == {"bands": 4, "rows": 8}
+    assert summary["with_fingerprints"]["max_distance"] == 3
+    assert json.loads(union.stdout)["pairs"] == json.loads(every.stdout)["pairs"]
+    estimate = run("dedupe", str(tmp_path), "--blocks", "every", "--verify", "estimate")
+    assert estimate.exit_code == ExitCode.USAGE
+    assert "--blocks every computes true cosines" in estimate.stderr
+    db = tmp_path.parent / "shelf.db"
+    assert run("index", "add", str(db), str(tmp_path)).exit_code == ExitCode.OK
+    indexed = run("index", "dedupe", str(db), "--blocks", "every")
+    assert indexed.exit_code == ExitCode.USAGE and "an index does not hold" in indexed.stderr

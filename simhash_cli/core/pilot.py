@@ -150,8 +150,8 @@ class Pilot:
         effective count (:attr:`effective`)."""
         values = np.asarray(found, dtype=np.float64)
         k = values.size
-        if k == 0:
-            return Share(1.0, 0.0, 1.0, 0, self.complete)
+        if k == 0:  # no pair to miss: all of none when the pilot saw every pair
+            return Share(1.0, 1.0 if self.complete else 0.0, 1.0, 0, self.complete)
         value = float(values.mean())
         if self.complete:
             return Share(value, value, value, k, True)

@@ -225,15 +225,16 @@ def survey_for(
         set_rows=copies.representatives,
     )
     check_cost = 0.0
-    if docs.weights is not None and background.sample is not None:
+    # Exact checks are priced where the pilot prices the rest (without one, the planner
+    # chooses as it always has: on prose at scale its bound is what the benchmarks hold).
+    if pilot is not None and docs.weights is not None and background.sample is not None:
         # Exact checks: candidates within the Hamming gate, each over its two rows' entries.
         gate = cosines.hamming_gate(threshold, bits)
         sample = background.sample
         near = hamming_rows(sample[:, 0, :], sample[:, 1, :]) <= gate
         background = dataclasses.replace(background, near=near)
         # The mean row of the documents sampled (those a corpus read again in part holds).
-        first, second = background_pairs(distinct.shape[0])
-        rows = np.unique(copies.representatives[np.concatenate([first, second])])
+        rows = _sampled_rows(copies)
         check_cost = CHECK_ENTRY * 2 * float(np.diff(docs.weights.indptr)[rows].mean())
     return survey(
         bits=bits,
@@ -257,13 +258,11 @@ def pilot_for(
     docs: Corpus,
     config: DedupeConfig,
     copies: blocking.Copies,
-    unit: cosines.UnitRows | None = None,
 ) -> Pilot | None:
     """The pilot of this corpus at the config's threshold (:mod:`~simhash_cli.core.pilot`),
     when it can be run: exact verification, every document's vector at hand, a threshold
     above 0 (a product holds only the pairs sharing a feature), and at least MIN_ANCHORS
-    anchors within the pilot's work (or the whole corpus). ``unit``: the corpus's scales,
-    when the caller has them."""
+    anchors within the pilot's work (or the whole corpus)."""
     weights = docs.weights
     if config.verify is not Verify.EXACT or weights is None or config.threshold <= 0:
         return None
@@ -276,7 +275,7 @@ def pilot_for(
     if total > PILOT_WORK and PILOT_WORK * weights.shape[0] < MIN_ANCHORS * total:
         return None  # the mean document's product times MIN_ANCHORS is over the budget
     return run_pilot(
-        unit if unit is not None else cosines.unit_scales(weights),
+        cosines.unit_scales(weights),
         docs.fingerprints,
         rows,
         config.threshold,
@@ -290,7 +289,11 @@ def pilot_for(
 def planner_rows(docs: Corpus) -> NDArray[np.int64]:
     """The documents whose word sets the planner reads to price MinHash (those of the pairs it
     samples, as :func:`survey_for` samples them), in order."""
-    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    return _sampled_rows(blocking.collapse(docs.fingerprints, docs.settings.bits))
+
+
+def _sampled_rows(copies: blocking.Copies) -> NDArray[np.int64]:
+    """The documents of the random pairs the planner samples among distinct fingerprints."""
     n = copies.fingerprints.shape[0]
     if n < 2:
         return np.zeros(0, dtype=np.int64)
@@ -480,11 +483,6 @@ def _plans(config: DedupeConfig) -> bool:
     return config.pilot and config.blocks == AUTO and not named
 
 
-def pilot_usable(pilot: Pilot | None) -> bool:
-    """Whether a pilot holds enough pairs to measure a run by."""
-    return pilot is not None and pilot.usable
-
-
 def found_among(pairs: NDArray[np.int64], kept: ScoredPairs, n_docs: int) -> NDArray[np.bool_]:
     """Which of ``pairs`` (i < j, documents) are among the pairs ``kept``."""
     kept_codes = kept.pairs[:, 0] * np.int64(n_docs) + kept.pairs[:, 1]
@@ -506,11 +504,10 @@ def _pilot_advice(
         judged = survey_for(
             docs, threshold=config.threshold, max_candidates=config.max_candidates, pilot=pilot
         )
-    goal = TARGET_RECALL
     reaching = [
         a
         for a in judged.assessments
-        if judged.in_budget(a) and a.recall >= goal and a.scheme != scheme
+        if judged.in_budget(a) and a.recall >= TARGET_RECALL and a.scheme != scheme
     ]
     best = min(reaching, key=lambda a: a.cost, default=None)
     return None if best is None else Advice(best, best.recall)

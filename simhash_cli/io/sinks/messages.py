@@ -367,8 +367,8 @@ def measured_line(result: DedupeResult) -> str:
     if measured.exact:
         found = round(measured.value * measured.pairs)
         line = (
-            f"this run found {found:,} of {at} ({measured.pairs:,}, every pair compared "
-            f"exactly by the pilot): recall {measured.value:.2f}"
+            f"this run found {found:,} of the {counted(measured.pairs, 'pair')} at cosine >= "
+            f"{threshold:g} (the pilot compared every pair exactly): recall {measured.value:.2f}"
         )
     else:
         total = pilot.total()
@@ -381,7 +381,9 @@ def measured_line(result: DedupeResult) -> str:
         )
     missed = likely_missed(result)
     if missed:
-        line += f"; it likely missed about {counted(missed, 'pair')}"
+        likely = "" if measured.exact else "likely "
+        about = "" if measured.exact else "about "
+        line += f"; it {likely}missed {about}{counted(missed, 'pair')}"
     return line
 
 
