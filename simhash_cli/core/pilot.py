@@ -173,7 +173,7 @@ def _wilson(share: float, count: float) -> tuple[float, float]:
 def row_work(weights: sp.csr_array) -> NDArray[np.int64]:
     """Each row's product with the corpus in multiply-adds: for each of its features, the
     rows holding that feature (a few million entries at a time)."""
-    df = np.bincount(weights.indices, minlength=weights.shape[1]).astype(np.int64)
+    df = allpairs.column_counts(weights)
     sizes = np.diff(weights.indptr).astype(np.int64)
     work = np.zeros(sizes.size, dtype=np.int64)
     for lo, hi in size_spans(sizes, 1 << 22):
