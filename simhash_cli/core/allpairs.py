@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from .blocking import size_spans
 from .cosines import UnitRows
 
-__all__ = ["MARGIN", "near_pair_chunks", "near_pairs", "product_work"]
+__all__ = ["MARGIN", "column_counts", "near_pair_chunks", "near_pairs", "product_work"]
 
 MARGIN = 1e-4
 """How far below the threshold a product is kept: many times the rounding of a sum of unit

@@ -88,6 +88,8 @@ class Pilot:
         hamming: (k,) the Hamming distance of its fingerprints.
         jaccard: (k,) the Jaccard of its feature sets, when the corpus has sets.
         work: the multiply-adds the pilot took.
+        every_work: the multiply-adds of comparing every pair of its rows (what
+            :func:`~simhash_cli.core.allpairs.product_work` counts, summed here once).
     """
 
     threshold: float
@@ -99,6 +101,7 @@ class Pilot:
     hamming: NDArray[np.int64]
     jaccard: NDArray[np.float64] | None
     work: int
+    every_work: int = 0
 
     @property
     def complete(self) -> bool:
@@ -243,4 +246,5 @@ def run_pilot(
         hamming=hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]]).astype(np.int64),
         jaccard=jaccard_pairs(weights, pairs) if sets else None,
         work=int(per_row[positions].sum()),
+        every_work=int(per_row.sum()),
     )

@@ -218,7 +218,7 @@ def survey_for(
     distinct = copies.fingerprints
     every_work = None
     if pilot is not None and docs.weights is not None:
-        every_work = 0 if pilot.complete else allpairs.product_work(docs.weights)
+        every_work = 0 if pilot.complete else pilot.every_work
     background = sample_background(
         distinct,
         sets=docs.weights if minhash and docs.has_word_sets else None,
