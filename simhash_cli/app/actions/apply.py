@@ -33,6 +33,7 @@ from typing import Any
 from ...errors import Moved
 from ...io.places import identity
 from .checks import Bounds, Digests, destination_of, finished, refusal, temp_name
+from .holds import held
 from .journal import Journal
 from .loading import load_plan
 from .steps import TEMP_SUFFIX, Action, LoadedPlan, Outcome, Status, Step
@@ -197,6 +198,25 @@ def _run_step(
             journal.record(step, status.value, detail)
         return Outcome(step, status, detail, destination)
 
+    if not execute:
+        return _checked(step, action, destination, bounds, digests, outcome)
+    with held((step.kept.path, step.target.path)) as busy:
+        if busy is not None:
+            return outcome(Status.REFUSED, f"not checked: {busy}")
+        return _checked(step, action, destination, bounds, digests, outcome, journal, True)
+
+
+def _checked(
+    step: Step,
+    action: Action,
+    destination: str | None,
+    bounds: Bounds,
+    digests: Digests,
+    outcome: Callable[[Status, str], Outcome],
+    journal: Journal | None = None,
+    execute: bool = False,
+) -> Outcome:
+    """The step checked on its files and, held (:mod:`.holds`) and with ``execute``, taken."""
     done = _describe(step.kept.path, action, destination)
     try:
         if finished(step, action, destination):
