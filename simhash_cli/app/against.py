@@ -17,6 +17,7 @@ from ..core.cosines import Verify
 from ..core.groups import Clustering
 from ..core.vectorize import Weighting
 from ..errors import UsageError
+from ..io.opening import open_file
 from ..io.sinks.formats import Format
 from ..io.sources.fields import Fields
 from .guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
@@ -44,7 +45,7 @@ _NOT_WITH_AGAINST = {
 def is_index(path: str) -> bool:
     """Whether ``path`` is an SQLite database (an index made by ``simhash index add``)."""
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             return handle.read(len(_SQLITE)) == _SQLITE
     except OSError:
         return False

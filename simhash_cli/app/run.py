@@ -36,6 +36,7 @@ from ..errors import InputError
 from ..io.sinks.atomic import atomic_output
 from ..io.sources.pieces import Piece, pieces
 from ..io.sources.records import repeated_id
+from ..io.sources.shards import passed_over
 from .actions.apply import apply, apply_records
 from .actions.journal import JOURNAL_VERSION, Journal, exclusive
 from .actions.plans import keep_rank, make_plan
@@ -77,6 +78,7 @@ __all__ = [
     "load",
     "load_records",
     "pieces_of",
+    "report_passed_over",
     "script_of",
     "search_loaded",
     "stream",
@@ -139,6 +141,7 @@ def load(
     sets), counted in ``reading.jobs`` processes when there are several (in one, merging the
     pieces' counts costs more than it saves)."""
     if source.is_records:
+        report_passed_over(source, hooks)
         if source.kind is Input.FINGERPRINTS:
             docs = load_records(source, reading, hooks)
         elif source.kind is Input.VECTORS and not vectors_needed:
@@ -212,7 +215,15 @@ def fingerprint_records(
 ) -> Iterator[Corpus]:
     """``simhash fingerprint --texts`` or ``--vectors``, piece by piece
     (``request.records_streamed``), counted in ``tally``."""
+    report_passed_over(request.source, hooks)
     return tally.counted(stream_records(request.source, request.reading, hooks))
+
+
+def report_passed_over(source: Source, hooks: Hooks) -> None:
+    """What a walk of the records' shards passes over, said once, as a walk of files says it."""
+    if source.location is not None:
+        for event in passed_over(source.location):
+            hooks.event(event)
 
 
 def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[Corpus]:

@@ -25,6 +25,7 @@ from ..errors import (
     InputError,
     ParameterError,
 )
+from ..io.opening import open_file
 
 __all__ = [
     "APPLICATION_ID",
@@ -102,7 +103,7 @@ def recognise(path: str) -> None:
         InputError: not SQLite, another program's SQLite, or a newer schema.
     """
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             header = handle.read(100)
     except OSError as exc:
         raise InputError(f"cannot read the index {path}: {exc.strerror}") from None
@@ -168,7 +169,7 @@ def read_settings(path: str, connection: sqlite3.Connection) -> Settings:
         application = connection.execute("PRAGMA application_id").fetchone()[0]
         version = connection.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.DatabaseError as exc:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             sqlite_file = handle.read(16) == b"SQLite format 3\x00"
         if sqlite_file:
             raise InputError(

@@ -28,6 +28,9 @@ import stat
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import BinaryIO
+
+from ...io.opening import open_file
 
 __all__ = ["HOLD_SECONDS", "held"]
 
@@ -37,20 +40,16 @@ HOLD_SECONDS = 60.0
 _ATTEMPTS = 5
 """How many times a step takes its locks again when a name is replaced as it does."""
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
-
-def _open(path: str) -> tuple[int, tuple[int, int]] | None:
-    """A read-only descriptor of the regular file at ``path``, with its identity, or None."""
+def _open(path: str) -> tuple[BinaryIO, tuple[int, int]] | None:
+    """The regular file at ``path`` opened read-only (not through a link), with its identity,
+    or None."""
     try:
-        descriptor = os.open(path, _OPEN_FLAGS)
+        handle = open_file(path, follow=False)
     except OSError:
-        return None  # gone, a link, unreadable: the step's checks say which
-    info = os.fstat(descriptor)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(descriptor)
-        return None
-    return descriptor, (info.st_dev, info.st_ino)
+        return None  # gone, a link, not a file, unreadable: the step's checks say which
+    info = os.fstat(handle.fileno())
+    return handle, (info.st_dev, info.st_ino)
 
 
 def _lock(descriptor: int, deadline: float) -> str | None:
@@ -101,9 +100,9 @@ def held(paths: Sequence[str], seconds: float = HOLD_SECONDS) -> Iterator[str | 
                 opened = _open(path)
                 if opened is None:
                     continue
-                descriptor, place = opened
-                stack.callback(os.close, descriptor)
-                locked.setdefault(place, descriptor)  # two names of one file: one lock
+                handle, place = opened
+                stack.enter_context(handle)
+                locked.setdefault(place, handle.fileno())  # two names of one file: one lock
             reason = None
             for place in sorted(locked):
                 reason = _lock(locked[place], deadline)

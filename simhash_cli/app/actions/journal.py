@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...errors import BusyError, InputError, OutputError
+from ...io.opening import open_file
 from .steps import Status, Step
 
 __all__ = ["JOURNAL_VERSION", "Journal", "exclusive"]
@@ -39,7 +40,6 @@ def _lock(descriptor: int, path: str, what: str) -> None:
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        os.close(descriptor)
         raise BusyError(
             f"another simhash apply is acting on {what} {path}: wait for it to end "
             "(two runs of one plan at once would race for the same files)"
@@ -55,14 +55,18 @@ def exclusive(path: str, what: str = "the plan") -> Iterator[None]:
         InputError: the file cannot be opened.
     """
     try:
-        descriptor = os.open(path, os.O_RDONLY)
+        handle = open_file(path)
     except OSError as exc:
         raise InputError(f"cannot open {what} {path}: {exc.strerror}") from None
-    _lock(descriptor, path, what)
-    try:
+    with handle:
+        _lock(handle.fileno(), path, what)
         yield
-    finally:
-        os.close(descriptor)
+
+
+def _opened(path: str) -> int:
+    """A read-only descriptor of the regular file at ``path`` (through the one opener)."""
+    with open_file(path) as handle:
+        return os.dup(handle.fileno())
 
 
 def _encoded(record: dict[str, Any]) -> bytes:
@@ -107,13 +111,17 @@ class Journal:
     def _open_locked(self) -> int:
         for _ in range(2):
             try:
-                descriptor = os.open(self.path, os.O_RDONLY)
+                descriptor = _opened(self.path)
             except FileNotFoundError:
                 self._create()
                 continue
             except OSError as exc:
                 raise InputError(f"cannot read the journal {self.path}: {exc.strerror}") from None
-            _lock(descriptor, self.path, "the journal")
+            try:
+                _lock(descriptor, self.path, "the journal")
+            except BusyError:
+                os.close(descriptor)
+                raise
             return descriptor
         raise InputError(f"the journal {self.path} vanishes as it is made")
 

@@ -14,7 +14,8 @@ import json
 import os
 from typing import Any
 
-from ...errors import InputError, PathNotFoundError
+from ...errors import InputError, PathNotFoundError, TooLarge
+from ...io.opening import read_bounded
 from .plans import PLAN_VERSION, FileState
 from .steps import LoadedPlan, Step
 
@@ -59,12 +60,17 @@ def _planned(entry: dict[str, Any], where: str) -> FileState:
     )
 
 
+PLAN_LIMIT = 4 << 30
+"""The largest plan read (a plan of ten million files is about 4 GB)."""
+
+
 def _read(path: str) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_bounded(path, PLAN_LIMIT)
     except FileNotFoundError:
         raise PathNotFoundError(f"no such plan: {path}") from None
+    except TooLarge as exc:
+        raise InputError(f"{path}: not a plan ({exc})") from None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"cannot read the plan {path}: {reason}") from None

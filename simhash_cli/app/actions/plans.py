@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from ...core.events import Stamp, stamp_of
 from ...core.fingerprint import to_hex, to_int
 from ...errors import FileChanged, InputError
+from ...io.opening import open_file
 from ...io.places import root_of
 from ...io.sources.files import STDIN
 
@@ -82,7 +83,7 @@ def _unchanged(path: str, stamp: Stamp) -> os.stat_result:
 def sha256_of(path: str, expected: os.stat_result | None = None) -> str:
     """The SHA-256 of a file's bytes, read in blocks. With ``expected``, OSError (ESTALE)
     when the open file is not that file or changes while it is read."""
-    with open(path, "rb") as handle:
+    with open_file(path, follow=False) as handle:
         before = os.fstat(handle.fileno())
         digest = hashlib.sha256()
         while block := handle.read(1 << 20):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ...errors import InputError, PathNotFoundError
+from ...io.opening import open_file
 from ...io.sources import parquet
 from ...io.sources.fields import Fields
 from ...io.sources.records import (
@@ -175,7 +176,9 @@ def read_block(block: Block, max_line: int | None) -> list[bytes | None]:
     limit = None if max_line is None else _BYTES_PER_CHARACTER * max_line + 2
     stop = block.offset + block.length if block.compression is None else None
     try:
-        with fsspec.open(block.url, "rb") as raw, decompressed(raw, block.url) as handle:
+        # A local path through the one opener (a FIFO or a device is refused, never waited on).
+        opened = open_file(block.url) if "://" not in block.url else fsspec.open(block.url, "rb")
+        with opened as raw, decompressed(raw, block.url) as handle:
             if block.offset:
                 # The line holding the byte before the block is the previous block's.
                 handle.seek(block.offset - 1)

@@ -12,7 +12,7 @@ from ...app.batches import Mapper
 from ...app.engine import Need
 from ...app.hooks import Hooks
 from ...app.requests import DedupeRequest
-from ...app.run import load_records
+from ...app.run import load_records, report_passed_over
 from ...app.settings import EngineChoice, Input, Reading, Source
 from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
@@ -120,6 +120,7 @@ class DaskEngine:
             Input.VECTORS: reading.vector_settings,
             Input.TEXTS: reading.settings,
         }[source.kind]
+        report_passed_over(source, hooks)
         with hooks.status(f"reading {source.location} on the cluster"):
             return read_records(
                 self.cluster,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import InputError, MalformedLineError, OutputError, ParameterError
+from ..opening import open_file
 from ..sources import parquet
 from ..sources.fields import DEFAULT_FIELDS, Fields
 from ..sources.files import STDIN
@@ -368,7 +369,7 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
 
     copied, places, kept, dropped = copying.copied, copying.places, copying.kept, copying.dropped
     meta = {ANNOTATION.encode(): json.dumps(targets.metadata).encode()}
-    file = pq.ParquetFile(source)
+    file = pq.ParquetFile(stack.enter_context(open_file(source)))
     schema = file.schema_arrow.with_metadata({**(file.schema_arrow.metadata or {}), **meta})
     columns = {
         "kept": pa.bool_(),

@@ -25,6 +25,7 @@ from typing import IO
 
 from ...core.events import NO_STAMP, Excluded, OnEvent, Skipped, Stamp, Warned, stamp_of
 from ...errors import InputError, PathNotFoundError, TooLarge
+from ..opening import open_file
 from .selection import Selection
 
 ALL_BUT_HIDDEN_AND_IGNORED = Selection()
@@ -218,7 +219,7 @@ def decode_text(data: bytes) -> tuple[str, bool] | None:
         if data.startswith(bom):
             body = data[len(bom) :]
             return _decode(body, encoding)
-    if b"\x00" in data[:SNIFF_BYTES]:
+    if _binary(data):
         return None
     return _decode(data, "utf-8")
 
@@ -265,40 +266,37 @@ def _decode(data: bytes, encoding: str) -> tuple[str, bool]:
 
 def _read_bytes(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
     """A file's bytes and its stamp, taken from the open file before reading: any write after
-    that changes the ctime, so a later comparison sees it."""
+    that changes the ctime, so a later comparison sees it. A pipe named explicitly (``<(curl
+    ...)``, a FIFO) is read as its writer sends it (opened without blocking, it gives
+    end-of-file at once when nobody writes: an empty document)."""
     if path == STDIN:
         return _read_limited(sys.stdin.buffer, max_bytes), NO_STAMP
-    info = os.stat(path)
-    if stat.S_ISFIFO(info.st_mode):
-        return _read_fifo(path, max_bytes), NO_STAMP
-    if max_bytes is not None and info.st_size > max_bytes:
-        raise TooLarge(f"{info.st_size:,} bytes")
-    with open(path, "rb") as handle:
-        stamp = stamp_of(os.fstat(handle.fileno()))
-        return _read_limited(handle, max_bytes), stamp
+    with open_file(path, stream=True) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return _read_limited(handle, max_bytes), NO_STAMP
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise TooLarge(f"{info.st_size:,} bytes")
+        return _read_limited(handle, max_bytes), stamp_of(info)
 
 
 def _read_limited(handle: IO[bytes], max_bytes: int | None) -> bytes:
     """Everything, or TooLarge as soon as there is more than ``max_bytes`` (a file that grew,
-    a stream): never more than that in memory."""
-    if max_bytes is None:
-        return handle.read()
-    data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
+    a stream): never more than that in memory. Bytes that are binary by their first KiBs are
+    not read further (they are skipped as binary): an endless device ends there too."""
+    head = handle.read(SNIFF_BYTES if max_bytes is None else min(SNIFF_BYTES, max_bytes + 1))
+    if _binary(head):
+        return head
+    rest = handle.read() if max_bytes is None else handle.read(max_bytes + 1 - len(head))
+    data = head + rest
+    if max_bytes is not None and len(data) > max_bytes:
         raise TooLarge(f"more than {max_bytes:,} bytes")
     return data
 
 
-def _read_fifo(path: str, max_bytes: int | None) -> bytes:
-    """A pipe named explicitly (``<(curl ...)``, a FIFO): read what its writer sends.
-
-    Opened without blocking, then read blocking: opening a FIFO that nobody writes to would
-    wait forever, whereas reading it gives end-of-file at once (an empty document).
-    """
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    os.set_blocking(descriptor, True)
-    with open(descriptor, "rb") as handle:
-        return _read_limited(handle, max_bytes)
+def _binary(head: bytes) -> bool:
+    """Not text by its first bytes (as :func:`decode_text` decides)."""
+    return b"\x00" in head[:SNIFF_BYTES] and not any(head.startswith(bom) for bom, _ in _BOMS)
 
 
 # Larger files are skipped unless --max-bytes says otherwise: a document is read whole, and

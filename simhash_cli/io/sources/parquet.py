@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...errors import InputError, ParameterError, PathNotFoundError
+from ..opening import open_file
 from .fields import DEFAULT_FIELDS, Fields
 from .records import OnBadLine, Record, RecordKind, UniqueIds, parsed_values, record_parser
 
@@ -53,7 +54,7 @@ def _opened(source: str) -> Iterator[Any]:
             with fsspec.open(source, "rb") as handle:
                 yield parquet.ParquetFile(handle)
         else:
-            with open(source, "rb") as handle:
+            with open_file(source) as handle:
                 yield parquet.ParquetFile(handle)
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file or directory: {source}") from None

@@ -22,6 +22,7 @@ from typing import IO, Any, AnyStr, TypeVar
 from ...core.corpus import NumberId, Settings
 from ...core.fingerprint import from_hex
 from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
+from ..opening import open_file
 from .fields import DEFAULT_FIELDS, MISSING, Fields
 from .files import DEFAULT_MAX_BYTES, STDIN, os_reason
 from .shards import compression_of, open_binary
@@ -108,12 +109,12 @@ def _open_text(source: str, newline: str | None = None) -> Iterator[IO[str]]:
         return
     try:
         # Opened outside the with-block so that only opening errors are reported as such.
-        handle = open(source, encoding="utf-8-sig", errors="strict", newline=newline)  # noqa: SIM115
+        raw = open_file(source, stream=True)
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file or directory: {source}") from None
     except OSError as exc:
         raise InputError(f"cannot read {source}: {os_reason(exc)}") from None
-    with handle:
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline=newline) as handle:
         yield handle
 
 
@@ -465,7 +466,7 @@ def _head(source: str) -> str:
             peek = getattr(sys.stdin.buffer, "peek", None)
             head = peek(_SNIFF)[:_SNIFF] if peek is not None else b""
         else:
-            with open(source, "rb") as handle:
+            with open_file(source, stream=True) as handle:
                 head = handle.read(_SNIFF)
     except OSError:
         return ""  # reported as it is opened to be read

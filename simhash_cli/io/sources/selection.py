@@ -13,19 +13,22 @@
   ``/``, matches a name at any depth).
 
 A file named on the command line is always read: rules choose among what a walk finds.
-Nothing here prints; what was left out goes to the caller as :class:`Excluded` events.
+Nothing here prints; what was left out goes to the caller as :class:`Excluded` events, and
+an ignore file not read (or a line of one that is not a pattern) as :class:`Warned` ones.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pathspec
 
-from ...core.events import Excluded, OnEvent
-from ...errors import UsageError
+from ...core.events import OnEvent, Warned
+from ...errors import TooLarge, UsageError
+from ..opening import read_bounded
 
 __all__ = ["IGNORE_FILES", "Rules", "Selection"]
 
@@ -68,20 +71,47 @@ def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _file_spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
-    """An ignore file's patterns; a line that is not a pattern is passed over, as git does."""
+def _file_spec(lines: Sequence[str]) -> tuple[pathspec.GitIgnoreSpec, list[int]]:
+    """An ignore file's patterns, and the numbers of its lines that are not patterns (passed
+    over with a warning, as git does)."""
     try:
-        return _spec(lines)
-    except ValueError:
-        return _spec([line for line in lines if _valid(line)])
+        return _spec(lines), []
+    except (ValueError, re.error):
+        bad = [number for number, line in enumerate(lines, 1) if not _valid(line)]
+        skipped = set(bad)
+        return _spec([line for n, line in enumerate(lines, 1) if n not in skipped]), bad
 
 
 def _valid(line: str) -> bool:
     try:
         _spec([line])
-    except ValueError:
+    except (ValueError, re.error):  # a range out of order ([z-a]) is re's error
         return False
     return True
+
+
+IGNORE_FILE_LIMIT = 1 << 20
+"""The largest ignore file read (git's own are a few KiB); a larger one is passed over."""
+
+
+def _ignore_file(path: str, on_event: OnEvent) -> pathspec.GitIgnoreSpec | None:
+    """The patterns of the ignore file at ``path``, or None when there is none to honour."""
+    try:
+        data = read_bounded(path, IGNORE_FILE_LIMIT)
+    except FileNotFoundError:
+        return None
+    except TooLarge:
+        on_event(Warned(path, f"ignore file of more than {IGNORE_FILE_LIMIT:,} bytes: not read"))
+        return None
+    except OSError as exc:
+        on_event(Warned(path, f"ignore file not read: {exc.strerror or exc}"))
+        return None
+    spec, bad = _file_spec(data.decode("utf-8", errors="replace").splitlines())
+    if bad:
+        shown = ", ".join(str(number) for number in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        lines = "line" if len(bad) == 1 else "lines"
+        on_event(Warned(path, f"{lines} {shown} of the ignore file: not a pattern, passed over"))
+    return spec
 
 
 @dataclass(frozen=True)
@@ -101,14 +131,9 @@ class Rules:
             return self
         found = []
         for name in IGNORE_FILES:
-            path = os.path.join(directory, name)
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    found.append((directory, _file_spec(handle.read().splitlines())))
-            except FileNotFoundError:
-                continue
-            except OSError:
-                on_event(Excluded(path, "unreadable ignore file"))
+            spec = _ignore_file(os.path.join(directory, name), on_event)
+            if spec is not None:
+                found.append((directory, spec))
         if not found:
             return self
         return Rules(

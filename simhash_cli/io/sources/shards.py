@@ -15,12 +15,15 @@ import fnmatch
 import glob
 import io
 import os
+import stat
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from ...core.events import Excluded
 from ...errors import InputError, ParameterError, PathNotFoundError
+from ..opening import open_file
 from .files import STDIN, os_reason
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "holds_parquet",
     "is_sharded",
     "open_binary",
+    "passed_over",
     "root_of_shards",
     "shards_of",
 ]
@@ -79,8 +83,14 @@ def decompression_errors() -> tuple[type[BaseException], ...]:
 
 
 def is_glob(location: str) -> bool:
-    """Whether ``location`` is a pattern (not a URL: those are the dask engine's to expand)."""
-    return "://" not in location and any(char in location for char in _MAGIC)
+    """Whether ``location`` is a pattern (not a URL: those are the dask engine's to expand).
+    A name that exists is that file or directory, whatever characters it holds
+    (``train[v2].jsonl``)."""
+    return (
+        "://" not in location
+        and any(char in location for char in _MAGIC)
+        and not os.path.lexists(location)
+    )
 
 
 def glob_matches(path: str, pattern: str) -> bool:
@@ -133,7 +143,7 @@ def shards_of(location: str) -> list[str]:
         found = sorted(
             path
             for path in glob.glob(location, recursive=True)
-            if os.path.isfile(path) and not path.endswith(SIDECAR)
+            if _regular(path) and not path.endswith(SIDECAR)
         )
         if not found:
             raise PathNotFoundError(f"no file matches {location}")
@@ -153,15 +163,60 @@ def shards_of(location: str) -> list[str]:
     return found
 
 
-def _walk(directory: str) -> Iterator[str]:
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _entries(directory: str) -> Iterator[tuple[str, str | None]]:
+    """Every file below ``directory`` with why a walk passes over it (None: a shard)."""
     for top, directories, files in os.walk(directory):
-        directories[:] = [d for d in directories if not d.startswith((".", "_"))]
-        for name in files:
+        for name in sorted(directories):
+            if name.startswith((".", "_")):
+                yield os.path.join(top, name), _passed_over_name(name)
+        directories[:] = sorted(d for d in directories if not d.startswith((".", "_")))
+        for name in sorted(files):
+            path = os.path.join(top, name)
             lowered = name.lower()
-            if name.startswith((".", "_")) or lowered.endswith(SIDECAR):
-                continue
-            if lowered.endswith(_WALKED):
-                yield os.path.join(top, name)
+            if name.startswith((".", "_")):
+                yield path, _passed_over_name(name)
+            elif lowered.endswith(SIDECAR):
+                yield path, "simhash's own sidecar"
+            elif not lowered.endswith(_WALKED):
+                why = (
+                    "plain .json: name such shards with a glob"
+                    if lowered.endswith(".json")
+                    else "not a shard"
+                )
+                yield path, why
+            elif not _regular(path):
+                yield path, "not a regular file"
+            else:
+                yield path, None
+
+
+def _passed_over_name(name: str) -> str:
+    return "hidden" if name.startswith(".") else "a name starting with _"
+
+
+def _walk(directory: str) -> Iterator[str]:
+    return (path for path, why in _entries(directory) if why is None)
+
+
+def passed_over(location: str) -> list[Excluded]:
+    """What reading the shards of ``location`` passes over, with why (for the user to see, as
+    the file walker says what it left out): nothing for one file."""
+    if not is_sharded(location):
+        return []
+    if is_glob(location):
+        return [
+            Excluded(path, "not a regular file")
+            for path in sorted(glob.glob(location, recursive=True))
+            if not os.path.isdir(path) and not _regular(path)
+        ]
+    return [Excluded(path, why) for path, why in _entries(location) if why is not None]
 
 
 @contextmanager
@@ -174,7 +229,7 @@ def open_binary(source: str) -> Iterator[IO[bytes]]:
     """
     try:
         # Opened outside the with-block so that only opening errors are reported as such.
-        handle = open(source, "rb")  # noqa: SIM115
+        handle = open_file(source, stream=True)
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file or directory: {source}") from None
     except OSError as exc:

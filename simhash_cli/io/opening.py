@@ -1,0 +1,93 @@
+"""Every file simhash reads is opened here, and nowhere else (a test over the source keeps it so).
+
+A path found by a walk, named in a plan or an index, or given on the command line may lead to
+something that is not a file: a FIFO nobody writes to (opening it would wait forever), a
+device that never ends (``/dev/zero``), a socket, a directory. So a path is opened read-only
+and non-blocking, the descriptor (not the path, which may change in between) is looked at, and
+only then is it read:
+
+* a regular file is read as usual;
+* a pipe or a character device is read only where a stream is expected (a path the user named
+  as input, ``<(curl ...)``), never where a walk found it or a small file is wanted;
+* anything else is refused with what it is, as an :class:`OSError`, so every caller's handling
+  of unreadable files covers it;
+
+and :func:`read_bounded` never holds more than its bound in memory, whatever the file says its
+size is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import BinaryIO
+
+from ..errors import TooLarge
+
+__all__ = ["NotAFile", "kind_of", "open_file", "read_bounded"]
+
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class NotAFile(OSError):
+    """The path leads to something that is not a regular file (``strerror`` says what)."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", path)
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words."""
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return "a regular file" if stat.S_ISREG(mode) else "not a file"
+
+
+def open_file(path: str, *, stream: bool = False, follow: bool = True) -> BinaryIO:
+    """``path`` opened for reading (binary, buffered), without ever blocking on the open.
+
+    Args:
+        path: what to open.
+        stream: a pipe or a character device is read too (a path named as input); otherwise
+            only a regular file is.
+        follow: follow a symbolic link at ``path`` (without it, a link is refused: ELOOP).
+
+    Raises:
+        OSError: it cannot be opened; :class:`NotAFile` when it is not what may be read.
+    """
+    descriptor = os.open(path, _FLAGS if follow else _FLAGS | os.O_NOFOLLOW)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        readable = stat.S_ISREG(mode) or (stream and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)))
+        if not readable:
+            raise NotAFile(path, kind_of(mode))
+        # A pipe opened without blocking is read blocking: its writer's bytes, then its end.
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def read_bounded(path: str, limit: int, *, stream: bool = False) -> bytes:
+    """The bytes of ``path``, never more than ``limit`` of them held.
+
+    Raises:
+        OSError: as :func:`open_file`, or a read that fails.
+        TooLarge: it holds more than ``limit`` bytes.
+    """
+    with open_file(path, stream=stream) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"more than {limit:,} bytes")
+    return data
