@@ -107,6 +107,16 @@ def json_number(value: float) -> float | None:
     return None if math.isnan(value) else round(value, COSINE_DECIMALS)
 
 
+ESTIMATE_DIGITS = 10
+"""Significant digits of an estimate in machine output (an expected count, a recall): its last
+bits depend on the order of a sum, which the machine's numpy may choose."""
+
+
+def estimate_number(value: float) -> float | None:
+    """An estimate for JSON or CSV, to :data:`ESTIMATE_DIGITS` significant digits (None: NaN)."""
+    return None if math.isnan(value) else float(f"{value:.{ESTIMATE_DIGITS}g}")
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 cluster``, ``2 clusters`` (``plural`` when adding an s will not do)."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"

@@ -18,7 +18,7 @@ from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.matches import Matches
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
 from ...core.search import Comparison, DedupeResult
-from .formats import Record, indented, json_number, to_json, unicode_capable
+from .formats import Record, estimate_number, indented, json_number, to_json, unicode_capable
 
 __all__ = [
     "budget_advice",
@@ -315,7 +315,7 @@ def summary_record(result: DedupeResult) -> Record:
             "option": result.advice.assessment.scheme.option,
             "scheme": result.advice.assessment.scheme.label(docs.settings.bits),
             "estimated_recall": json_number(result.advice.recall),
-            "expected_candidates": result.advice.assessment.expected_candidates,
+            "expected_candidates": estimate_number(result.advice.assessment.expected_candidates),
         },
         "suggested_blocks": result.suggested_blocks,
         "suggested_max_distance": result.suggested_max_distance,
@@ -464,11 +464,11 @@ def survey_record(plan: Survey) -> Record:
             "rows": scheme.rows,
             "option": scheme.option,
             "tables": scheme.tables,
-            "recall": assessment.recall,
-            "expected_candidates": assessment.expected_candidates,
-            "expected_pairs": assessment.expected_pairs,
+            "recall": estimate_number(assessment.recall),
+            "expected_candidates": estimate_number(assessment.expected_candidates),
+            "expected_pairs": estimate_number(assessment.expected_pairs),
             "in_budget": plan.in_budget(assessment),
-            "curve": [[c, float(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)],
+            "curve": [[c, estimate_number(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)],
         }
 
     return {
