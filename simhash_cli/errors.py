@@ -12,6 +12,7 @@ argument's name, ``max_candidates``, as a caller of the library would write it.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "KeyCollision",
     "MalformedLineError",
     "Moved",
+    "NotAFile",
     "OutputError",
     "PairBudgetError",
     "ParameterError",
@@ -188,6 +190,14 @@ class FileChanged(Exception):
 
 class Moved(Exception):
     """A file was moved by another run while this one was moving it: its new name holds it."""
+
+
+class NotAFile(OSError):
+    """The path leads to something that is not a regular file (``strerror`` says what: a FIFO,
+    a device, a directory), refused by the one opener (:mod:`simhash_cli.io.opening`)."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", path)
 
 
 class TooLarge(Exception):

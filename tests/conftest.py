@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,10 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# The key that seals plans lives in the user's state directory: the suite's (and each worker's,
+# and every process a test starts) is its own, never the developer's.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="simhash-state-")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_corpus"

@@ -496,7 +496,7 @@ def test_apply_never_loses_a_kept_protected_or_changed_file(
         for name in changed:
             Path(name).write_text("changed after the plan")
         before = {p: Path(p).read_bytes() for p in paths}
-        loaded = load_plan(str(plan_file))
+        loaded = load_plan(str(plan_file)).bounded_by([str(root)])  # not sealed: bound here
         destination = str(root / "moved") if action is Action.MOVE_TO else None
         for _ in apply(loaded, action, destination=destination, execute=True, consent=True):
             pass

@@ -280,11 +280,11 @@ def test_a_plan_that_names_a_file_outside_its_roots_acts_on_nothing_there(
     _edit(plan, redirect)
     result = run(
         "apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--yes",
-        "-f", "jsonl",
+        "-f", "jsonl", "--root", str(corpus),
     )  # fmt: skip
     outcome = {json.loads(line)["path"]: json.loads(line) for line in result.stdout.splitlines()}
     assert outcome[str(victim)]["status"] == "refused"
-    assert "outside the paths the plan scanned" in outcome[str(victim)]["detail"]
+    assert "outside the roots this run may act in" in outcome[str(victim)]["detail"]
     assert victim.read_bytes() == (SAMPLE / "shipping-policy.txt").read_bytes()
 
 

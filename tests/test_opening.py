@@ -5,6 +5,7 @@ ignore file's place or given as shards never hang a run or fill its memory."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -14,14 +15,18 @@ import pytest
 from click.testing import CliRunner, Result
 
 from simhash_cli.cli import main
-from simhash_cli.errors import ExitCode
-from simhash_cli.io.opening import NotAFile, open_file, read_bounded
+from simhash_cli.errors import ExitCode, NotAFile
+from simhash_cli.io.opening import open_file, read_bounded
 from simhash_cli.io.sources.selection import IGNORE_FILE_LIMIT
 
 from conftest import ROOT
 
 SIMHASH = [sys.executable, "-m", "simhash_cli"]
 TEXT = "the quick brown fox jumps over the lazy dog near the river bank"
+
+
+def record(name: str) -> str:
+    return json.dumps({"id": name, "text": TEXT}) + "\n"
 
 
 def run(*args: str) -> Result:
@@ -61,7 +66,7 @@ def test_fifos_and_devices_in_a_walk_never_hang_it(tmp_path: Path) -> None:
 
     shards = tmp_path / "shards"
     shards.mkdir()
-    (shards / "a.jsonl").write_text('{"id": "a", "text": "%s"}\n' % TEXT)
+    (shards / "a.jsonl").write_text(record("a"))
     os.mkfifo(shards / "b.jsonl")
     (shards / "c.jsonl").symlink_to("/dev/zero")
     records = real("dedupe", "-v", "-f", "json", "--texts", str(shards))
@@ -100,18 +105,18 @@ def test_a_line_of_an_ignore_file_that_is_no_pattern_is_passed_over(tmp_path: Pa
 
 
 def test_a_name_with_glob_characters_that_exists_is_that_file(tmp_path: Path) -> None:
-    (tmp_path / "train[v2].jsonl").write_text('{"id": "mine", "text": "%s"}\n' % TEXT)
-    (tmp_path / "train2.jsonl").write_text('{"id": "other", "text": "%s"}\n' % TEXT)
+    (tmp_path / "train[v2].jsonl").write_text(record("mine"))
+    (tmp_path / "train2.jsonl").write_text(record("other"))
     result = run("fingerprint", "-f", "jsonl", "--texts", str(tmp_path / "train[v2].jsonl"))
     assert result.exit_code == ExitCode.OK, result.stderr
     assert [line.split('"')[3] for line in result.stdout.splitlines()] == ["mine"]
 
 
 def test_the_shard_walker_says_what_it_passed_over(tmp_path: Path) -> None:
-    (tmp_path / "part-0.jsonl").write_text('{"id": "a", "text": "%s"}\n' % TEXT)
+    (tmp_path / "part-0.jsonl").write_text(record("a"))
     (tmp_path / "info.json").write_text("{}")
     (tmp_path / "_SUCCESS").write_text("")
-    (tmp_path / ".hidden.jsonl").write_text('{"id": "h", "text": "%s"}\n' % TEXT)
+    (tmp_path / ".hidden.jsonl").write_text(record("h"))
     result = run("dedupe", "-v", "-f", "json", "--texts", str(tmp_path))
     assert result.exit_code == ExitCode.OK, result.stderr
     for name, why in (
@@ -133,6 +138,7 @@ _ALLOWED = {
     ("app/actions/apply.py", "_copy"): "syncs the copy this run made",
     ("app/actions/journal.py", "open"): "appends to a journal read and checked through the opener",
     ("app/actions/journal.py", "_create"): "writes a journal this run made",
+    ("app/actions/seal.py", "_create_key"): "writes a key this run made",
     ("cli/main.py", "_drop_stdout"): "opens /dev/null for writing",
     ("index/schema.py", "connect"): "SQLite, once the index's header was read by the opener",
     ("index/schema.py", "create_file"): "SQLite, on a database this run made",

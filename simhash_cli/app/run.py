@@ -42,6 +42,7 @@ from .actions.journal import JOURNAL_VERSION, Journal, exclusive
 from .actions.plans import keep_rank, make_plan
 from .actions.request import ApplyRequest
 from .actions.script import write_script
+from .actions.seal import SEAL_FIELD, seal
 from .actions.steps import LoadedPlan
 from .batches import iter_fingerprints
 from .engine import Engine
@@ -426,6 +427,12 @@ def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> dict[st
             else None
         ),
     )
+    document[SEAL_FIELD], unsealed = seal(document)
+    if unsealed:
+        hooks.info(
+            f"warning: the plan is not sealed ({unsealed}): simhash apply will act on it only "
+            "inside the roots given with --root"
+        )
     with atomic_output(plan.path) as out:
         # ASCII escapes: a file name that is not UTF-8 survives as \udcXX, as JSON allows.
         out.write(json.dumps(document, ensure_ascii=True, indent=2) + "\n")

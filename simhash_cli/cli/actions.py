@@ -73,6 +73,16 @@ __all__ = ["apply_command"]
             "PATH (a file, or the files under a directory) is never touched, besides the "
             "plan's own protected paths."
         ),
+        click.option(
+            "--root",
+            "roots",
+            type=click.Path(exists=True),
+            multiple=True,
+            metavar="DIR",
+            help="Steps act only inside DIR (repeatable). Needed for a plan your own simhash "
+            "dedupe --plan did not write or that was changed since (its seal does not check "
+            "out); narrows the roots of one that did.",
+        ),
     ),
     OUTPUT,
     into=ApplyRequest,
@@ -97,8 +107,8 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
       simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
     """
     request.check()
-    plan = load_plan(request.plan)
-    request.check_plan(plan)
+    plan = request.check_plan(load_plan(request.plan))
+    messages.info(request.bounds_text(plan))
     if request.script is not None:
         _write_script(request, plan, messages)
         return

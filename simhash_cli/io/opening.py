@@ -18,12 +18,11 @@ size is.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from typing import BinaryIO
 
-from ..errors import TooLarge
+from ..errors import NotAFile, TooLarge
 
 __all__ = ["NotAFile", "kind_of", "open_file", "read_bounded"]
 
@@ -36,13 +35,6 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
-
-
-class NotAFile(OSError):
-    """The path leads to something that is not a regular file (``strerror`` says what)."""
-
-    def __init__(self, path: str, kind: str) -> None:
-        super().__init__(errno.EINVAL, f"not a regular file ({kind})", path)
 
 
 def kind_of(mode: int) -> str:

@@ -64,7 +64,7 @@ class Bounds:
 
     @classmethod
     def of(cls, plan: LoadedPlan, protect: Sequence[str] = (), consent: bool = False) -> Bounds:
-        scanned = tuple(place for root in plan.roots if (place := identity(root)) is not None)
+        scanned = tuple(place for root in plan.bounds if (place := identity(root)) is not None)
         members = {(s.target.device, s.target.inode) for s in plan.steps}
         members.update((s.kept.device, s.kept.inode) for s in plan.steps)
         return cls(scanned, (*plan.protect, *protect), frozenset(members), consent)
@@ -73,7 +73,7 @@ class Bounds:
 def _placement(path: str, bounds: Bounds) -> str | None:
     """Why ``path`` may not be acted on (or kept) where it is, or None."""
     if not inside(path, bounds.scanned):
-        return "outside the paths the plan scanned"
+        return "outside the roots this run may act in"
     real = os.path.realpath(path)
     if real != path:
         return f"reached through a symbolic link (it resolves to {real})"

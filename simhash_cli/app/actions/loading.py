@@ -17,6 +17,7 @@ from typing import Any
 from ...errors import InputError, PathNotFoundError, TooLarge
 from ...io.opening import read_bounded
 from .plans import PLAN_VERSION, FileState
+from .seal import check_seal
 from .steps import LoadedPlan, Step
 
 __all__ = ["load_plan"]
@@ -161,4 +162,6 @@ def load_plan(path: str) -> LoadedPlan:
         for state in acted[1:]:
             steps.append(Step(len(steps) + 1, position, state, acted[0]))
     digest = hashlib.sha256(data).hexdigest()
-    return LoadedPlan(os.path.abspath(path), digest, protect, steps, roots)
+    sealed, unsealed = check_seal(plan)
+    loaded = LoadedPlan(os.path.abspath(path), digest, protect, steps, roots, sealed, unsealed)
+    return loaded.bounded_by(())

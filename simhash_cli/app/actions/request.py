@@ -29,6 +29,8 @@ class ApplyRequest:
         journal: where steps are recorded (default: beside the plan).
         script: instead of acting, write a shell script of the steps here (``-`` for stdout).
         protect: roots whose files are never touched, besides the plan's own.
+        roots: the roots the run may act in (``--root``): a plan this user's simhash sealed
+            is narrowed to them; any other plan acts only inside them.
     """
 
     plan: str
@@ -39,6 +41,7 @@ class ApplyRequest:
     journal: str | None = None
     script: str | None = None
     protect: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
     output: Output = field(default_factory=Output)
 
     @property
@@ -80,13 +83,22 @@ class ApplyRequest:
             "journal": self.journal_path if self.execute else None,
         }
 
-    def check_plan(self, plan: LoadedPlan) -> None:
-        """The rules that need the plan read: no output onto a file it names, no destination
-        under one of its protected roots.
+    def check_plan(self, plan: LoadedPlan) -> LoadedPlan:
+        """The rules that need the plan read: a plan not sealed by this user acts only inside
+        roots given here, no output onto a file it names, no destination under one of its
+        protected roots. Returns the plan bound to the roots the run may act in.
 
         Raises:
             UsageError, BadValueError: before any step.
         """
+        if not plan.sealed and not self.roots:
+            raise UsageError(
+                f"{plan.path} is not a plan your simhash dedupe --plan wrote, unchanged "
+                f"({plan.unsealed}): its roots are not taken on its word; name the directories "
+                "it may act in with {root} DIR",
+                parameters=("root",),
+            )
+        plan = plan.bounded_by(self.roots)
         refuse_overwrites(self._writes(), Reads(files=(plan.path, *plan.members())))
         if self.directory is not None:
             root = root_of(self.directory, [*plan.protect, *self.protect])
@@ -94,6 +106,18 @@ class ApplyRequest:
                 raise BadValueError(
                     f"{self.directory} is under the protected root {root}", parameter="directory"
                 )
+        return plan
+
+    def bounds_text(self, plan: LoadedPlan) -> str:
+        """Which roots bound the run, and why those."""
+        roots = ", ".join(plan.bounds) or "none"
+        if not plan.sealed:
+            why = f"--root (the plan's own roots are not trusted: {plan.unsealed})"
+        elif self.roots:
+            why = "the plan's roots (it is sealed by your simhash, unchanged), narrowed to --root"
+        else:
+            why = "the roots the plan scanned (it is sealed by your simhash, unchanged)"
+        return f"acting only inside {roots}: {why}"
 
     def _check_directory(self) -> None:
         if self.action is not Action.MOVE_TO:

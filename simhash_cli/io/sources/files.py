@@ -284,8 +284,11 @@ def _read_limited(handle: IO[bytes], max_bytes: int | None) -> bytes:
     """Everything, or TooLarge as soon as there is more than ``max_bytes`` (a file that grew,
     a stream): never more than that in memory. Bytes that are binary by their first KiBs are
     not read further (they are skipped as binary): an endless device ends there too."""
-    head = handle.read(SNIFF_BYTES if max_bytes is None else min(SNIFF_BYTES, max_bytes + 1))
-    if _binary(head):
+    wanted = SNIFF_BYTES if max_bytes is None else min(SNIFF_BYTES, max_bytes + 1)
+    head = handle.read(wanted)
+    if _binary(head) or len(head) < wanted:  # binary, or the end (a terminal's Ctrl-D: once)
+        if max_bytes is not None and len(head) > max_bytes:
+            raise TooLarge(f"more than {max_bytes:,} bytes")
         return head
     rest = handle.read() if max_bytes is None else handle.read(max_bytes + 1 - len(head))
     data = head + rest
