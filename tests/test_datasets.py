@@ -103,9 +103,11 @@ def test_kept_lines_are_the_input_lines_and_the_counts_add_up(tmp_path: Path) ->
     assert counts["read"] == counts["kept"] + counts["dropped"] + counts["skipped"]
     malformed = len(range(0, len(dataset()), 50))
     assert counts["read"] == len(dataset()) + 2 + malformed  # and the empty one, the last
-    assert (counts["skipped"], counts["malformed"]) == (malformed + 1, malformed)
+    # The empty text is kept (a dedupe pass never filters); the malformed lines go nowhere.
+    assert (counts["skipped"], counts["malformed"]) == (malformed, malformed)
+    assert counts["unfingerprinted"] == 1
     assert counts["kept"] == len(out) and counts["dropped"] == len(read_lines(dropped))
-    assert summary["documents"] == counts["kept"] + counts["dropped"]
+    assert summary["documents"] == counts["kept"] - 1 + counts["dropped"]
     assert counts["dropped"] == 60 * 2  # each family keeps one of its three
     kept_records = [json.loads(line) for line in out]
     ids = {str(r.get("id", f"{source}:{lines.index(line) + 1}")) for r, line in
@@ -175,6 +177,7 @@ def test_parquet_rows_are_kept_field_for_field_with_the_schema(tmp_path: Path) -
             "simhash_duplicate_of",
             "simhash_cosine",
             "simhash_cluster",
+            "simhash_skipped",
         ]
         assert every.column("simhash_kept").to_pylist().count(True) == out.num_rows
         kept_ids = set(out.column("id").to_pylist())
@@ -266,13 +269,20 @@ def test_an_input_that_changed_since_it_was_read_leaves_no_output(tmp_path: Path
 
 
 def test_the_dask_engine_keeps_the_same_bytes(tmp_path: Path) -> None:
+    """Kept and annotated, with a lone surrogate (valid JSON) in an id and a text."""
     source = tmp_path / "in.jsonl"
-    jsonl_input(source, dataset(n_families=15, seed=4))
+    records = dataset(n_families=15, seed=4)
+    records[0] = {**records[0], "id": "\ud800"}
+    records[2] = {**records[0], "id": "x", "text": f"{records[0]['text']} \udfff"}
+    jsonl_input(source, records)
     outputs = []
     for engine in (["--engine", "local"], ["--engine", "dask", "--workers", "1"]):
         kept = tmp_path / f"kept-{engine[1]}.jsonl"
+        annotated = tmp_path / f"annotated-{engine[1]}.jsonl"
         done = run("dedupe", "--texts", str(source), "--kept", str(kept), "--on-error", "skip",
-                   "-qq", *engine)  # fmt: skip
+                   "--annotated", str(annotated), "-qq", *engine)  # fmt: skip
         assert done.exit_code == ExitCode.OK, done.output
-        outputs.append(kept.read_bytes())
-    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 40
+        outputs.append((kept.read_bytes(), annotated.read_bytes()))
+        fates = [json.loads(line)["simhash"] for line in read_lines(annotated)]
+        assert {"duplicate_of": "\ud800"}.items() <= fates[2].items()
+    assert outputs[0] == outputs[1] and outputs[0][0].count(b"\n") > 40

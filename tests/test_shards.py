@@ -171,7 +171,7 @@ def test_shards_are_written_back_shard_for_shard(tmp_path: Path, suffix: str) ->
     if suffix != ".parquet":
         metadata = json.loads((tmp_path / "kept.simhash.json").read_text())
         assert metadata["counts"] == {"read": 110, "kept": 50, "dropped": 60, "skipped": 0,
-                                      "malformed": 0}  # fmt: skip
+                                      "malformed": 0, "unfingerprinted": 0}  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
     again = run("dedupe", "--texts", str(tmp_path / "in"), "--kept", str(tmp_path / "k2"), "-qq",
                 "--engine", "dask", "--workers", "1")  # fmt: skip

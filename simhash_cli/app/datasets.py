@@ -23,7 +23,15 @@ from ..core.corpus import Corpus, given_ids
 from ..core.search import DedupeResult, group_pairs_of
 from ..errors import BadValueError, InputError, UsageError
 from ..io.places import root_of
-from ..io.sinks.dataset import Copied, Fate, Tally, Targets, copy_records
+from ..io.sinks.dataset import (
+    ANNOTATION,
+    Copied,
+    Fate,
+    Tally,
+    Targets,
+    annotation_clash,
+    copy_records,
+)
 from ..io.sources import parquet, records_and_rows
 from ..io.sources.fields import FieldPath
 from ..io.sources.shards import (
@@ -34,11 +42,19 @@ from ..io.sources.shards import (
     root_of_shards,
     shards_of,
 )
+from ..io.sources.snapshot import Snapshot, snapshot
 from .actions.plans import Keep
 from .hooks import Hooks
 from .settings import Input, Source
 
-__all__ = ["KeepBy", "check_dataset", "kept_by", "write_dataset", "write_decontaminated"]
+__all__ = [
+    "KeepBy",
+    "check_dataset",
+    "first_reading",
+    "kept_by",
+    "write_dataset",
+    "write_decontaminated",
+]
 
 
 @dataclass(frozen=True)
@@ -64,9 +80,13 @@ class KeepBy:
         return f"{self.field}:{'max' if self.largest else 'min'}"
 
 
-def check_dataset(source: Source, outputs: dict[str, str | None], keep: Keep | None) -> None:
+def check_dataset(
+    source: Source, outputs: dict[str, str | None], keep: Keep | None, annotation: str = ANNOTATION
+) -> None:
     """Raises: UsageError: records that cannot be read again and copied, a rule for files, or
-    an output in another format than the input's."""
+    an output in another format than the input's. BadValueError: records that already have the
+    ``annotation`` where ``--dropped`` or ``--annotated`` would add their fate (the columns of a
+    Parquet file, the first record of JSON Lines: the others are checked as they are copied)."""
     if source.kind not in (Input.TEXTS, Input.VECTORS) or source.location in (None, "-"):
         raise UsageError(
             "{kept} and {dropped} copy records: give {texts} or {vectors} FILE (a file: it is "
@@ -86,6 +106,8 @@ def check_dataset(source: Source, outputs: dict[str, str | None], keep: Keep | N
             "--keep-by FIELD:max",
             parameter="keep",
         )
+    if outputs.get("dropped") is not None or outputs.get("annotated") is not None:
+        _check_annotation(source, annotation)
     if sharded:
         for name, path in outputs.items():
             if path is not None:
@@ -102,6 +124,20 @@ def check_dataset(source: Source, outputs: dict[str, str | None], keep: Keep | N
             raise BadValueError(
                 f"{path}: the records are written as they came, in {form}", parameter=name
             )
+
+
+def _check_annotation(source: Source, annotation: str) -> None:
+    """Raises: BadValueError: the input's records already have ``annotation``."""
+    location = source.location
+    assert location is not None
+    for shard in shards_of(location):
+        if parquet.is_parquet(shard):
+            clash = annotation_clash(parquet.column_names(shard), annotation, shard)
+        else:
+            first = next(records_and_rows(shard, source.kind.value, source.fields), None)
+            clash = "" if first is None else annotation_clash(first[1], annotation, shard)
+        if clash:
+            raise BadValueError(clash, parameter="annotation_field")
 
 
 def _check_directory(name: str, path: str, location: str) -> None:
@@ -173,6 +209,18 @@ def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.flo
     return values
 
 
+def first_reading(source: Source, hooks: Hooks) -> Snapshot:
+    """The input of ``--kept``/``--dropped``/``--annotated`` as it is before its first
+    reading: every file's bytes digested, to be checked when the records are copied.
+
+    Raises:
+        InputError: the input cannot be read, or changed while it was digested.
+    """
+    assert source.location is not None
+    with hooks.status(f"taking a digest of {source.location}, to copy its records from"):
+        return snapshot(source.location)
+
+
 def _version() -> str:
     try:
         return importlib.metadata.version("simhash-cli")
@@ -188,9 +236,11 @@ def write_dataset(
     *,
     rule: str,
     max_line: int | None,
+    before: Snapshot,
 ) -> Tally:
     """Copy the kept records (and the dropped ones) of ``source`` where ``targets`` say, with
-    the run's counts and settings in each output's metadata.
+    the run's counts and settings in each output's metadata; ``before``: the input before
+    its first reading.
 
     Raises:
         InputError: the input cannot be read again (standard input), or changed since.
@@ -215,7 +265,7 @@ def write_dataset(
         "clustering": groups.kind.value,
         "keep": rule,
     }
-    return _copied(docs, source, kept, dropped, targets, run, hooks, max_line)
+    return _copied(docs, source, kept, dropped, targets, run, hooks, max_line, before)
 
 
 def write_decontaminated(
@@ -226,6 +276,7 @@ def write_decontaminated(
     hooks: Hooks,
     *,
     max_line: int | None,
+    before: Snapshot,
 ) -> Tally:
     """:func:`write_dataset` for ``--against REF``: every record within the threshold of a
     reference record is dropped, as a near-duplicate of the one it matches best (``cluster``
@@ -247,7 +298,7 @@ def write_decontaminated(
         "scheme": result.scheme.label(docs.settings.bits),
         "verify": result.config.verify.value,
     }
-    return _copied(docs, source, kept, dropped, targets, run, hooks, max_line)
+    return _copied(docs, source, kept, dropped, targets, run, hooks, max_line, before)
 
 
 def _rounded(cosine: float) -> float | None:
@@ -263,16 +314,21 @@ def _copied(
     run: dict[str, Any],
     hooks: Hooks,
     max_line: int | None,
+    before: Snapshot,
 ) -> Tally:
     """The records of ``source`` copied by their fates, with the counts, the settings and
-    ``run`` (what decided) in each output's metadata."""
+    ``run`` (what decided) in each output's metadata. A record that was not fingerprinted (no
+    word) is kept: a dedupe pass never filters. Nothing is renamed into place unless the input
+    is, byte for byte, what ``before`` saw."""
     location = source.location
     if location in (None, "-"):
         raise InputError("{kept} and {dropped} read the records again: give them in a file",
                          parameters=("kept", "dropped"))  # fmt: skip
     malformed = sum(1 for s in docs.skipped if s.kind == "malformed")
-    tally = Tally(len(docs) + len(docs.skipped), len(kept), len(dropped), len(docs.skipped),
-                  malformed)  # fmt: skip
+    passed = {s.id: s.reason for s in docs.skipped if s.kind != "malformed"}
+    kept = {**kept, **dict.fromkeys(passed)}
+    tally = Tally(len(docs) + len(docs.skipped), len(kept), len(dropped),
+                  len(docs.skipped) - len(passed), malformed, len(passed))  # fmt: skip
     metadata = {
         "tool": f"simhash-cli {_version()}",
         "input": location,
@@ -291,6 +347,8 @@ def _copied(
             dataclasses.replace(targets, metadata=metadata),
             max_line,
             source.fields,
+            passed=passed,
+            unchanged=before.check,
         )
     assert (copied.kept, copied.dropped) == (tally.kept, tally.dropped)
     return tally

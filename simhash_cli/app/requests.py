@@ -20,7 +20,7 @@ from ..core.groups import Clustering
 from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
-from ..io.sinks.dataset import Targets, sidecar_of
+from ..io.sinks.dataset import ANNOTATION, Targets, sidecar_of
 from ..io.sinks.formats import Output
 from ..io.sinks.report import check_report_engine
 from ..io.sources.files import STDIN
@@ -209,6 +209,8 @@ class DedupeRequest:
     """Records: write every one, with its fate added, to this file."""
     keep_by: str | None = None
     """Records: keep the one whose field is largest (``FIELD:max``) or smallest."""
+    annotation_field: str | None = None
+    """Records: the key (the prefix of the Parquet columns) of a record's fate, when asked."""
     against: str | None = None
     """Decontamination: flag (drop) what comes near this reference set (:mod:`.against`)."""
     against_text_field: tuple[str, ...] = ()
@@ -250,7 +252,12 @@ class DedupeRequest:
         by = None if self.keep_by is None else KeepBy.parse(self.keep_by)
         return DatasetRequest(
             self.source,
-            Targets(self.kept, self.dropped, self.annotated),
+            Targets(
+                self.kept,
+                self.dropped,
+                self.annotated,
+                annotation=self.annotation_field or ANNOTATION,
+            ),
             self.keep or Keep.FIRST,
             by,
             self.keep_rule,
@@ -394,9 +401,22 @@ class DedupeRequest:
                     "{kept} and {dropped} go without {plan} and {index}",
                     parameters=("kept", "dropped", "plan", "index"),
                 )
-            check_dataset(self.source, self._dataset_outputs, self.keep)
+            check_dataset(
+                self.source, self._dataset_outputs, self.keep, self.annotation_field or ANNOTATION
+            )
         if self.keep_by is not None:
             KeepBy.parse(self.keep_by)
+        if self.annotation_field is not None:
+            if self.dropped is None and self.annotated is None:
+                raise UsageError(
+                    "{annotation_field} names the fate that {dropped} and {annotated} add",
+                    parameters=("annotation_field", "dropped", "annotated"),
+                )
+            if not self.annotation_field or not self.annotation_field.isprintable():
+                raise BadValueError(
+                    f"{self.annotation_field!r}: a key is a name of printable characters",
+                    parameter="annotation_field",
+                )
 
     def _check_plan(self) -> None:
         loose_keep = self.keep is not None and not self.writes_dataset

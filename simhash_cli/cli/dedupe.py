@@ -9,7 +9,7 @@ import click
 from ..app import run
 from ..app.actions.plans import Keep
 from ..app.against import is_index
-from ..app.datasets import kept_by, write_dataset, write_decontaminated
+from ..app.datasets import first_reading, kept_by, write_dataset, write_decontaminated
 from ..app.decontaminating import decontaminate, load_reference, reading_as_the_index
 from ..app.report import write_report
 from ..app.requests import DatasetRequest, DedupeRequest, PlanRequest
@@ -27,6 +27,7 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_dedupe
+from ..io.sources.snapshot import Snapshot
 from .main import Command, exit_with
 from .options import (
     BANDS,
@@ -194,6 +195,14 @@ PLAN_OPTIONS = [
             "added (kept, duplicate_of, cosine, cluster), for those who filter later.",
         ),
         click.option(
+            "--annotation-field",
+            metavar="NAME",
+            default=None,
+            help="With --dropped or --annotated: the key each record's fate is added under "
+            "(Parquet: the prefix of its columns) [default: simhash]; a record that already "
+            "has it is refused, never overwritten.",
+        ),
+        click.option(
             "--keep-by",
             metavar="FIELD:max|min",
             default=None,
@@ -282,6 +291,8 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
         against(request, messages)
         return
     search = index_run.dedupe_through_index if request.index else run.dedupe_documents
+    dataset = request.dataset
+    before = None if dataset is None else first_reading(dataset.source, messages)
     with open_engine(
         request.engine, messages, needs=request.needs(), source=request.source
     ) as chosen:
@@ -295,7 +306,7 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
             plan=request.plan_request,
             check=request.check_pairs,
             page=None if request.report is None else (request.report, request.source),
-            dataset=request.dataset,
+            dataset=None if dataset is None or before is None else (dataset, before),
         )
 
 
@@ -309,6 +320,8 @@ def against(request: DedupeRequest, messages: Messages) -> None:
         request = reading_as_the_index(request, reference, messages)
     else:
         reference = load_reference(request, LocalEngine(), messages)
+    dataset = request.dataset
+    before = None if dataset is None else first_reading(dataset.source, messages)
     with open_engine(
         request.engine, messages, needs=request.needs(), source=request.source
     ) as chosen:
@@ -316,8 +329,7 @@ def against(request: DedupeRequest, messages: Messages) -> None:
     with opened(request.output.path) as out:
         emit_against(result, request.output.resolve(sys.stdout), out)
     messages.against_summary(result)
-    dataset = request.dataset
-    if dataset is not None:
+    if dataset is not None and before is not None:
         tally = write_decontaminated(
             result,
             dataset.source,
@@ -325,6 +337,7 @@ def against(request: DedupeRequest, messages: Messages) -> None:
             dataset.targets,
             messages,
             max_line=dataset.max_line,
+            before=before,
         )
         messages.dataset_summary(tally, dataset.targets, "as near a reference document")
     if request.check_pairs and result.flagged.size:
@@ -340,17 +353,17 @@ def report(
     plan: PlanRequest | None,
     check: bool,
     page: tuple[str, Source] | None = None,
-    dataset: DatasetRequest | None = None,
+    dataset: tuple[DatasetRequest, Snapshot] | None = None,
 ) -> None:
     """What dedupe and index dedupe end with: the clusters or pairs where ``output`` says, the
     summary (``verb``: what was done with the documents), the plan asked for, the report
-    ``page`` (its file, and what the run read), the ``dataset`` records, and exit 3 with
-    ``check`` when a pair is flagged."""
+    ``page`` (its file, and what the run read), the ``dataset`` records (and the input as it
+    was before the run), and exit 3 with ``check`` when a pair is flagged."""
     fmt = output.resolve(sys.stdout)
     if plan is not None:
         result = run.kept_by_rule(result, plan)
     if dataset is not None:
-        result = kept_by(result, dataset.source, dataset.keep, dataset.by)
+        result = kept_by(result, dataset[0].source, dataset[0].keep, dataset[0].by)
     with opened(output.path) as out:
         emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)
     messages.dedupe_summary(result, verb)
@@ -358,14 +371,16 @@ def report(
     if page is not None:
         write_report(result, page[1], page[0], messages, plan=document)
     if dataset is not None:
+        records, before = dataset
         tally = write_dataset(
             result,
-            dataset.source,
-            dataset.targets,
+            records.source,
+            records.targets,
             messages,
-            rule=dataset.rule,
-            max_line=dataset.max_line,
+            rule=records.rule,
+            max_line=records.max_line,
+            before=before,
         )
-        messages.dataset_summary(tally, dataset.targets)
+        messages.dataset_summary(tally, records.targets)
     if check and len(result.pairs):
         exit_with(ExitCode.DUPLICATES_FOUND)

@@ -14,10 +14,12 @@ from typing import IO, cast
 
 from ...errors import OutputError
 
-__all__ = ["AtomicFile", "atomic_output", "opened", "write_bytes"]
+__all__ = ["AtomicFile", "atomic_output", "new_file_mode", "opened", "write_bytes"]
 
 
-def _new_file_mode(path: str) -> int:
+def new_file_mode(path: str) -> int:
+    """The mode ``path`` written anew gets: the file's own if it exists, else what the umask
+    leaves of 0666 (a temporary file's 0600 is never the final one)."""
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
@@ -64,7 +66,7 @@ class AtomicFile:
                     dir=os.path.dirname(self.path),
                 )
                 # The mode a new file would get (mkstemp's is 0600), or the replaced file's.
-                os.fchmod(descriptor, _new_file_mode(self.path))
+                os.fchmod(descriptor, new_file_mode(self.path))
             except OSError as exc:
                 raise OutputError(f"cannot write {self.path}: {exc.strerror}") from None
             self._handle = open(descriptor, "wb")  # noqa: SIM115

@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,12 +37,16 @@ from ..sources.shards import (
     root_of_shards,
     shards_of,
 )
-from .atomic import AtomicFile
+from .atomic import AtomicFile, new_file_mode
 
 __all__ = ["Copied", "Fate", "Tally", "Targets", "copy_records", "sidecar_of"]
 
 ANNOTATION = "simhash"
-"""The key (JSON Lines) or the prefix of the columns (Parquet) that --dropped adds."""
+"""The key (JSON Lines) or the prefix of the columns (Parquet) that --dropped and --annotated
+add, unless ``--annotation-field`` names another."""
+
+FATE_COLUMNS = ("kept", "duplicate_of", "cosine", "cluster", "skipped")
+"""What a fate holds (a Parquet column each, after the annotation's prefix)."""
 
 LINES_PER_BLOCK = 2_000
 
@@ -66,6 +70,8 @@ class Targets:
     dropped: str | None
     annotated: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    annotation: str = ANNOTATION
+    """The key (JSON Lines) or the prefix of the columns (Parquet) of a record's fate."""
 
     @property
     def paths(self) -> tuple[str | None, str | None, str | None]:
@@ -76,13 +82,15 @@ class Targets:
 @dataclass(frozen=True)
 class Tally:
     """The records of a deduplicated dataset: ``read`` = ``kept`` + ``dropped`` + ``skipped``
-    (``malformed`` among the skipped)."""
+    (``malformed`` among the skipped, which are copied nowhere); ``unfingerprinted`` among the
+    kept: records without a word, passed through (a dedupe pass never filters)."""
 
     read: int
     kept: int
     dropped: int
     skipped: int
     malformed: int
+    unfingerprinted: int = 0
 
     def record(self) -> dict[str, int]:
         return {
@@ -91,6 +99,7 @@ class Tally:
             "dropped": self.dropped,
             "skipped": self.skipped,
             "malformed": self.malformed,
+            "unfingerprinted": self.unfingerprinted,
         }
 
 
@@ -122,6 +131,8 @@ class _Copying:
     max_line: int | None
     kept: dict[str, int | None]
     dropped: dict[str, Fate]
+    annotation: str = ANNOTATION
+    passed: dict[str, str] = field(default_factory=dict)
     places: Placed = field(default_factory=Placed)
     copied: Copied = field(default_factory=Copied)
 
@@ -134,11 +145,17 @@ def copy_records(
     targets: Targets,
     max_line: int | None,
     fields: Fields = DEFAULT_FIELDS,
+    *,
+    passed: dict[str, str] | None = None,
+    unchanged: Callable[[], None] = lambda: None,
 ) -> Copied:
     """Copy the records of ``source`` whose id is in ``kept`` to ``targets.kept``, those in
     ``dropped`` to ``targets.dropped``, and every one of them, its fate added, to
     ``targets.annotated``, in input order. ``kept`` maps each kept id to its cluster (None: in
-    none); ``fields`` says where the records' ids are, as for the first reading.
+    none); ``passed`` names those of them that were not fingerprinted, and why; ``fields`` says
+    where the records' ids are, as for the first reading. ``unchanged`` is called when every
+    record is written, before any output is renamed into place (it raises if the input is
+    not the one decided on).
 
     Shards (a directory or a glob) are copied shard for shard: each target is then a directory
     that gets every shard under its path relative to the input's (compressed as it was), made
@@ -148,9 +165,10 @@ def copy_records(
     Raises:
         OutputError: an output cannot be written (what was written of it is removed).
         InputError: the input changed since it was first read (a record of the first reading
-            is not there): nothing is written.
+            is not there, or ``unchanged`` says so), or a record already has the annotation's
+            key: nothing is written.
     """
-    copying = _Copying(kind, fields, max_line, kept, dropped)
+    copying = _Copying(kind, fields, max_line, kept, dropped, targets.annotation, passed or {})
     with ExitStack() as stack:
         if not is_sharded(source):
             _copy_file(source, targets, copying, stack)
@@ -171,6 +189,7 @@ def copy_records(
                     shard_targets = Targets(kept_at, dropped_at, annotated_at, targets.metadata)
                     _copy_file(shard, shard_targets, copying, shard_stack)
         _check(copying, source)
+        unchanged()
         if not holds_parquet(source):
             for path in targets.paths:
                 if path is not None:
@@ -197,14 +216,23 @@ def _copy_file(source: str, targets: Targets, copying: _Copying, stack: ExitStac
         copier.copy(block, first, name)
 
 
-def fate_record(kept: bool, fate: Fate | None, cluster: int | None) -> dict[str, Any]:
-    """What ``--annotated`` adds to a record (``--dropped`` too, without ``kept``)."""
+def fate_record(
+    kept: bool, fate: Fate | None, cluster: int | None, skipped: str | None = None
+) -> dict[str, Any]:
+    """What ``--annotated`` adds to a record (``--dropped`` too, without ``kept`` and
+    ``skipped``): ``skipped`` says why a kept record was not fingerprinted."""
     return {
         "kept": kept,
         "duplicate_of": None if fate is None else fate.duplicate_of,
         "cosine": None if fate is None else fate.cosine,
         "cluster": cluster if fate is None else fate.cluster,
+        "skipped": skipped,
     }
+
+
+def _dropped_fate(fate: Fate) -> dict[str, Any]:
+    """What ``--dropped`` adds to a record."""
+    return {"duplicate_of": fate.duplicate_of, "cosine": fate.cosine, "cluster": fate.cluster}
 
 
 class _LineCopier:
@@ -226,34 +254,70 @@ class _LineCopier:
         records = parse_lines(
             block, name, first, copying.kind, _ignore, unique=places, fields=copying.fields
         )
+        key = copying.annotation
         for record, line in zip(records, places.lines, strict=True):
             text = block[line - first]
             assert text is not None
+            where = f"{name}:{line}"
             if record.id in copying.kept:
                 if self.kept_out is not None:
                     self.kept_out.write_bytes(text.encode("utf-8"))
                 copying.copied.kept += 1
-                annotation = fate_record(True, None, copying.kept[record.id])
+                passed = copying.passed.get(record.id)
+                annotation = fate_record(True, None, copying.kept[record.id], passed)
             elif (fate := copying.dropped.get(record.id)) is not None:
                 if self.dropped_out is not None:
-                    added = fate_record(False, fate, None)
-                    del added["kept"]
-                    self.dropped_out.write_bytes(_annotated(text, added))
+                    self.dropped_out.write_bytes(_annotated(text, key, _dropped_fate(fate), where))
                 copying.copied.dropped += 1
                 annotation = fate_record(False, fate, None)
             else:
                 continue
             if self.annotated_out is not None:
-                self.annotated_out.write_bytes(_annotated(text, annotation))
+                self.annotated_out.write_bytes(_annotated(text, key, annotation, where))
         del places.lines[:]
 
 
-def _annotated(text: str, annotation: dict[str, Any]) -> bytes:
-    """The record of the JSON line ``text`` with the ``simhash`` key added (its line end kept)."""
+def _annotated(text: str, key: str, annotation: dict[str, Any], where: str) -> bytes:
+    """The JSON line ``text`` with ``"key": annotation`` added as its object's last member,
+    and nothing else changed: every byte of the record as it was (its numbers as written, its
+    spacing, a key given twice), its line end kept. The annotation is ASCII (an id with a lone
+    surrogate is escaped, as JSON allows), so the line stays valid UTF-8.
+
+    Raises:
+        InputError: the record already has ``key`` (the user's own data is never replaced).
+    """
     value = json.loads(text)
-    value[ANNOTATION] = annotation
-    ending = text[len(text.rstrip("\r\n")) :] or "\n"
-    return (json.dumps(value, ensure_ascii=False) + ending).encode("utf-8")
+    if key in value:
+        raise InputError(_clash(where, f"a key {key!r}"))
+    line = text.rstrip("\r\n")
+    body = line.rstrip()
+    after = line[len(body) :] + (text[len(line) :] or "\n")  # spaces, the line end
+    assert body.endswith("}"), where  # a record is an object (the first reading said so)
+    inner = body[:-1]
+    separator = "" if inner.strip() == "{" else ", "
+    added = json.dumps(key) + ": " + json.dumps(annotation, ensure_ascii=True)
+    return (inner + separator + added + "}" + after).encode("utf-8")
+
+
+def _clash(where: str, what: str) -> str:
+    return (
+        f"{where}: the records already have {what}, where their fate would go: name another "
+        "with --annotation-field"
+    )
+
+
+def annotation_clash(record: Any, name: str, where: str) -> str:
+    """Why a record (its parsed object) or a Parquet schema (a list of its column names)
+    cannot take the fate ``name``, or ''."""
+    if isinstance(record, dict):
+        return _clash(where, f"a key {name!r}") if name in record else ""
+    taken = [column for column in record if column in fate_columns(name)]
+    return _clash(where, f"a column {taken[0]!r}") if taken else ""
+
+
+def fate_columns(name: str) -> list[str]:
+    """The Parquet columns of a fate, ``name`` their prefix, in :data:`FATE_COLUMNS`' order."""
+    return [f"{name}_{column}" for column in FATE_COLUMNS]
 
 
 class _Writer:
@@ -340,20 +404,32 @@ def _write_sidecar(path: str, metadata: dict[str, Any]) -> None:
 
 
 @contextmanager
-def _temporary_beside(path: str) -> Iterator[str]:
-    """A temporary path beside ``path``, renamed over it when the block completes and removed
-    when it fails."""
+def _parquet_writer(path: str, schema: Any) -> Iterator[Callable[[Any], None]]:
+    """A Parquet file of ``schema`` written beside ``path`` (with the mode a new file gets),
+    renamed over it when the block completes, removed when it fails; what the block gets
+    writes a table to it. A write that fails (a full disk) names ``path``.
+
+    Raises:
+        OutputError: ``path`` cannot be written.
+    """
+    import pyarrow.parquet as pq
+
     directory = os.path.dirname(os.path.abspath(path))
     try:
         descriptor, temporary = tempfile.mkstemp(
             prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory
         )
+        os.fchmod(descriptor, new_file_mode(path))
+        os.close(descriptor)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror}") from None
-    os.close(descriptor)
     try:
-        yield temporary
-        os.replace(temporary, path)
+        try:
+            with pq.ParquetWriter(temporary, schema) as writer:
+                yield writer.write_table
+            os.replace(temporary, path)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
@@ -363,33 +439,41 @@ def _temporary_beside(path: str) -> Iterator[str]:
 def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitStack) -> None:
     """Row group by row group: each group's rows parsed as the first reading parsed them, the
     kept rows written with the input's schema, the dropped (and the annotated) ones with the
-    ``simhash_*`` columns of their fate after the input's."""
+    columns of their fate after the input's (``simhash_*``, or the prefix asked for).
+
+    Raises:
+        InputError: the input already has a column of that name.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     copied, places, kept, dropped = copying.copied, copying.places, copying.kept, copying.dropped
     meta = {ANNOTATION.encode(): json.dumps(targets.metadata).encode()}
     file = pq.ParquetFile(stack.enter_context(open_file(source)))
+    clash = annotation_clash(file.schema_arrow.names, copying.annotation, source)
+    if clash:
+        raise InputError(clash)
     schema = file.schema_arrow.with_metadata({**(file.schema_arrow.metadata or {}), **meta})
-    columns = {
+    types = {
         "kept": pa.bool_(),
         "duplicate_of": pa.string(),
         "cosine": pa.float64(),
         "cluster": pa.int64(),
+        "skipped": pa.string(),
     }
     shapes = {
-        "kept": (schema, ()),
-        "dropped": (schema, ("duplicate_of", "cosine", "cluster")),
-        "annotated": (schema, tuple(columns)),
+        "kept": (),
+        "dropped": ("duplicate_of", "cosine", "cluster"),
+        "annotated": FATE_COLUMNS,
     }
-    writers: dict[str, tuple[Any, tuple[str, ...]]] = {}
+    prefix = copying.annotation
+    writers: dict[str, tuple[Callable[[Any], None], tuple[str, ...]]] = {}
     for role, path in zip(shapes, targets.paths, strict=True):
         if path is not None:
-            base, added = shapes[role]
-            made = [*base, *(pa.field(f"{ANNOTATION}_{c}", columns[c]) for c in added)]
-            temporary = stack.enter_context(_temporary_beside(path))
+            added = shapes[role]
+            made = [*schema, *(pa.field(f"{prefix}_{c}", types[c]) for c in added)]
             shape = pa.schema(made, metadata=schema.metadata)
-            writers[role] = (stack.enter_context(pq.ParquetWriter(temporary, shape)), added)
+            writers[role] = (stack.enter_context(_parquet_writer(path, shape)), added)
     first = 1
     for group in range(file.num_row_groups):
         rows = file.metadata.row_group(group).num_rows
@@ -400,9 +484,11 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
         fates: dict[str, list[tuple[int, dict[str, Any]]]] = {"kept": [], "dropped": []}
         for record, line in zip(records, places.lines, strict=True):
             if record.id in kept:
-                fates["kept"].append((line - first, fate_record(True, None, kept[record.id])))
-            elif (fate := dropped.get(record.id)) is not None:
-                fates["dropped"].append((line - first, fate_record(False, fate, None)))
+                passed = copying.passed.get(record.id)
+                fate = fate_record(True, None, kept[record.id], passed)
+                fates["kept"].append((line - first, fate))
+            elif (dropped_fate := dropped.get(record.id)) is not None:
+                fates["dropped"].append((line - first, fate_record(False, dropped_fate, None)))
         del places.lines[:]
         copied.kept += len(fates["kept"])
         copied.dropped += len(fates["dropped"])
@@ -413,16 +499,16 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
                 "dropped": fates["dropped"],
                 "annotated": sorted(fates["kept"] + fates["dropped"], key=lambda f: f[0]),
             }
-            for role, (writer, added) in writers.items():
+            for role, (write, added) in writers.items():
                 if chosen[role]:
                     taken = table.take([row for row, _ in chosen[role]])
                     for name in added:
                         values = [fate[name] for _, fate in chosen[role]]
                         if name == "duplicate_of":
                             values = [None if v is None else str(v) for v in values]
-                        field_ = pa.field(f"{ANNOTATION}_{name}", columns[name])
-                        taken = taken.append_column(field_, pa.array(values, columns[name]))
-                    writer.write_table(taken.replace_schema_metadata(schema.metadata))
+                        field_ = pa.field(f"{prefix}_{name}", types[name])
+                        taken = taken.append_column(field_, pa.array(values, types[name]))
+                    write(taken.replace_schema_metadata(schema.metadata))
         first += rows
 
 

@@ -5,6 +5,7 @@ Paths are always passed as Rich Text, so a file named ``[bold]`` stays a file na
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -51,6 +52,16 @@ class _Kind:
     examples: list[str] = field(default_factory=list)
 
 
+def _named(name: str) -> str:
+    """A document's name or id as a warning shows it: quoted when it reads as a number (the
+    record ``4`` skipped is not four things skipped)."""
+    shown = visible(name)
+    return repr(shown) if _NUMBER.fullmatch(shown) else shown
+
+
+_NUMBER = re.compile(r"[\d.,_+-]+")
+
+
 class Messages:
     """Everything for a person, on stderr: warnings, progress, summaries.
 
@@ -88,7 +99,7 @@ class Messages:
         for :meth:`event_summary`."""
         if isinstance(event, Skipped):
             kinds, kind = self.skips, event.kind
-            line = Text.assemble(("warning: ", "yellow"), f"skipped {visible(event.id)}: ")
+            line = Text.assemble(("warning: ", "yellow"), f"skipped {_named(event.id)}: ")
             line.append(visible(event.reason))
         elif isinstance(event, Warned):
             kinds, kind = self.warnings, event.message
@@ -100,17 +111,17 @@ class Messages:
         tally = kinds.setdefault(kind, _Kind())
         tally.count += 1
         if len(tally.examples) < EXAMPLES:
-            tally.examples.append(visible(event.id))
+            tally.examples.append(_named(event.id))
         if self.verbose or (self.lists_documents and not isinstance(event, Excluded)):
             self.console.print(line)
 
-    def event_summary(self) -> None:
+    def event_summary(self, noun: str = "file") -> None:
         """What was skipped, warned about or left out and not listed line by line: by kind,
-        with counts and a few examples."""
+        with counts and a few examples (``noun``: what the documents are)."""
         if not self.quiet:
             if not self.lists_documents:
-                self._tallied("warning: ", "skipped", self.skips, "file")
-                self._tallied("warning: ", "warned about", self.warnings, "file")
+                self._tallied("warning: ", "skipped", self.skips, noun)
+                self._tallied("warning: ", "warned about", self.warnings, noun)
             if not self.verbose:
                 self._tallied("note: ", "left out", self.left_out, "path")
         # Each is summed up once: what comes after (a second batch of events) is new.
@@ -183,12 +194,16 @@ class Messages:
 
     def corpus_summary(self, docs: Corpus, verb: str) -> None:
         """``fingerprinted 8 documents (2 skipped: 1 binary, 1 empty)``."""
-        self.counts_summary(len(docs), docs.skipped, verb)
+        noun = "file" if docs.stamps is not None else "record"
+        self.counts_summary(len(docs), docs.skipped, verb, noun)
 
-    def counts_summary(self, documents: int, skipped: Sequence[Skipped], verb: str) -> None:
-        """The same from counts, for output that streamed; a note when nothing was read."""
+    def counts_summary(
+        self, documents: int, skipped: Sequence[Skipped], verb: str, noun: str = "file"
+    ) -> None:
+        """The same from counts, for output that streamed (``noun``: what the documents are);
+        a note when nothing was read."""
         passed_over = bool(skipped or self.left_out)
-        self.event_summary()
+        self.event_summary(noun)
         by_reason = skip_counts(skipped)
         detail = ", ".join(f"{count:,} {reason}" for reason, count in sorted(by_reason.items()))
         tail = f" ({len(skipped):,} skipped: {detail})" if by_reason else ""
@@ -231,8 +246,13 @@ class Messages:
         annotated = (
             f"; each with its fate in {visible(targets.annotated)}" if targets.annotated else ""
         )
+        passed = (
+            f" ({tally.unfingerprinted:,} of them without a word, passed through)"
+            if tally.unfingerprinted
+            else ""
+        )
         self.info(
-            f"kept {tally.kept:,} of {counted(tally.read, 'record')}{where}: "
+            f"kept {tally.kept:,} of {counted(tally.read, 'record')}{where}{passed}: "
             f"{tally.dropped:,} dropped {why}{dropped}, {tally.skipped:,} "
             f"skipped{malformed}{annotated}"
         )

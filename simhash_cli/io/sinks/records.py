@@ -468,7 +468,9 @@ def survey_record(plan: Survey) -> Record:
             "expected_candidates": estimate_number(assessment.expected_candidates),
             "expected_pairs": estimate_number(assessment.expected_pairs),
             "in_budget": plan.in_budget(assessment),
-            "curve": [[c, estimate_number(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)],
+            "curve": [
+                [c, estimate_number(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)
+            ],
         }
 
     return {

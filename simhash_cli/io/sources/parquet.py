@@ -63,6 +63,12 @@ def _opened(source: str) -> Iterator[Any]:
         raise InputError(f"cannot read {source} as Parquet: {exc}") from None
 
 
+def column_names(source: str) -> list[str]:
+    """The columns of the file (from its footer)."""
+    with _opened(source) as file:
+        return list(file.schema_arrow.names)
+
+
 def row_groups(source: str) -> list[int]:
     """The number of rows in each row group of the file (from its footer)."""
     with _opened(source) as file:
