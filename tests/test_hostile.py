@@ -934,7 +934,7 @@ def test_jobs_beyond_the_cores_are_capped_and_said() -> None:
     assert done.returncode == ExitCode.OK
     cores = len(os.sched_getaffinity(0))
     if cores < 512:
-        assert f"512 jobs asked, {cores} cores here: {cores} processes are used" in done.stderr
+        assert f"512 jobs asked, {cores} cores here: {cores} processes used" in done.stderr
 
 
 def test_an_index_of_vectors_queried_with_files_says_why(tmp_path: Path) -> None:

@@ -232,3 +232,18 @@ def test_reading_standard_input_from_a_terminal_says_so(tmp_path: Path) -> None:
     assert code == 0, "\n".join(screen)
     assert "reading standard input (type or paste the text, then Ctrl-D)" in screen
     assert json.loads(out.read_text())["features"] == 6
+
+
+def test_a_name_in_a_status_line_is_shown_not_obeyed(tmp_path: Path) -> None:
+    """The spinner's line names REF: its escape sequences and its brackets (Rich markup) are
+    shown as text, never sent to the terminal or read as styles."""
+    name = "ref\x1b]0;pwned\x07[bold].jsonl"
+    (tmp_path / name).write_text('{"id": "r", "text": "hello world out there in the sun"}\n')
+    given = tmp_path / "in.jsonl"
+    given.write_text('{"id": "a", "text": "hello world out there in the sun"}\n')
+    code, shown = on_a_terminal(
+        ["dedupe", "--texts", str(given), "--against", name], subprocess.DEVNULL, cwd=tmp_path
+    )
+    assert code == 0, shown.decode(errors="replace")
+    assert b"reading the reference ref\\x1b]0;pwned\\x07[bold].jsonl" in shown
+    assert b"\x1b]0;pwned" not in shown and b"\x07" not in shown

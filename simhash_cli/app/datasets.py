@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -205,7 +206,10 @@ def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.flo
             continue
         got = by.field.get(fields)
         if isinstance(got, (int, float)) and not isinstance(got, bool):
-            values[row] = float(got)
+            try:
+                values[row] = float(got)
+            except OverflowError:  # an integer beyond any float: it sorts beyond them all
+                values[row] = math.inf if got > 0 else -math.inf
     return values
 
 

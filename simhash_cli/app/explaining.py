@@ -13,7 +13,7 @@ from ..core.corpus import Corpus, corpus_from_texts
 from ..core.explain import PAGE_BLOCKS, Explained, explain, word_diff
 from ..core.fingerprint import to_int
 from ..core.vectorize import Weighting
-from ..errors import BadValueError, InputError, UsageError
+from ..errors import BadValueError, InputError, PathNotFoundError, UsageError
 from ..io.sinks.formats import Output
 from ..io.sources.fields import Fields
 from ..io.sources.files import read_documents
@@ -124,6 +124,9 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
         records = _records(source, "texts", ids, reading.policy.max_bytes)
         texts = (records[0].text, records[1].text)
     else:
+        for path in ids:
+            if path != "-" and not os.path.lexists(path):
+                raise PathNotFoundError(f"no such file or directory: {path}")
         read = {d.id: d.text for d in read_documents(ids, hooks.event, policy=reading.policy)}
         missing = [path for path in ids if path not in read]
         if missing:

@@ -18,7 +18,8 @@ from ..core.corpus import Settings
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
-from ..errors import UsageError
+from ..errors import PathNotFoundError, UsageError
+from ..io.sinks.formats import counted
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 from ..io.sources.shards import is_glob, is_sharded, shards_of
@@ -48,13 +49,17 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def capped_jobs(jobs: int) -> tuple[int, str | None]:
+def capped_jobs(
+    jobs: int, noun: str = "job", used: tuple[str, str] = ("process", "processes")
+) -> tuple[int, str | None]:
     """``jobs`` processes, at most one per core (more only compete for the same cores, each
-    with its own memory), and what to tell the person when it was capped."""
+    with its own memory), and what to tell the person when it was capped (``noun``: what was
+    asked, ``used``: what runs, singular and plural)."""
     cores = default_jobs()
     if jobs <= cores:
         return jobs, None
-    return cores, f"{jobs} jobs asked, {cores} cores here: {cores} processes are used"
+    running = counted(cores, *used)
+    return cores, f"{counted(jobs, noun)} asked, {counted(cores, 'core')} here: {running} used"
 
 
 @dataclass(frozen=True)
@@ -239,6 +244,16 @@ class Source:
             paths = "PATH... (- for standard input)" if stdin else "PATH..."
             message, names = _alternatives(f"no input: give {paths} or {{}}", accepted, files=True)
             raise UsageError(message, parameters=names)
+        where = self.location
+        if (
+            self.is_records
+            and where not in (None, STDIN)
+            and "://" not in where
+            and not is_glob(where)
+            and not os.path.lexists(where)
+        ):
+            # Before anything is made (an index, an output): nothing was read yet.
+            raise PathNotFoundError(f"no such file or directory: {where}")
 
     def input_paths(self) -> list[str]:
         """Every file read that could be written to by mistake (standard input excluded):

@@ -156,6 +156,8 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
 
     name = "size"
     _UNITS: ClassVar[dict[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    LARGEST: ClassVar[int] = 1 << 60
+    """A size beyond which a bound means nothing (and would not fit the reads it bounds)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
@@ -163,9 +165,17 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
         text = str(value).strip().upper().removesuffix("B")
         unit = text[-1:] if text[-1:] in self._UNITS else ""
         number = text[: len(text) - len(unit)]
-        if not number.isdigit():
+        if not (number.isascii() and number.isdigit()):
             self.fail(f"{value!r} is not a size like 1000000, 500K, 64M or 2G", param, ctx)
-        return int(number) * self._UNITS[unit]
+        size = int(number) * self._UNITS[unit]
+        if size > self.LARGEST:
+            self.fail(
+                f"{value!r} is more than any file holds (at most {self.LARGEST >> 30:,}G); "
+                "0 for no limit",
+                param,
+                ctx,
+            )
+        return size
 
 
 _SETTINGS = [

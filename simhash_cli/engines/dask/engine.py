@@ -13,7 +13,7 @@ from ...app.engine import Need
 from ...app.hooks import Hooks
 from ...app.requests import DedupeRequest
 from ...app.run import load_records, report_passed_over
-from ...app.settings import EngineChoice, Input, Reading, Source
+from ...app.settings import EngineChoice, Input, Reading, Source, capped_jobs
 from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify
@@ -145,7 +145,14 @@ def session(
     fails before any cluster starts."""
     if source is not None and source.is_records and source.location not in (None, STDIN):
         check_source(source.location)
-    with connect(choice.scheduler, choice.workers) as cluster:
+    workers = choice.workers
+    if choice.scheduler is None and workers is not None:
+        # A local worker per core at most: more compete for the same cores, each with its
+        # own memory (64 of them on 2 cores took 6.4 GB to do the work of 2).
+        workers, capped = capped_jobs(workers, "worker", ("worker", "workers"))
+        if capped:
+            hooks.info(f"note: {capped}")
+    with connect(choice.scheduler, workers) as cluster:
         where = "local cluster" if cluster.owned else f"cluster at {choice.scheduler}"
         dashboard = f", dashboard {cluster.dashboard}" if cluster.dashboard else ""
         hooks.info(f"dask: {where} of {counted(cluster.workers, 'worker')}{dashboard}")

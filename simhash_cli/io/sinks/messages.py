@@ -162,9 +162,13 @@ class Messages:
         if self.level or not shown or not self.console.is_terminal:
             yield hooks
             return
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        columns = (
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+        )
         with self._live(*columns, TimeElapsedColumn()) as bar:
-            task = bar.add_task(description, total=None)
+            task = bar.add_task(visible(description), total=None)
             hooks.on_listed = lambda total: bar.update(task, total=total)
             hooks.on_read = lambda: bar.advance(task)
             yield hooks
@@ -187,9 +191,13 @@ class Messages:
         if self.level or not self.console.is_terminal:
             yield
             return
-        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+        columns = (
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            TimeElapsedColumn(),
+        )
         with self._live(*columns) as spinner:
-            spinner.add_task(description, total=None)
+            spinner.add_task(visible(description), total=None)
             yield
 
     def corpus_summary(self, docs: Corpus, verb: str) -> None:

@@ -1,0 +1,133 @@
+"""One line, not a traceback: values no program can hold, paths that are not there, a disk that
+fills, more workers than cores. Each test fails on the code before its fix (issue: nothing
+lost, round three)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from simhash_cli.cli import main
+from simhash_cli.errors import ExitCode
+
+from conftest import SAMPLE
+
+TEXT = "the quick brown fox jumps over the lazy dog and keeps running far away"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def one_line_error(result: Result) -> str:
+    lines = result.stderr.splitlines()
+    assert lines and lines[-1].startswith("Error: "), result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return lines[-1]
+
+
+def test_an_integer_beyond_any_float_sorts_beyond_them_all(tmp_path: Path) -> None:
+    """``--keep-by q:max`` over a 400-digit ``q`` was an OverflowError."""
+    given = tmp_path / "in.jsonl"
+    huge = "9" * 400
+    given.write_text(
+        json.dumps({"id": "small", "text": TEXT, "q": 5}) + "\n"
+        f'{{"id": "huge", "text": "{TEXT}", "q": {huge}}}\n'
+        f'{{"id": "low", "text": "{TEXT}", "q": -{huge}}}\n'
+    )
+    kept = tmp_path / "kept.jsonl"
+    result = run("dedupe", "--texts", str(given), "--kept", str(kept), "--keep-by", "q:max", "-qq")
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert kept.read_text() == given.read_text().splitlines(keepends=True)[1]
+
+
+@pytest.mark.parametrize("size", ["99999999999999999999", "99999999999G", "２K"])
+def test_a_size_no_file_holds_is_refused_as_usage(size: str) -> None:
+    """``--max-bytes 99999999999999999999`` was an OverflowError; digits of other scripts were
+    read as numbers by ``str.isdigit``."""
+    result = run("fingerprint", "--max-bytes", size, str(SAMPLE))
+    assert result.exit_code == ExitCode.USAGE
+    line = one_line_error(result)
+    assert "--max-bytes" in line and repr(size) in line
+
+
+def test_explain_of_a_missing_path_says_so_as_usage(tmp_path: Path) -> None:
+    """It said "not a text document", exit 1."""
+    there = tmp_path / "a.txt"
+    there.write_text(TEXT)
+    result = run("explain", str(there), str(tmp_path / "nosuch.txt"))
+    assert result.exit_code == ExitCode.USAGE
+    assert one_line_error(result) == f"Error: no such file or directory: {tmp_path}/nosuch.txt"
+
+
+@pytest.mark.parametrize("given", ["--texts", "--vectors", "--fingerprints"])
+def test_a_missing_records_file_makes_nothing(tmp_path: Path, given: str) -> None:
+    """``index add x.db --texts nosuch.jsonl`` left an empty x.db behind; ``dedupe --texts
+    nosuch.jsonl`` was a traceback."""
+    missing = str(tmp_path / "nosuch.jsonl")
+    db = tmp_path / "x.db"
+    added = run("index", "add", str(db), given, missing)
+    assert added.exit_code == ExitCode.USAGE
+    assert one_line_error(added) == f"Error: no such file or directory: {missing}"
+    assert not db.exists() and sorted(os.listdir(tmp_path)) == []
+    deduped = run("dedupe", given, missing)
+    assert deduped.exit_code == ExitCode.USAGE
+    assert one_line_error(deduped) == f"Error: no such file or directory: {missing}"
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real file system of 256 KiB (a tmpfs), where the machine lets this process mount."""
+    where = tmp_path / "full"
+    where.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", f"simhash-{uuid.uuid4().hex[:8]}", str(where)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode:
+        pytest.skip("this machine does not let the tests mount a small file system")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+
+
+def test_a_full_disk_under_a_parquet_output_names_that_file(
+    tmp_path: Path, full_disk: Path
+) -> None:
+    """It said "cannot write standard output"; nothing half-written is left."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    given = tmp_path / "in.parquet"
+    texts = [f"{TEXT} {i} " + os.urandom(400).hex() for i in range(1000)]
+    pq.write_table(pa.table({"id": list(range(1000)), "text": texts}), given)
+    kept = full_disk / "kept.parquet"
+    result = run("dedupe", "--texts", str(given), "--kept", str(kept), "-qq")
+    assert result.exit_code == ExitCode.ERROR
+    line = one_line_error(result)
+    assert line.startswith(f"Error: cannot write {kept}: ") and "No space left" in line
+    assert os.listdir(full_disk) == []
+
+
+def test_local_dask_workers_beyond_the_cores_are_capped_and_said(tmp_path: Path) -> None:
+    """``--workers 64`` on 2 cores started 64 workers (6.4 GB to do the work of 2). Here the
+    process may run on one core, and asks for three workers."""
+    pytest.importorskip("distributed")
+    done = subprocess.run(
+        [sys.executable, "-m", "simhash_cli", "dedupe", "--engine", "dask", "--workers", "3",
+         "--blocks", "16", str(SAMPLE)],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+        preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "note: 3 workers asked, 1 core here: 1 worker used" in done.stderr
+    assert "dask: local cluster of 1 worker" in done.stderr
