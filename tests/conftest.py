@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -47,6 +51,27 @@ def messy_dir(tmp_path: Path) -> Path:
     (tmp_path / "blank.txt").write_text("  \n\t ... !!! \n")
     (tmp_path / "latin1.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e recipe".encode("latin-1"))
     return tmp_path
+
+
+@contextmanager
+def small_filesystem(where: Path, size: str) -> Iterator[Path]:
+    """A real file system of ``size`` (a tmpfs) mounted at ``where``, where the machine lets the
+    tests mount one (root, or a container that allows it); the test is skipped otherwise."""
+    where.mkdir(exist_ok=True)
+    name = f"simhash-test-{uuid.uuid4().hex[:8]}"
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size}", name, str(where)]
+    if subprocess.run(mount, capture_output=True, check=False).returncode:
+        pytest.skip("this machine does not let the tests mount a small file system")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
+
+
+def read_only_again(where: Path) -> None:
+    """Remount the :func:`small_filesystem` at ``where`` read-only (root cannot write there)."""
+    remount = ["mount", "-o", "remount,ro", str(where)]
+    subprocess.run(remount, capture_output=True, check=True)
 
 
 def interruptible() -> None:

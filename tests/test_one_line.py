@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from click.testing import CliRunner, Result
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 
-from conftest import SAMPLE
+from conftest import SAMPLE, read_only_again, small_filesystem
 
 TEXT = "the quick brown fox jumps over the lazy dog and keeps running far away"
 
@@ -85,20 +84,8 @@ def test_a_missing_records_file_makes_nothing(tmp_path: Path, given: str) -> Non
 
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real file system of 256 KiB (a tmpfs), where the machine lets this process mount."""
-    where = tmp_path / "full"
-    where.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", f"simhash-{uuid.uuid4().hex[:8]}", str(where)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode:
-        pytest.skip("this machine does not let the tests mount a small file system")
-    try:
+    with small_filesystem(tmp_path / "full", "256k") as where:
         yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=False)
 
 
 def test_a_full_disk_under_a_parquet_output_names_that_file(
@@ -131,3 +118,23 @@ def test_local_dask_workers_beyond_the_cores_are_capped_and_said(tmp_path: Path)
     assert done.returncode == ExitCode.OK, done.stderr
     assert "note: 3 workers asked, 1 core here: 1 worker used" in done.stderr
     assert "dask: local cluster of 1 worker" in done.stderr
+
+
+def test_a_healthy_read_only_index_is_called_read_only_not_damaged(tmp_path: Path) -> None:
+    """It said "damaged or truncated ... restore it from a copy" of a good file."""
+    new = tmp_path / "new.txt"
+    new.write_text(TEXT)
+    with small_filesystem(tmp_path / "ro", "4m") as where:
+        db = where / "x.db"
+        assert run("index", "add", str(db), str(SAMPLE), "-qq").exit_code == ExitCode.OK
+        before = db.read_bytes()
+        read_only_again(where)
+        for command in (["add", str(db), str(new)], ["prune", str(db)]):
+            refused = run("index", *command)
+            assert refused.exit_code == ExitCode.ERROR
+            line = one_line_error(refused)
+            assert line.startswith(f"Error: the index {db} is read-only: its file system is")
+            assert "damaged" not in line
+        queried = run("index", "query", str(db), str(new), "-qq")
+        assert queried.exit_code == ExitCode.OK, queried.stderr
+        assert db.read_bytes() == before

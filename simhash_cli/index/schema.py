@@ -80,6 +80,8 @@ def translated(path: str, exc: sqlite3.Error) -> InputError:
         return IndexBusyError(
             f"the index {path} is busy: another simhash is writing to it; try again when it is done"
         )
+    if "readonly" in text or "read-only" in text:
+        return read_only(path, unwritable(path) or "SQLite could not write to it")
     if "full" in text:
         return InputError(
             f"the disk holding {path} is full: the index keeps every batch written before this "
@@ -280,9 +282,35 @@ KEY_BITS = 16
 """Bits per table key: 1,000,000 random fingerprints share a 16-bit block with ~15 others."""
 
 
+def unwritable(path: str) -> str | None:
+    """Why simhash cannot write the index at ``path``, or None: a read-only file system, a
+    file this user may not write, or a directory where SQLite cannot make its journal."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "its file system is mounted read-only"
+    except OSError:
+        pass
+    if not os.access(path, os.W_OK):
+        return "this user may not write to it"
+    if not os.access(folder, os.W_OK):
+        return f"its directory {folder} is not writable here, and SQLite keeps a journal there"
+    return None
+
+
+def read_only(path: str, why: str) -> InputError:
+    """A healthy index that cannot be written: say so (it is not damaged)."""
+    return InputError(
+        f"the index {path} is read-only: {why}; commands that only read it (index query, "
+        "index dedupe, --against) still work"
+    )
+
+
 def connect(path: str, timeout: float, readonly: bool) -> sqlite3.Connection:
     """A connection to the index; read-only ones by URI, so that SQLite writes nothing, and
     immutable where even its shared-memory file cannot be made (a read-only filesystem)."""
+    if not readonly and (why := unwritable(path)) is not None:
+        raise read_only(path, why)
     try:
         if not readonly:
             return sqlite3.connect(path, timeout=timeout, isolation_level=None)
