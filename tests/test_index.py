@@ -183,7 +183,7 @@ def test_a_bulk_add_keeps_the_last_of_a_path_given_twice(tmp_path: Path, empty: 
 
 def test_ids_survive_as_bytes() -> None:
     for name in ("plain.txt", "caf\udce9.txt", "lone \ud800 surrogate", "日本語"):
-        assert decode_id(encode_id(name)) == name
+        assert decode_id(encode_id(name), "idx.db") == name
 
 
 # ---------------------------------------------------------------- commands

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -138,3 +139,32 @@ def test_a_healthy_read_only_index_is_called_read_only_not_damaged(tmp_path: Pat
         queried = run("index", "query", str(db), str(new), "-qq")
         assert queried.exit_code == ExitCode.OK, queried.stderr
         assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "UPDATE docs SET path = 42 WHERE id = 1",
+        "UPDATE docs SET w0 = 'abc' WHERE id = 1",
+        "UPDATE docs SET w0 = 1.5 WHERE id = 1",
+        "UPDATE docs SET features = 'x' WHERE id = 2",
+    ],
+)
+def test_a_wrongly_typed_cell_in_an_index_says_damaged(tmp_path: Path, edit: str) -> None:
+    """An integer where a name is stored, text or a real where a number is: AttributeError
+    and ValueError in index dedupe, index query and --against."""
+    db = tmp_path / "x.db"
+    assert run("index", "add", str(db), str(SAMPLE), "-qq").exit_code == ExitCode.OK
+    with sqlite3.connect(db) as connection:
+        connection.execute(edit)
+    connection.close()
+    one = str(next(SAMPLE.glob("*.txt")))
+    commands = [["index", "dedupe", str(db)], ["dedupe", one, "--against", str(db), "--verify",
+                "estimate"]]  # fmt: skip
+    if "features" not in edit:  # a query reads names and fingerprints only
+        commands.append(["index", "query", str(db), one])
+    for command in commands:
+        result = run(*command)
+        assert result.exit_code == ExitCode.ERROR, (command, result.stderr)
+        line = one_line_error(result)
+        assert line.startswith(f"Error: the index {db} is damaged ("), line

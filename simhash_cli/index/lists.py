@@ -19,7 +19,7 @@ from ..core.blocking import bit_slice
 from ..errors import (
     InputError,
 )
-from .schema import unsigned
+from .schema import damaged, integers, unsigned
 
 __all__ = [
     "IN_CHUNK",
@@ -250,10 +250,7 @@ def agree(
 
 def disagreement(path: str) -> InputError:
     """A fingerprint edited in one place only: the index is "damaged", not quietly wrong."""
-    return InputError(
-        f"the index {path} is damaged (the fingerprints it stores and the ones its tables list "
-        "disagree); restore it from a copy, or make it again with simhash index add"
-    )
+    return damaged(path, "the fingerprints it stores and the ones its tables list disagree")
 
 
 def no_rows(words: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
@@ -261,12 +258,12 @@ def no_rows(words: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
 
 
 def rows_and_prints(
-    located: Sequence[tuple[Any, ...]], words: int
+    index: str, located: Sequence[tuple[Any, ...]], words: int
 ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
     """(rows, fingerprints) from :meth:`Store._locate`'s (row, size, mtime, features, words)."""
     if not located:
         return no_rows(words)
-    numbers = np.array([(row[0], *row[4:]) for row in located], dtype=np.int64)
+    numbers = integers(index, [(row[0], *row[4:]) for row in located], 1 + words)
     return numbers[:, 0].copy(), unsigned(numbers[:, 1:])
 
 

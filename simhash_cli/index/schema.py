@@ -34,11 +34,14 @@ __all__ = [
     "connect",
     "create_file",
     "create_schema",
+    "damaged",
     "decode_id",
     "encode_id",
     "encode_ids",
+    "integers",
     "read_settings",
     "recognise",
+    "stored_name",
     "translated",
 ]
 
@@ -66,11 +69,40 @@ def encode_ids(ids: Sequence[str]) -> list[bytes]:
     return parts if len(parts) == len(ids) and ids else [encode_id(doc_id) for doc_id in ids]
 
 
-def decode_id(data: bytes) -> str:
+def damaged(path: str, what: str) -> InputError:
+    """An index whose contents are not what simhash wrote (edited by hand, another program)."""
+    return InputError(
+        f"the index {path} is damaged ({what}); restore it from a copy, or make it again with "
+        "simhash index add"
+    )
+
+
+def stored_name(data: object, index: str) -> bytes:
+    """A ``docs.path`` cell, which simhash writes as bytes (anything else: damaged)."""
+    if not isinstance(data, bytes):
+        raise damaged(index, f"a stored name is {type(data).__name__}, not bytes")
+    return data
+
+
+def decode_id(data: object, index: str) -> str:
+    """A stored path as the id it was given (bytes that are not UTF-8 kept by escapes)."""
+    data = stored_name(data, index)
     try:
         return data.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return data.decode("utf-8", "surrogateescape")
+
+
+def integers(index: str, rows: Sequence[Sequence[object]], width: int) -> NDArray[np.int64]:
+    """Rows of cells read from the index that must each hold an integer, as an (n, width)
+    array: a cell of another type (text, a real number, NULL) is a damaged index, never a
+    number guessed from it."""
+    if not rows:
+        return np.zeros((0, width), np.int64)
+    found = np.asarray(rows)  # all integers: int64; any text, real or NULL: another kind
+    if found.dtype.kind != "i" or found.shape != (len(rows), width):
+        raise damaged(index, "a cell that holds a number holds something else")
+    return found.astype(np.int64, copy=False)
 
 
 def translated(path: str, exc: sqlite3.Error) -> InputError:

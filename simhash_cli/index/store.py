@@ -21,7 +21,6 @@ refused and never written to.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import sqlite3
@@ -61,9 +60,11 @@ from .schema import (
     decode_id,
     encode_id,
     encode_ids,
+    integers,
     read_settings,
     recognise,
     signed,
+    stored_name,
     translated,
     unsigned,
 )
@@ -227,8 +228,10 @@ class Store:
                 self._build(connection, hashes, rows, prints)
                 return
         self._pending, self._pending_valid = [], False
-        found = connection.execute("SELECT id, path FROM docs ORDER BY id").fetchall()
-        hashes = np.fromiter((zlib.crc32(path) for _, path in found), np.int64, len(found))
+        found = connection.execute("SELECT path FROM docs ORDER BY id").fetchall()
+        hashes = np.fromiter(
+            (zlib.crc32(stored_name(path, self.path)) for (path,) in found), np.int64
+        )
         rows, fingerprints = self._stored("1 ORDER BY id", ())
         self._build(connection, hashes, rows, fingerprints)
 
@@ -288,8 +291,7 @@ class Store:
         """(rows, fingerprints) of the stored documents ``where`` selects."""
         columns = ", ".join(self._word_columns())
         found = self.connection.execute(f"SELECT id, {columns} FROM docs WHERE {where}", parameters)
-        flat = np.fromiter(itertools.chain.from_iterable(found), dtype=np.int64)
-        numbers = flat.reshape(-1, 1 + self.words)
+        numbers = integers(self.path, found.fetchall(), 1 + self.words)
         return numbers[:, 0].copy(), unsigned(numbers[:, 1:])
 
     def count(self) -> int:
@@ -376,7 +378,7 @@ class Store:
             )
             hashes = sorted((zlib.crc32(paths[i]), rows[i]) for i in new)
             connection.executemany("INSERT INTO names (hash, row) VALUES (?, ?)", hashes)
-            before = rows_and_prints([located[paths[i]] for i in old], self.words)
+            before = rows_and_prints(self.path, [located[paths[i]] for i in old], self.words)
             after = (np.array(rows, dtype=np.int64), fingerprints)
             self._change_lists(connection, before, after)
 
@@ -406,7 +408,9 @@ class Store:
         """Those of ``ids`` the index holds: (row, size, mtime_ns), size and mtime None for a
         record that is not a file."""
         located = self._locate([encode_id(doc_id) for doc_id in ids])
-        return {decode_id(path): (row[0], row[1], row[2]) for path, row in located.items()}
+        return {
+            decode_id(path, self.path): (row[0], row[1], row[2]) for path, row in located.items()
+        }
 
     def remove(self, ids: Sequence[str]) -> None:
         """Forget these documents, and take them out of the tables (a transaction per chunk)."""
@@ -415,7 +419,7 @@ class Store:
             chunk = paths[start : start + IN_CHUNK]
             with self.transaction() as connection:
                 located = self._locate(chunk)
-                gone = rows_and_prints(list(located.values()), self.words)
+                gone = rows_and_prints(self.path, list(located.values()), self.words)
                 connection.execute(
                     "DELETE FROM docs WHERE id IN (SELECT value FROM json_each(?))",
                     (json.dumps(gone[0].tolist()),),
@@ -429,15 +433,14 @@ class Store:
     def prune(self, keep: Callable[[str, int, int], bool]) -> list[str]:
         """Remove the files for which ``keep(path, size, mtime_ns)`` is False (gone, changed);
         records that are not files stay. Returns the removed ids."""
-        names = [
-            decode_id(path)
-            for path, size, mtime in self.connection.execute(
-                "SELECT path, size, mtime_ns FROM docs WHERE size IS NOT NULL"
-            ).fetchall()
-            if not keep(decode_id(path), size, mtime)
-        ]
-        self.remove(names)
-        return names
+        files = self.connection.execute(
+            "SELECT path, size, mtime_ns FROM docs WHERE size IS NOT NULL"
+        ).fetchall()
+        stamps = integers(self.path, [(size, mtime) for _, size, mtime in files], 2).tolist()
+        ids = [decode_id(path, self.path) for path, _, _ in files]
+        gone = [name for name, stamp in zip(ids, stamps, strict=True) if not keep(name, *stamp)]
+        self.remove(gone)
+        return gone
 
     # ------------------------------------------------------------------ reading
 
@@ -452,8 +455,8 @@ class Store:
         if not rows:
             empty = np.zeros((0, self.words), np.uint64)
             return np.zeros(0, np.int64), [], empty, np.zeros(0, np.int64)
-        ids = [decode_id(row[1]) for row in rows]
-        numbers = np.array([(row[0], row[2], *row[3:]) for row in rows], dtype=np.int64)
+        ids = [decode_id(row[1], self.path) for row in rows]
+        numbers = integers(self.path, [(row[0], row[2], *row[3:]) for row in rows], 2 + self.words)
         fingerprints = unsigned(numbers[:, 2:])
         self._check_agree(numbers[:, 0], fingerprints)
         return numbers[:, 0], ids, fingerprints, numbers[:, 1]
@@ -474,8 +477,8 @@ class Store:
         located = self._locate(encoded)
         present = [i for i, path in enumerate(encoded) if path in located]
         values = [located[encoded[i]] for i in present]
-        _, fingerprints = rows_and_prints(values, self.words)
-        features = np.array([value[3] for value in values], dtype=np.int64)
+        _, fingerprints = rows_and_prints(self.path, values, self.words)
+        features = integers(self.path, [value[3:4] for value in values], 1)[:, 0]
         return [ids[i] for i in present], fingerprints, features
 
     def ids_of(self, rows: NDArray[np.int64]) -> dict[int, str]:
@@ -487,7 +490,7 @@ class Store:
                 "SELECT id, path FROM docs WHERE id IN (SELECT value FROM json_each(?))",
                 (json.dumps(unique[start : start + IN_CHUNK]),),
             ):
-                found[row] = decode_id(path)
+                found[row] = decode_id(path, self.path)
         if len(found) < len(unique):
             raise InputError(
                 f"the index {self.path} is damaged (its tables name documents it does not "
