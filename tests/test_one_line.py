@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
@@ -168,3 +169,37 @@ def test_a_wrongly_typed_cell_in_an_index_says_damaged(tmp_path: Path, edit: str
         assert result.exit_code == ExitCode.ERROR, (command, result.stderr)
         line = one_line_error(result)
         assert line.startswith(f"Error: the index {db} is damaged ("), line
+
+
+_LIMITED = """
+import os, resource, sys
+import simhash_cli.cli  # imported before the limit: the limit is for the work
+if __name__ == "__main__":
+    with open("/proc/self/statm") as statm:  # its first number: the address space, in pages
+        size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (20 << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    sys.argv = ["simhash", *sys.argv[1:]]
+    simhash_cli.cli.main()
+"""
+
+
+def test_memory_that_runs_out_is_one_line_naming_the_step(tmp_path: Path) -> None:
+    """Under ``ulimit -v`` a MemoryError was a traceback. Here the process may use 20 MiB more
+    than its imports took, and reads 8 MB of texts."""
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("the address space is read from Linux's /proc")
+    given = tmp_path / "in.jsonl"
+    words = [f"w{i}" for i in range(50_000)]
+    rng = np.random.default_rng(2)
+    with given.open("w") as out:
+        for i, row in enumerate(rng.integers(0, len(words), (20_000, 60))):
+            out.write(json.dumps({"id": i, "text": " ".join(words[w] for w in row)}) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _LIMITED, "dedupe", "--texts", str(given), "-j1"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == ExitCode.ERROR, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr, done.stderr
+    line = done.stderr.splitlines()[-1]
+    assert line.startswith(f"Error: out of memory while reading the records of {given} ("), line
+    assert "give it more, or fewer documents per run" in line

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from ..core.search import (
 from ..core.vectorize import Weighting, apply_weighting, merge_counts
 from ..errors import InputError
 from ..io.sinks.atomic import atomic_output
+from ..io.sources.files import STDIN
 from ..io.sources.pieces import Piece, pieces
 from ..io.sources.records import repeated_id
 from ..io.sources.shards import passed_over
@@ -143,17 +144,20 @@ def load(
     pieces' counts costs more than it saves)."""
     if source.is_records:
         report_passed_over(source, hooks)
-        if source.kind is Input.FINGERPRINTS:
-            docs = load_records(source, reading, hooks)
-        elif source.kind is Input.VECTORS and not vectors_needed:
-            # No word sets to keep for MinHash: vectors are not texts.
-            docs = fingerprinted_records(source, reading, hooks)
-        elif source.kind is Input.TEXTS and reading.jobs > 1:
-            docs = counted_records(source, reading, hooks)
-        else:
-            docs = load_records(source, reading, hooks)
+        where = source.location or STDIN
+        # A spinner, but not over what a person types at the terminal.
+        with nullcontext() if where == STDIN else hooks.status(f"reading the records of {where}"):
+            if source.kind is Input.FINGERPRINTS:
+                docs = load_records(source, reading, hooks)
+            elif source.kind is Input.VECTORS and not vectors_needed:
+                # No word sets to keep for MinHash: vectors are not texts.
+                docs = fingerprinted_records(source, reading, hooks)
+            elif source.kind is Input.TEXTS and reading.jobs > 1:
+                docs = counted_records(source, reading, hooks)
+            else:
+                docs = load_records(source, reading, hooks)
     else:
-        with hooks.progress("reading") as progress:
+        with hooks.progress("reading files") as progress:
             if not vectors_needed and reading.weighting is not Weighting.TFIDF:
                 docs = concatenate(stream(source, reading, engine, hooks, progress))
             else:

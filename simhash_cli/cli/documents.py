@@ -77,7 +77,7 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
     # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
     same_terminal = fmt is not Format.TABLE and sys.stdout.isatty() and not output.to_file
     tally = run.Tally()
-    progress_shown = messages.progress("reading", shown=not same_terminal)
+    progress_shown = messages.progress("reading files", shown=not same_terminal)
     with opened(output.path) as out:
         with progress_shown as progress:
             batches = (

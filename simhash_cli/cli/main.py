@@ -19,6 +19,7 @@ import click
 
 from .. import __version__
 from ..errors import BadValueError, ExitCode, SimhashError, UsageError
+from ..io.sinks.messages import step_of
 from ..io.sinks.visible import visible
 
 __all__ = ["Command", "Group", "exit_with", "main", "spell"]
@@ -70,6 +71,11 @@ class Command(click.Command):
             if face is not None and face.traceback:
                 raise
             _fail(ctx, "interrupted", ExitCode.INTERRUPTED)
+        except MemoryError as exc:
+            face = ctx.find_object(Face)
+            if face is not None and face.traceback:
+                raise
+            _fail(ctx, _out_of_memory(exc), ExitCode.ERROR)
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, and keep Python's own flush at
             # exit from failing again on the closed pipe.
@@ -102,6 +108,19 @@ class Command(click.Command):
         if isinstance(exc, UsageError):
             raise click.UsageError(message, ctx=ctx) from None
         _fail(ctx, message, exc.exit_code)
+
+
+def _out_of_memory(exc: MemoryError) -> str:
+    """What ran out, and where: numpy names the array it could not make, the step names the
+    work (the innermost progress or status the run was in)."""
+    what = str(exc).strip()
+    what = what[:1].lower() + what[1:] if what else "Python could not allocate memory"
+    step = step_of(exc)
+    where = f" while {step}" if step else ""
+    return (
+        f"out of memory{where} ({what}): this run needs more memory than this process may "
+        "use (ulimit -v, a container's limit); give it more, or fewer documents per run"
+    )
 
 
 _CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}

@@ -58,7 +58,7 @@ def _added(db: str, report: AddReport, store: Store, hooks: Hooks) -> None:
 def _add_files(
     store: Store, paths: tuple[str, ...], reading: Reading, engine: Engine, hooks: Hooks
 ) -> AddReport:
-    with hooks.progress("reading") as progress:
+    with hooks.progress("reading files") as progress:
         return add_files(
             store,
             paths,
@@ -130,7 +130,7 @@ def _with_vectors(
         InputError: a file whose fingerprint is no longer the stored one.
     """
     paths = [docs.ids[r] for r in rows.tolist()]
-    with hooks.progress("reading again") as progress:
+    with hooks.progress("reading files again") as progress:
         read = engine.read_files(paths, _reading_of(docs.settings), hooks, progress)
     hooks.info(f"read {len(paths):,} of the {len(docs):,} files again for their vectors ({why})")
     return placed_vectors(docs, rows, read)
@@ -179,7 +179,7 @@ def _queries(source: Source, store: Store, engine: Engine, hooks: Hooks) -> Corp
     if source.is_records:  # only their fingerprints are looked up
         return fingerprinted_records(source, _reading_of(store.settings), hooks)
     text_reading(store.settings)  # an index of given vectors is not queried with files
-    with hooks.progress("reading", shown=False) as progress:
+    with hooks.progress("reading files", shown=False) as progress:
         return engine.read_files(source.paths, _reading_of(store.settings), hooks, progress)
 
 
@@ -223,7 +223,7 @@ def _read_again(docs: Corpus, jobs: int, engine: Engine, hooks: Hooks) -> Corpus
             raise InputError(
                 f"a stored file is gone: {path} (simhash index prune forgets such files)"
             )
-    with hooks.progress("reading") as progress:
+    with hooks.progress("reading files") as progress:
         reading = _reading_of(docs.settings, jobs=jobs)
         return engine.read_files(docs.ids, reading, hooks, progress)
 

@@ -99,7 +99,7 @@ class DaskEngine:
 
     def _read_paths(self, request: DedupeRequest, hooks: Hooks) -> OnCluster:
         reading = request.reading
-        with hooks.progress("reading") as progress:
+        with hooks.progress("reading files") as progress:
             return read_paths(
                 self.cluster,
                 request.source.paths,

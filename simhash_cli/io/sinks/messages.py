@@ -62,6 +62,27 @@ def _named(name: str) -> str:
 _NUMBER = re.compile(r"[\d.,_+-]+")
 
 
+_DOING = "simhash_doing"
+
+
+@contextmanager
+def doing(description: str) -> Iterator[None]:
+    """Run the block as the step ``description``: memory that runs out inside it is known to
+    have run out there (the innermost step names it; :func:`step_of` reads it)."""
+    try:
+        yield
+    except MemoryError as exc:
+        if not hasattr(exc, _DOING):
+            setattr(exc, _DOING, description)
+        raise
+
+
+def step_of(exc: BaseException) -> str | None:
+    """The step :func:`doing` found ``exc`` in, if any."""
+    found = getattr(exc, _DOING, None)
+    return found if isinstance(found, str) else None
+
+
 class Messages:
     """Everything for a person, on stderr: warnings, progress, summaries.
 
@@ -160,7 +181,8 @@ class Messages:
         """Progress bar over files, shown only when stderr is a terminal (and ``shown``)."""
         hooks = Progress()
         if self.level or not shown or not self.console.is_terminal:
-            yield hooks
+            with doing(description):
+                yield hooks
             return
         columns = (
             TextColumn("{task.description}", markup=False),
@@ -171,7 +193,8 @@ class Messages:
             task = bar.add_task(visible(description), total=None)
             hooks.on_listed = lambda total: bar.update(task, total=total)
             hooks.on_read = lambda: bar.advance(task)
-            yield hooks
+            with doing(description):
+                yield hooks
 
     def _live(self, *columns: ProgressColumn) -> RichProgress:
         """A live display on stderr that vanishes when done. It draws on stderr only: stdout
@@ -189,7 +212,8 @@ class Messages:
     def status(self, description: str) -> Iterator[None]:
         """A spinner with the elapsed time for a step without a count, only on a terminal."""
         if self.level or not self.console.is_terminal:
-            yield
+            with doing(description):
+                yield
             return
         columns = (
             SpinnerColumn(),
@@ -198,7 +222,8 @@ class Messages:
         )
         with self._live(*columns) as spinner:
             spinner.add_task(visible(description), total=None)
-            yield
+            with doing(description):
+                yield
 
     def corpus_summary(self, docs: Corpus, verb: str) -> None:
         """``fingerprinted 8 documents (2 skipped: 1 binary, 1 empty)``."""
