@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import IO
 
@@ -214,3 +218,32 @@ def test_a_fingerprint_table_is_refused_by_name(tmp_path: Path) -> None:
     table.write_text(render(Format.TABLE, emit_fingerprints, docs), encoding="utf-8")
     with pytest.raises(InputError, match=r"table of 'simhash fingerprint'.*-f jsonl"):
         list(read_fingerprints(str(table)))
+
+
+def test_csv_names_are_their_bytes_never_an_escape_a_name_could_forge(tmp_path: Path) -> None:
+    """``bad\\xff.txt`` was written as the six characters ``\\udcff``, the same as a file really
+    named so, and the row read as a file paired with itself."""
+    text = b"the quick brown fox jumps over the lazy dog and keeps running far away from home"
+    names = [b"bad\xff.txt", b"bad\\udcff.txt", b"ok.txt"]
+    for name in names:
+        (tmp_path / os.fsdecode(name)).write_bytes(text)
+    simhash = [sys.executable, "-m", "simhash_cli"]
+    pairs = subprocess.run(
+        [*simhash, "dedupe", "-f", "csv", "--list", "pairs", "-qq", "."],
+        cwd=tmp_path, capture_output=True, check=False,
+    )  # fmt: skip
+    assert pairs.returncode == 0, pairs.stderr
+    rows = list(csv.DictReader(io.StringIO(pairs.stdout.decode("utf-8", "surrogateescape"))))
+    found = {frozenset((row["a"], row["b"])) for row in rows}
+    every = [f"./{os.fsdecode(name)}" for name in names]
+    assert found == {frozenset(p) for p in itertools.combinations(every, 2)}
+    assert b"./bad\xff.txt" in pairs.stdout  # the name's own byte
+    # fingerprint -f csv, read back: the same names, each its own file.
+    written = tmp_path / "fps.csv"
+    made = subprocess.run(
+        [*simhash, "fingerprint", "-f", "csv", "-o", str(written), "-qq", "."],
+        cwd=tmp_path, capture_output=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    back = [record.id for record in read_fingerprints(str(written))]
+    assert sorted(back) == sorted(every)

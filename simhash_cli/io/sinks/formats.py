@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import json
 import math
 import os
@@ -16,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import IO, Any
+
+from .atomic import write_bytes
 
 __all__ = [
     "COSINE_DECIMALS",
@@ -29,6 +32,7 @@ __all__ = [
     "indented",
     "json_number",
     "json_text",
+    "name_bytes",
     "to_json",
     "unicode_capable",
     "write_records",
@@ -150,6 +154,30 @@ def indented(text: str, prefix: str) -> str:
     return prefix + text.replace("\n", "\n" + prefix)
 
 
+def _as_their_bytes(exc: UnicodeError) -> tuple[bytes, int]:
+    """The error handler of :func:`name_bytes`: a surrogate U+DC80..U+DCFF is the byte Python
+    read a name that is not UTF-8 with (``surrogateescape``), any other surrogate (a lone one
+    from a JSON id) is encoded as itself (``surrogatepass``)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = bytearray()
+    for char in exc.object[exc.start : exc.end]:
+        code = ord(char)
+        escaped = 0xDC80 <= code <= 0xDCFF
+        out += bytes([code - 0xDC00]) if escaped else char.encode("utf-8", "surrogatepass")
+    return bytes(out), exc.end
+
+
+codecs.register_error("simhash-names", _as_their_bytes)
+
+
+def name_bytes(text: str) -> bytes:
+    """``text`` as UTF-8, with each name that is not UTF-8 its own bytes again: exact, as
+    ``-0`` writes names, where an escape such as ``\\udcff`` would read the same as a file
+    really named with those six characters."""
+    return text.encode("utf-8", "simhash-names")
+
+
 class RecordWriter:
     """json / jsonl / csv, written as records arrive: a million fingerprints never wait in a
     list. The json form is the same bytes as ``json.dumps(all_records, indent=2)``."""
@@ -158,6 +186,7 @@ class RecordWriter:
         self.fmt, self.out = fmt, out
         self.count = 0
         self.csv: csv.DictWriter[str] | None = None
+        self._rows = io.StringIO()  # CSV rows, until written as bytes
         self.ascii_only = not unicode_capable(out)
 
     def write_lines(self, lines: str, count: int) -> None:
@@ -184,11 +213,24 @@ class RecordWriter:
                 if self.csv is None:
                     # RFC 4180 line ends: the csv module then quotes fields holding \r or \n.
                     self.csv = csv.DictWriter(
-                        self.out, fieldnames=list(record), lineterminator="\r\n"
+                        self._rows, fieldnames=list(record), lineterminator="\r\n"
                     )
                     self.csv.writeheader()
                 self.csv.writerow({k: "" if v is None else v for k, v in record.items()})
             self.count += 1
+        if self.fmt is Format.CSV:
+            self._write_rows()
+
+    def _write_rows(self) -> None:
+        """The CSV rows made so far: to a terminal as text (escaped for the screen), anywhere
+        else as bytes in which every name is exact (:func:`name_bytes`)."""
+        rows = self._rows.getvalue()
+        self._rows.seek(0)
+        self._rows.truncate()
+        if self.out.isatty():
+            self.out.write(rows)
+        else:
+            write_bytes(self.out, name_bytes(rows))
 
     def close(self) -> None:
         if self.fmt is Format.JSON:

@@ -86,13 +86,15 @@ RecordKind = str
 
 
 @contextmanager
-def _open_text(source: str, newline: str | None = None) -> Iterator[IO[str]]:
+def _open_text(
+    source: str, newline: str | None = None, errors: str = "strict"
+) -> Iterator[IO[str]]:
     """A UTF-8 text stream (a leading BOM dropped) over a file (decompressed if its name ends
-    in ``.gz`` or ``.zst``) or stdin; stdin stays open. ``newline`` as for :func:`open` (``""``
-    for CSV, whose fields may hold line ends)."""
+    in ``.gz`` or ``.zst``) or stdin; stdin stays open. ``newline`` and ``errors`` as for
+    :func:`open` (``""`` for CSV, whose fields may hold line ends)."""
     if compression_of(source) is not None:
         with open_binary(source) as raw:
-            text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline=newline)
+            text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors=errors, newline=newline)
             try:
                 yield text
             finally:
@@ -100,7 +102,7 @@ def _open_text(source: str, newline: str | None = None) -> Iterator[IO[str]]:
         return
     if source == STDIN:
         wrapper = io.TextIOWrapper(
-            sys.stdin.buffer, encoding="utf-8-sig", errors="strict", newline=newline
+            sys.stdin.buffer, encoding="utf-8-sig", errors=errors, newline=newline
         )
         try:
             yield wrapper
@@ -114,7 +116,7 @@ def _open_text(source: str, newline: str | None = None) -> Iterator[IO[str]]:
         raise PathNotFoundError(f"no such file or directory: {source}") from None
     except OSError as exc:
         raise InputError(f"cannot read {source}: {os_reason(exc)}") from None
-    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline=newline) as handle:
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors=errors, newline=newline) as handle:
         yield handle
 
 
@@ -513,7 +515,8 @@ def _csv_rows(source: str) -> Iterator[tuple[str, int, Any]]:
     """(where, line number, record) for each row of ``fingerprint -f csv``, numbers as
     numbers."""
     name = "<stdin>" if source == STDIN else source
-    with _open_text(source, newline="") as handle:
+    # Names that are not UTF-8 are written as their bytes: read back as the same names.
+    with _open_text(source, newline="", errors="surrogateescape") as handle:
         reader = csv.DictReader(handle)
         try:
             for row in reader:
@@ -526,8 +529,6 @@ def _csv_rows(source: str) -> Iterator[tuple[str, int, Any]]:
                         if key is not None
                     },
                 )
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{name}:{reader.line_num + 1}: not UTF-8 ({exc.reason})") from None
         except csv.Error as exc:
             raise InputError(f"{name}:{reader.line_num}: not CSV ({exc})") from None
 
