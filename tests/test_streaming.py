@@ -151,7 +151,7 @@ def test_pieces_are_drawn_as_the_work_needs_them(monkeypatch: pytest.MonkeyPatch
     pieces the workers hold and one or two more have been read."""
     drawn = []
 
-    def endless(source: str, max_line: int | None) -> Iterator[pieces_module.Piece]:
+    def endless(source: str, max_line: int | None, **_: object) -> Iterator[pieces_module.Piece]:
         for number in range(10_000):
             drawn.append(number)
             lines: list[str | None] = [

@@ -363,7 +363,9 @@ _PER_FILE = 1 << 48  # more lines than a file holds
 def pieces_of(source: Source, reading: Reading) -> RecordPieces:
     """The pieces of the records ``source`` names, with the check of their ids."""
     location = source.location or "-"
-    return RecordPieces(pieces(location, reading.policy.max_bytes), source.skip_bad_lines)
+    kind = "vectors" if source.kind is Input.VECTORS else "texts"
+    listed = pieces(location, reading.policy.max_bytes, kind=kind, fields=source.fields)
+    return RecordPieces(listed, source.skip_bad_lines)
 
 
 def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> list[Comparison]:

@@ -114,6 +114,7 @@ class RowGroup:
             on_bad_line=on_bad_line,
             unique=unique,
             fields=fields,
+            max_line=max_line,
         )
 
 

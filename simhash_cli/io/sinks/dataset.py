@@ -50,6 +50,10 @@ FATE_COLUMNS = ("kept", "duplicate_of", "cosine", "cluster", "skipped")
 
 LINES_PER_BLOCK = 2_000
 
+COPY_ROWS = 65_536
+"""Parquet rows copied at a time: each is a row group of the outputs (memory holds one, not a
+row group of the input, which may hold millions)."""
+
 
 @dataclass(frozen=True)
 class Fate:
@@ -437,9 +441,10 @@ def _parquet_writer(path: str, schema: Any) -> Iterator[Callable[[Any], None]]:
 
 
 def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitStack) -> None:
-    """Row group by row group: each group's rows parsed as the first reading parsed them, the
-    kept rows written with the input's schema, the dropped (and the annotated) ones with the
-    columns of their fate after the input's (``simhash_*``, or the prefix asked for).
+    """Batch by batch (:data:`COPY_ROWS` rows, however large the row groups): each batch's rows
+    parsed as the first reading parsed them, the kept rows written with the input's schema,
+    the dropped (and the annotated) ones with the columns of their fate after the input's
+    (``simhash_*``, or the prefix asked for).
 
     Raises:
         InputError: the input already has a column of that name.
@@ -475,11 +480,11 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
             shape = pa.schema(made, metadata=schema.metadata)
             writers[role] = (stack.enter_context(_parquet_writer(path, shape)), added)
     first = 1
-    for group in range(file.num_row_groups):
-        rows = file.metadata.row_group(group).num_rows
-        records = parquet.read_records(
-            source, copying.kind, row_group=group, first_row=first, on_bad_line=_ignore,
-            unique=places, fields=copying.fields,
+    wanted = parquet.needed_columns(source, copying.kind, copying.fields, file.schema_arrow.names)
+    for batch in file.iter_batches(batch_size=COPY_ROWS, use_threads=False):
+        records = parquet.records_of(
+            source, batch.select(wanted), first, copying.kind, fields=copying.fields,
+            on_bad_line=_ignore, unique=places, max_line=copying.max_line,
         )  # fmt: skip
         fates: dict[str, list[tuple[int, dict[str, Any]]]] = {"kept": [], "dropped": []}
         for record, line in zip(records, places.lines, strict=True):
@@ -493,7 +498,7 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
         copied.kept += len(fates["kept"])
         copied.dropped += len(fates["dropped"])
         if writers and (fates["kept"] or fates["dropped"]):
-            table = file.read_row_group(group)
+            table = pa.Table.from_batches([batch])
             chosen = {
                 "kept": fates["kept"],
                 "dropped": fates["dropped"],
@@ -509,7 +514,7 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
                         field_ = pa.field(f"{prefix}_{name}", types[name])
                         taken = taken.append_column(field_, pa.array(values, types[name]))
                     write(taken.replace_schema_metadata(schema.metadata))
-        first += rows
+        first += batch.num_rows
 
 
 def _check(copying: _Copying, source: str) -> None:

@@ -46,14 +46,14 @@ def iter_records(
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
 ) -> Iterator[Record]:
-    """:func:`read_records` one record at a time (JSON Lines are read as they are consumed;
-    a Parquet file is read whole), shard by shard (:mod:`.shards`), ids unique across them."""
+    """:func:`read_records` one record at a time, read as they are consumed (Parquet a batch
+    of rows at a time), shard by shard (:mod:`.shards`), ids unique across them."""
     unique = UniqueIds()
     for shard in shards_of(source):
         if parquet.is_parquet(shard):
-            records: Iterator[Record] = iter(
-                parquet.read_records(shard, kind, on_bad_line=on_bad_line, fields=fields,
-                                     unique=unique)
+            records: Iterator[Record] = parquet.iter_records(
+                shard, kind, on_bad_line=on_bad_line, fields=fields, unique=unique,
+                max_line=max_line,
             )  # fmt: skip
         else:
             reader = read_texts if kind == "texts" else read_vectors
@@ -75,10 +75,13 @@ def records_and_rows(
     for shard in shards_of(source):
         if parquet.is_parquet(shard):
             first = 1
-            for group, size in enumerate(parquet.row_groups(shard)):
-                rows = parquet.read_rows(shard, kind, fields, row_group=group, also=also)
-                yield from _well_formed(shard, kind, fields, enumerate(rows, start=first))
-                first += size
+            for batch in parquet.batches(shard, kind, fields, also=also):
+                rows = parquet.rows_of(batch, kind, fields)
+                # Too long: refused by the reading (--max-bytes).
+                long = parquet.long_rows(batch, rows, fields, max_line) if kind == "texts" else ()
+                kept = ((first + n, row) for n, row in enumerate(rows) if n not in long)
+                yield from _well_formed(shard, kind, fields, kept)
+                first += len(rows)
         else:
             lines = _json_lines(shard, lambda error: None, max_line)
             yield from _well_formed(shard, kind, fields, ((n, v) for _, n, v in lines))

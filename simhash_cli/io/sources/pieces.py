@@ -1,5 +1,5 @@
 """Record inputs in pieces that are parsed on their own, in a worker process or here: blocks of
-lines of a JSON Lines file (or of standard input), row groups of a Parquet file.
+lines of a JSON Lines file (or of standard input), batches of rows of a Parquet file.
 
 Reading a piece's lines is the only work left to the process that lists them; parsing the JSON,
 tokenizing and fingerprinting happen wherever the piece goes. A piece parses exactly as the
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ...errors import InputError
 from . import parquet
-from .fields import Fields
+from .fields import DEFAULT_FIELDS, Fields
 from .files import STDIN
 from .records import (
     OnBadLine,
@@ -28,7 +29,7 @@ from .records import (
 )
 from .shards import shards_of
 
-__all__ = ["GroupPiece", "LinePiece", "Piece", "Placed", "pieces"]
+__all__ = ["BatchPiece", "LinePiece", "Piece", "Placed", "pieces"]
 
 LINES_PER_PIECE = 2_000
 """Lines (records) a piece holds: a few megabytes of text, about 0.2 s of work and 100 MB of
@@ -78,12 +79,13 @@ class LinePiece:
 
 
 @dataclass(frozen=True)
-class GroupPiece:
-    """Row group ``group`` of the Parquet file ``source``, whose first row is ``first_row``."""
+class BatchPiece:
+    """Rows ``first_row`` onwards of the Parquet input ``name``: a batch of them as Arrow
+    decoded them (:func:`.parquet.batches`, the columns ``kind`` and the fields need)."""
 
     name: str
-    group: int
     first_row: int
+    batch: Any
 
     def parse(
         self,
@@ -93,27 +95,30 @@ class GroupPiece:
         placed: Placed,
         fields: Fields,
     ) -> list[Record]:
-        """The row group's records, as the file's reader gives them (rows numbered)."""
-        return parquet.read_records(
-            self.name,
-            kind,
-            row_group=self.group,
-            first_row=self.first_row,
-            on_bad_line=on_bad_line,
-            unique=placed,
-            fields=fields,
-        )
+        """The batch's records, as the file's reader gives them (rows numbered)."""
+        return list(
+            parquet.records_of(
+                self.name, self.batch, self.first_row, kind, fields=fields,
+                on_bad_line=on_bad_line, unique=placed, max_line=max_line,
+            )
+        )  # fmt: skip
 
 
-Piece = LinePiece | GroupPiece
+Piece = LinePiece | BatchPiece
 
 
 def pieces(
-    source: str, max_line: int | None, lines_per_piece: int | None = None
+    source: str,
+    max_line: int | None,
+    lines_per_piece: int | None = None,
+    *,
+    kind: RecordKind = "texts",
+    fields: Fields = DEFAULT_FIELDS,
 ) -> Iterator[Piece]:
-    """The pieces of ``source`` (a file, ``-``, or shards: :mod:`.shards`) in order: row
-    groups for Parquet, else blocks of ``lines_per_piece`` lines (LINES_PER_PIECE by default),
-    read as they are asked for (memory holds a piece or a few).
+    """The pieces of ``source`` (a file, ``-``, or shards: :mod:`.shards`) in order: batches
+    of rows for Parquet (the columns ``kind`` and ``fields`` need, decoded here, a batch at a
+    time however large a row group is), else blocks of ``lines_per_piece`` lines
+    (LINES_PER_PIECE by default), read as they are asked for (memory holds a piece or a few).
 
     Raises:
         PathNotFoundError, InputError: the input cannot be opened, or is not UTF-8 (naming
@@ -122,9 +127,11 @@ def pieces(
     for shard in shards_of(source):
         if parquet.is_parquet(shard):
             first = 1
-            for group, rows in enumerate(parquet.row_groups(shard)):
-                yield GroupPiece(shard, group, first)
-                first += rows
+            for batch in parquet.batches(
+                shard, kind, fields, rows=lines_per_piece or parquet.ROWS_PER_BATCH
+            ):
+                yield BatchPiece(shard, first, batch)
+                first += batch.num_rows
         else:
             yield from _line_pieces(shard, max_line, lines_per_piece or LINES_PER_PIECE)
 

@@ -47,6 +47,7 @@ __all__ = [
     "read_vectors",
     "record_parser",
     "repeated_id",
+    "too_long",
 ]
 
 R = TypeVar("R")
@@ -141,7 +142,7 @@ def _json_lines(
         try:
             for lineno, line in enumerate(bounded_lines(handle, max_line), start=1):
                 if line is None:
-                    _too_long(f"{name}:{lineno}", max_line, on_bad_line)
+                    too_long(f"{name}:{lineno}", max_line, on_bad_line)
                     continue
                 value = _json_value(name, lineno, line, on_bad_line)
                 if value is not _NOTHING:
@@ -222,7 +223,7 @@ def block_lines(
     return lines
 
 
-def _too_long(where: str, limit: int | None, on_bad_line: OnBadLine) -> None:
+def too_long(where: str, limit: int | None, on_bad_line: OnBadLine) -> None:
     error = MalformedLineError(where, f"longer than {limit:,} characters (--max-bytes)")
     if on_bad_line is None:
         raise error
@@ -249,7 +250,7 @@ def parse_lines(
     def values() -> Iterator[tuple[str, int, Any]]:
         for lineno, line in enumerate(lines, start=first_line):
             if line is None or (max_line is not None and len(line.rstrip("\r\n")) > max_line):
-                _too_long(f"{name}:{lineno}", max_line, on_bad_line)
+                too_long(f"{name}:{lineno}", max_line, on_bad_line)
                 continue
             value = _json_value(name, lineno, line, on_bad_line)
             if value is not _NOTHING:
