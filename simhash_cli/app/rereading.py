@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from ..core import blocking
 from ..core.corpus import EMPTY_TEXT, Corpus, from_weights
 from ..core.cosines import Verify, hamming_gate
+from ..core.distinct import distinct
 from ..core.search import AUTO, DedupeConfig, DedupeResult, choose_scheme, dedupe, planner_rows
 from ..core.vectorize import apply_weighting, merge_counts
 from ..errors import InputError
@@ -103,7 +104,7 @@ def verified_from_candidates(
     # The planner's sample too: the advice of a run whose share found is low prices its
     # schemes on those documents, as when every vector is held.
     ends = [chunk.pairs.ravel() for chunk in first.pairs.chunks(_CHUNK)]
-    rows = np.unique(np.concatenate([planner_rows(docs), *ends]))
+    rows = distinct(np.concatenate([planner_rows(docs), *ends]))
     vectors = vectors_of(docs, rows, "those of candidate pairs and the planner's sample")
     with hooks.status(f"verifying candidates among {len(docs):,} documents"):
         return dataclasses.replace(dedupe(vectors, same, band_keys=band_keys), survey=planned)

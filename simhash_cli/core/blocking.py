@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import CandidateBudgetError, ParameterError
+from .distinct import distinct
 from .fingerprint import as_fingerprint_array, validate_bits
 
 __all__ = [
@@ -186,7 +187,7 @@ def pair_chunks(
     if chunk_pairs is None or total[-1] <= chunk_pairs:
         cuts = np.array([], dtype=np.int64)
     else:
-        cuts = np.unique(np.searchsorted(total, np.arange(chunk_pairs, total[-1], chunk_pairs)))
+        cuts = distinct(np.searchsorted(total, np.arange(chunk_pairs, total[-1], chunk_pairs)))
     for lo, hi in zip(
         np.concatenate(([0], cuts)).tolist(),
         np.concatenate((cuts, [positions.size])).tolist(),

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from ..errors import ParameterError
 from . import allpairs, blocking, cosines, minhash, tables
 from .corpus import Corpus
+from .distinct import distinct_rows
 from .fingerprint import feature_keys, hamming_rows
 from .pilot import Pilot
 from .schemes import Scheme
@@ -56,7 +57,7 @@ def every_chunks(
     label = np.empty(len(docs), dtype=np.int64)
     label[copies.members] = np.repeat(np.arange(copies.counts.size), copies.counts)
     grouped = np.sort(label[pairs], axis=1)
-    grouped = np.unique(grouped[grouped[:, 0] != grouped[:, 1]], axis=0)
+    grouped = distinct_rows(grouped[grouped[:, 0] != grouped[:, 1]])
     fps = copies.fingerprints
     yield grouped, hamming_rows(fps[grouped[:, 0]], fps[grouped[:, 1]])
 

@@ -26,6 +26,7 @@ from .closure import DEFAULT_GROUP_PAIRS, Closure, Take, close_groups
 from .comparison import Comparison, compare, compare_with
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
+from .distinct import distinct
 from .fingerprint import hamming_rows
 from .groups import Clustering, Groups, group
 from .pilot import PILOT_WORK, Pilot, Share, run_pilot
@@ -298,7 +299,7 @@ def _sampled_rows(copies: blocking.Copies) -> NDArray[np.int64]:
     if n < 2:
         return np.zeros(0, dtype=np.int64)
     first, second = background_pairs(n)
-    rows: NDArray[np.int64] = np.unique(copies.representatives[np.concatenate([first, second])])
+    rows: NDArray[np.int64] = distinct(copies.representatives[np.concatenate([first, second])])
     return rows
 
 

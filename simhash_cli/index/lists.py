@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.blocking import bit_slice
+from ..core.distinct import distinct
 from ..errors import (
     InputError,
 )
@@ -116,7 +117,7 @@ class Lists:
     ) -> tuple[NDArray[np.int64], NDArray[np.void]]:
         """Table ``j``'s entries under ``keys``: (the key of each entry, the entries)."""
         entry = self.entry
-        wanted = np.unique(keys).tolist()
+        wanted = distinct(keys).tolist()
         blobs = []
         for start in range(0, len(wanted), IN_CHUNK):
             found = connection.execute(
@@ -279,7 +280,7 @@ def probe_masks(width: int, radius: int) -> NDArray[np.int64]:
     frontier = masks
     for _ in range(min(radius, width)):
         grown = (frontier[:, None] | (np.int64(1) << np.arange(width, dtype=np.int64))).ravel()
-        frontier = np.unique(grown[np.bitwise_count(grown) > np.bitwise_count(frontier).max()])
+        frontier = distinct(grown[np.bitwise_count(grown) > np.bitwise_count(frontier).max()])
         masks = np.concatenate((masks, frontier))
     masks.flags.writeable = False
     return masks

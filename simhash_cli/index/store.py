@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from ..core.blocking import block_bounds
 from ..core.corpus import Settings
+from ..core.distinct import distinct
 from ..core.fingerprint import n_words
 from ..core.matches import Matches
 from ..errors import (
@@ -484,7 +485,7 @@ class Store:
     def ids_of(self, rows: NDArray[np.int64]) -> dict[int, str]:
         """Stored ids by row."""
         found: dict[int, str] = {}
-        unique = np.unique(rows).tolist()
+        unique = distinct(rows).tolist()
         for start in range(0, len(unique), IN_CHUNK):
             for row, path in self.connection.execute(
                 "SELECT id, path FROM docs WHERE id IN (SELECT value FROM json_each(?))",
@@ -541,7 +542,7 @@ class Store:
     ) -> None:
         """The distances the tables gave, recomputed from the stored fingerprints of the rows
         they matched (a few): a disagreement is a damaged index."""
-        wanted = np.unique(doc)
+        wanted = distinct(doc)
         rows: list[NDArray[np.int64]] = []
         prints: list[NDArray[np.uint64]] = []
         for start in range(0, wanted.size, IN_CHUNK):

@@ -33,6 +33,7 @@ from ...core import cluster as clustering
 from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import ScoredPairs, Verify
+from ...core.distinct import distinct
 from ...core.search import DedupeConfig, DedupeResult, check_config, choose_scheme, dedupe_result
 from ...core.verifier import (
     CandidateCount,
@@ -129,7 +130,7 @@ def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[Shar
             chosen[bucket].append(order[lo:hi])
     shares = []
     for by_table in chosen:
-        union = np.unique(np.concatenate(by_table)) if by_table else np.empty(0, np.int64)
+        union = distinct(np.concatenate(by_table)) if by_table else np.empty(0, np.int64)
         pieces = [
             Piece(rows[local], fingerprints[local], np.searchsorted(union, local))
             for local in by_table
