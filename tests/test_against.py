@@ -300,3 +300,82 @@ def test_on_a_terminal_the_pairs_go_to_a_file_and_a_table_to_the_screen(tmp_path
     screen = " ".join(screen_of(shown, 100))
     assert code == ExitCode.OK and "2 documents within cosine 0.9 of a reference" in screen
     assert "volcano-report-wire.txt" in screen and "nearest reference document" in screen
+
+
+# ---------------------------------------------------------------- choosing the scheme
+
+
+def _alike(n: int, m: int) -> tuple[Corpus, Corpus]:
+    """Texts that share most of their words (a template and three words of their own): at
+    cosine 0.9 the fewest blocks that reach the recall are 16 of 4 bits, and they pair nearly
+    every document with every reference text."""
+    rng = np.random.default_rng(3)
+    base = "dear customer thank you for contacting support we have your request regards"
+    own = [f"x{k}" for k in range(300)]
+
+    def text() -> str:
+        return f"{base} {' '.join(rng.choice(own, 3, replace=False))}"
+
+    return corpora([text() for _ in range(n)], [text() for _ in range(m)])
+
+
+def test_blocks_that_would_make_more_candidates_than_pairs_give_way_to_every_pair() -> None:
+    """2,000 records against 200,000 references built and sorted candidates for 100 s before
+    the budget refused them; every pair, compared by one product, took 6 s on 20,000."""
+    docs, reference = _alike(60, 400)
+    auto = against(docs, reference, DedupeConfig(threshold=0.9), every_pair=0)
+    assert auto.scheme.kind == "every" and auto.candidates == 60 * 400
+    assert auto.scheme.why.startswith("16 blocks of 4 bits would make up to ")
+    assert auto.scheme.why.endswith("candidates, which costs more")
+    forced = against(docs, reference, DedupeConfig(threshold=0.9, blocks=16), every_pair=0)
+    assert forced.scheme.kind == "blocks"
+    assert np.array_equal(forced.pairs.pairs, auto.pairs.pairs)
+    assert np.array_equal(forced.pairs.cosine, auto.pairs.cosine)
+
+
+def test_blocks_past_the_budget_are_counted_and_refused_before_any_is_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from simhash_cli.core import against as against_module
+    from simhash_cli.errors import CandidateBudgetError
+
+    docs, reference = _alike(60, 400)
+    made = against_module._candidates
+
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("candidates were made")
+
+    monkeypatch.setattr(against_module, "_candidates", never)
+    given = DedupeConfig(threshold=0.9, blocks=16, max_candidates=1000)
+    with pytest.raises(CandidateBudgetError, match=r"16 blocks of 4 bits would give up to "):
+        against(docs, reference, given, every_pair=0)
+    # Not asked for, where blocks cost less than every pair but pass the budget: every pair,
+    # and why.
+    monkeypatch.setattr(against_module, "_candidates", made)
+    rng = np.random.default_rng(7)
+    many = [f"v{k}" for k in range(5000)]
+    docs, reference = corpora(
+        *([" ".join(rng.choice(many, 20)) for _ in range(size)] for size in (60, 400))
+    )
+    cheap = against(docs, reference, DedupeConfig(threshold=0.97), every_pair=0)
+    assert cheap.scheme.kind == "blocks" and 0 < cheap.candidates < 60 * 400 // 16
+    budget = DedupeConfig(threshold=0.97, max_candidates=cheap.candidates // 2)
+    auto = against(docs, reference, budget, every_pair=0)
+    assert auto.scheme.kind == "every"
+    assert auto.scheme.why.endswith(f"more than the budget ({cheap.candidates // 2:,})")
+
+
+def test_the_count_of_candidates_is_each_block_shared_by_a_pair() -> None:
+    from simhash_cli.core import blocking
+    from simhash_cli.core.against import count_candidates
+
+    rng = np.random.default_rng(5)
+    fa = rng.integers(0, 2**64, (50, 1), dtype=np.uint64) & np.uint64(0x0F0F)
+    fr = rng.integers(0, 2**64, (70, 1), dtype=np.uint64) & np.uint64(0x0F0F)
+    for blocks in (1, 4, 16):
+        expected = 0
+        for start, width in blocking.block_bounds(64, blocks):
+            a = blocking.bit_slice(fa, start, width)[:, 0]
+            r = blocking.bit_slice(fr, start, width)[:, 0]
+            expected += int((a[:, None] == r[None, :]).sum())
+        assert count_candidates(fa, fr, 64, blocks) == expected

@@ -25,6 +25,7 @@ __all__ = [
     "UnitRows",
     "Verify",
     "cosine_pairs",
+    "cross_cosine_pairs",
     "estimate_cosine_rows",
     "estimate_limit",
     "hamming_gate",
@@ -206,6 +207,25 @@ def unit_cosine_pairs(unit: UnitRows, pairs: NDArray[np.int64]) -> NDArray[np.fl
         out[lo:hi] = np.asarray(dots).ravel()
     has_norm = unit.has_norm
     out[~(has_norm[pairs[:, 0]] & has_norm[pairs[:, 1]])] = np.nan
+    return np.clip(out, -1.0, 1.0)
+
+
+def cross_cosine_pairs(
+    top: tuple[sp.csr_array, NDArray[np.bool_]],
+    bottom: tuple[sp.csr_array, NDArray[np.bool_]],
+    pairs: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """:func:`cosine_pairs` of row i of one matrix of unit rows and row j of another, both
+    in one space of columns (each with which of its rows have a norm)."""
+    (a, a_norm), (b, b_norm) = top, bottom
+    out = np.empty(pairs.shape[0], dtype=np.float64)
+    cost = np.diff(a.indptr).astype(np.int64)[pairs[:, 0]]
+    cost += np.diff(b.indptr).astype(np.int64)[pairs[:, 1]]
+    for lo, hi in size_spans(cost, _CHUNK_ENTRIES):
+        chunk = pairs[lo:hi]
+        dots = sp.csr_array(a[chunk[:, 0]]).multiply(sp.csr_array(b[chunk[:, 1]])).sum(axis=1)
+        out[lo:hi] = np.asarray(dots).ravel()
+    out[~(a_norm[pairs[:, 0]] & b_norm[pairs[:, 1]])] = np.nan
     return np.clip(out, -1.0, 1.0)
 
 

@@ -251,9 +251,10 @@ class Messages:
         self.corpus_summary(result.corpus, "read")
         n, m = len(result.corpus), len(result.reference)
         if scheme.kind == "every":
+            why = f": {scheme.why}" if scheme.why else ""
             how = (
                 f"compared {counted(n, 'document')} with {counted(m, 'reference document')}, "
-                f"every pair ({result.candidates:,})"
+                f"every pair ({result.candidates:,}{why})"
             )
         else:
             how = (
