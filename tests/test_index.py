@@ -27,6 +27,7 @@ from simhash_cli.core.corpus import Settings
 from simhash_cli.errors import ExitCode, InputError
 from simhash_cli.index import store as index_module
 from simhash_cli.index.schema import decode_id, encode_id
+from simhash_cli.index.search import scan, scans, within
 from simhash_cli.index.store import Store
 from simhash_cli.io.sources import pieces as pieces_module
 
@@ -74,9 +75,11 @@ def test_search_finds_exactly_the_stored_fingerprints_within_k(
     try:
         with Store.open(path, create=Settings(bits, 1, TokenizerConfig(), Weighting.TF)) as store:
             store.add([f"d{i}" for i in range(n)], stored, np.ones(n, np.int64))
-            found = store.search(queries, k)
+            found = within(store, queries, k)
             look_up = functools.partial(store.lists.look_up, store.connection)
-            methods = [store._scan] + ([look_up] if store.lists.probes(k) <= 5000 else [])
+            methods = [functools.partial(scan, store)] + (
+                [look_up] if store.lists.probes(k) <= 5000 else []
+            )
             for method in methods:
                 q, d, h = method(queries, k)
                 assert set(zip(q.tolist(), d.tolist(), h.tolist(), strict=True)) == set(
@@ -106,13 +109,13 @@ def test_a_bulk_add_cut_short_builds_its_tables_when_next_opened(tmp_path: Path)
     listed = "SELECT count(*) FROM keys0"
     assert store.stats()["tables_built"] is False
     assert store.connection.execute(listed).fetchone()[0] == 0  # left for the end of the add
-    assert store.search(fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]  # by a scan
+    assert within(store, fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]  # by a scan
     store.close()  # killed before finish()
     with Store.open(path) as again:
         assert again.stats()["tables_built"] is True
         assert again.connection.execute(listed).fetchone()[0] > 900
-        assert not again.scans(5, 0)
-        assert again.search(fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]
+        assert not scans(again, 5, 0)
+        assert within(again, fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]
 
 
 @settings(max_examples=20)
@@ -138,7 +141,7 @@ def test_the_tables_follow_adds_updates_and_removals(seed: int, bits: int) -> No
                 queries &= np.uint64(0x0003000300030003)
                 for k in (0, 3):
                     looked = store.lists.look_up(store.connection, queries, k)
-                    scanned = store._scan(queries, k)
+                    scanned = scan(store, queries, k)
                     assert [a.tolist() for a in looked] == [b.tolist() for b in scanned]
                 entries = store.lists.entry.itemsize
                 for j in range(len(store.blocks)):
@@ -171,13 +174,13 @@ def test_a_bulk_add_keeps_the_last_of_a_path_given_twice(tmp_path: Path, empty: 
         assert store.count() == 501
         found = store.find([*ids, "keep-me"])
         assert len(found) == 501
-        again = store.search(second[:101], 0)
+        again = within(store, second[:101], 0)
         assert sorted(store.ids_of(again.doc).values()) == sorted([*ids[:100], "keep-me"])
-        gone = store.search(first[:100], 0)  # the first fingerprints of those ids are gone
+        gone = within(store, first[:100], 0)  # the first fingerprints of those ids are gone
         assert len(gone.query) == 0
         for k in (0, 3):
             looked = store.lists.look_up(store.connection, second, k)
-            scanned = store._scan(second, k)
+            scanned = scan(store, second, k)
             assert [a.tolist() for a in looked] == [b.tolist() for b in scanned]
 
 

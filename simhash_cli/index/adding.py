@@ -19,6 +19,7 @@ from ..core.vectorize import Weighting
 from ..errors import InputError, ParameterError
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 from .requests import NO_STANDARD_INPUT
+from .search import within
 from .store import Store
 
 __all__ = [
@@ -203,7 +204,7 @@ def search(store: Store, docs: Corpus, max_distance: int) -> tuple[Matches, dict
     """The stored documents within ``max_distance`` bits of each document of ``docs`` (a
     stored file is not its own match), and the stored ids by row."""
     store.check(docs.settings)
-    matches = store.search(docs.fingerprints, max_distance)
+    matches = within(store, docs.fingerprints, max_distance)
     # A query that is itself stored (a file by its absolute path, a record by its id) is not
     # reported as its own match.
     names = [

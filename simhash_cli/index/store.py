@@ -9,7 +9,8 @@ bits, so at least one block differs in at most ``k // m`` bits (pigeonhole): a q
 each table, the list of its own block value and of every value within ``k // m`` bits of it,
 and checks the Hamming distance of what it finds in numpy. At ``k < m`` that is ``m`` B-tree
 look-ups; past the point where that costs more than reading every stored fingerprint, the
-index is scanned instead.
+index is scanned instead (the query: :mod:`.search`; the tables: :mod:`.lists`). This module
+is the file: opening it, writing documents to it, reading them back, its statistics.
 
 The file holds the settings its fingerprints were made with and its schema version; adding or
 querying with other settings is refused, naming both. Writes are batched transactions taken
@@ -36,7 +37,6 @@ from ..core.blocking import block_bounds
 from ..core.corpus import Settings
 from ..core.distinct import distinct
 from ..core.fingerprint import n_words
-from ..core.matches import Matches
 from ..errors import (
     IndexBusyError,
     InputError,
@@ -50,7 +50,6 @@ from .lists import (
     disagreement,
     no_rows,
     rows_and_prints,
-    unique_matches,
 )
 from .schema import (
     KEY_BITS,
@@ -73,13 +72,6 @@ from .schema import (
 __all__ = ["Store"]
 
 BUSY_TIMEOUT = 10.0
-# Costs in microseconds, measured on the 2-core machine of docs/benchmarks.md: a table
-# look-up and each stored row it returns, against reading a stored row for a scan and comparing
-# it with one query in numpy.
-LOOKUP_COST = 1.0
-ENTRY_COST = 0.02
-SCAN_READ_COST = 0.3
-SCAN_COMPARE_COST = 0.002
 BULK_ROWS = 50_000
 """An add of at least this many rows, more than the index holds, builds the tables after
 loading (one sort each) instead of updating their lists batch by batch."""
@@ -200,18 +192,18 @@ class Store:
     def _word_columns(self) -> list[str]:
         return [f"w{j}" for j in range(self.words)]
 
-    def _stale(self) -> bool:
+    def stale(self) -> bool:
         found = self.connection.execute("SELECT value FROM meta WHERE key = 'stale'").fetchone()
         return found is not None and found[0] == "1"
 
     def _repair_tables(self) -> None:
         """Build the tables again after a bulk add that did not reach :meth:`finish`; a
         reader that finds the index busy leaves that to the next writer (it scans meanwhile)."""
-        if not self._stale():
+        if not self.stale():
             return
         try:
             with self.transaction() as connection:
-                if self._stale():
+                if self.stale():
                     self._rebuild(connection)
         except IndexBusyError:
             pass
@@ -233,7 +225,7 @@ class Store:
         hashes = np.fromiter(
             (zlib.crc32(stored_name(path, self.path)) for (path,) in found), np.int64
         )
-        rows, fingerprints = self._stored("1 ORDER BY id", ())
+        rows, fingerprints = self.stored("1 ORDER BY id", ())
         self._build(connection, hashes, rows, fingerprints)
 
     def _build(
@@ -283,10 +275,10 @@ class Store:
     ) -> None:
         """The tables' lists of the keys ``gone`` and ``added`` rows touch, rewritten; left
         alone while a bulk add is under way (it builds every table at its end)."""
-        if not self._stale():
+        if not self.stale():
             self.lists.change(connection, gone, added)
 
-    def _stored(
+    def stored(
         self, where: str, parameters: Sequence[Any]
     ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
         """(rows, fingerprints) of the stored documents ``where`` selects."""
@@ -330,12 +322,12 @@ class Store:
         columns = ["size", "mtime_ns", "features", *self._word_columns()]
         with self.transaction() as connection:
             # (count() reads the whole table: asked only when a bulk add may begin.)
-            if expected >= BULK_ROWS and not self._stale() and expected > (stored := self.count()):
+            if expected >= BULK_ROWS and not self.stale() and expected > (stored := self.count()):
                 connection.execute("UPDATE meta SET value = '1' WHERE key = 'stale'")
                 self._pending, self._pending_valid = [], stored == 0
             start = "SELECT coalesce(max(id), 0) + 1 FROM docs"
             first = int(connection.execute(start).fetchone()[0])  # the next new row
-            if self._stale():
+            if self.stale():
                 # A bulk add: rows are appended as they come; the names and the tables are
                 # built at the end, when a path stored twice keeps its last row (_rebuild).
                 appended = np.arange(first, first + len(paths), dtype=np.int64)
@@ -459,13 +451,13 @@ class Store:
         ids = [decode_id(row[1], self.path) for row in rows]
         numbers = integers(self.path, [(row[0], row[2], *row[3:]) for row in rows], 2 + self.words)
         fingerprints = unsigned(numbers[:, 2:])
-        self._check_agree(numbers[:, 0], fingerprints)
+        self.check_agree(numbers[:, 0], fingerprints)
         return numbers[:, 0], ids, fingerprints, numbers[:, 1]
 
-    def _check_agree(self, rows: NDArray[np.int64], fingerprints: NDArray[np.uint64]) -> None:
+    def check_agree(self, rows: NDArray[np.int64], fingerprints: NDArray[np.uint64]) -> None:
         """Every document read (all of them, by row) is what the first table lists; a stale
         index's tables wait for the next writer and say nothing yet."""
-        if not self._stale() and not agree(
+        if not self.stale() and not agree(
             rows, fingerprints, *self.lists.everything(self.connection)
         ):
             raise disagreement(self.path)
@@ -499,80 +491,6 @@ class Store:
             )
         return found
 
-    def scans(self, n_queries: int, max_distance: int) -> bool:
-        """Whether reading every stored fingerprint costs less than the look-ups: each look-up
-        reads one list, of about count / 2^width entries."""
-        stored = self.count()
-        per_probe = sum(stored / 2.0**width for _, width in self.blocks) / len(self.blocks)
-        looking = (
-            n_queries * self.lists.probes(max_distance) * (LOOKUP_COST + ENTRY_COST * per_probe)
-        )
-        scanning = stored * (SCAN_READ_COST + SCAN_COMPARE_COST * n_queries)
-        return scanning < looking
-
-    def search(self, fingerprints: NDArray[np.uint64], max_distance: int) -> Matches:
-        """The stored documents within ``max_distance`` bits of each query fingerprint.
-
-        Look-ups in the tables (see the module's docstring), or a scan of every stored
-        fingerprint when that costs less (:meth:`scans`) or the tables wait to be built after
-        an interrupted bulk add. One read transaction: what it finds is one state of the index.
-        """
-        queries = np.ascontiguousarray(fingerprints, dtype=np.uint64).reshape(-1, self.words)
-        self.connection.execute("BEGIN")
-        try:
-            if self._stale() or self.scans(queries.shape[0], max_distance):
-                query, doc, hamming = self._scan(queries, max_distance)
-            else:
-                query, doc, hamming = self.lists.look_up(self.connection, queries, max_distance)
-                self._confirm(queries, query, doc, hamming)
-        except sqlite3.Error as exc:
-            raise translated(self.path, exc) from None
-        finally:
-            if self.connection.in_transaction:
-                self.connection.execute("COMMIT")
-        order = np.lexsort((doc, hamming, query))
-        return Matches(query[order], doc[order], hamming[order])
-
-    def _confirm(
-        self,
-        queries: NDArray[np.uint64],
-        query: NDArray[np.int64],
-        doc: NDArray[np.int64],
-        hamming: NDArray[np.int64],
-    ) -> None:
-        """The distances the tables gave, recomputed from the stored fingerprints of the rows
-        they matched (a few): a disagreement is a damaged index."""
-        wanted = distinct(doc)
-        rows: list[NDArray[np.int64]] = []
-        prints: list[NDArray[np.uint64]] = []
-        for start in range(0, wanted.size, IN_CHUNK):
-            chunk = json.dumps(wanted[start : start + IN_CHUNK].tolist())
-            got = self._stored("id IN (SELECT value FROM json_each(?))", (chunk,))
-            rows.append(got[0])
-            prints.append(got[1])
-        stored_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        order = np.argsort(stored_rows)  # sorted here: ORDER BY would make SQLite scan them all
-        stored_rows = stored_rows[order]
-        if not np.array_equal(stored_rows, wanted):
-            self.ids_of(doc)  # rows the tables name and the index does not hold: damaged
-        stored = np.concatenate(prints)[order] if prints else np.zeros((0, self.words), np.uint64)
-        at = np.searchsorted(stored_rows, doc)
-        distance = np.bitwise_count(stored[at] ^ queries[query]).sum(axis=1, dtype=np.int64)
-        if not np.array_equal(distance, hamming):
-            raise disagreement(self.path)
-
-    def _scan(
-        self, queries: NDArray[np.uint64], max_distance: int
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-        rows, stored = self._stored("1 ORDER BY id", ())  # no ids: they are not needed here
-        self._check_agree(rows, stored)
-        parts: list[NDArray[np.int64]] = []
-        for q in range(queries.shape[0]):
-            distance = np.bitwise_count(stored ^ queries[q]).sum(axis=1, dtype=np.int64)
-            close = np.flatnonzero(distance <= max_distance)
-            parts.append(np.stack((np.full(close.size, q), rows[close], distance[close]), 1))
-        return unique_matches(parts)
-
     # ------------------------------------------------------------------ stats
 
     def stats(self) -> dict[str, Any]:
@@ -594,7 +512,7 @@ class Store:
             "records": documents - files,
             **self.settings.names(),
             "tables": tables,
-            "tables_built": not self._stale(),
+            "tables_built": not self.stale(),
             "bytes": size,
             "bytes_per_document": size / documents if documents else None,
         }
