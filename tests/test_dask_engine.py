@@ -329,7 +329,18 @@ def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Pa
         (["dedupe", "--scheduler", "tcp://127.0.0.1:9", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--workers", "2", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
-        (["index", "add", "x.db", "--engine", "dask", "--fingerprints", "f"], "--fingerprints"),
+        (
+            [
+                "index",
+                "add",
+                "x.db",
+                "--engine",
+                "dask",
+                "--fingerprints",
+                str(SAMPLE / "chess-openings.txt"),
+            ],
+            "--fingerprints",
+        ),
         (
             [
                 "dedupe",

@@ -66,16 +66,13 @@ class Command(click.Command):
             return result
         except SimhashError as exc:
             self._refuse(ctx, exc)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, MemoryError) as exc:
             face = ctx.find_object(Face)
             if face is not None and face.traceback:
                 raise
+            if isinstance(exc, MemoryError):
+                _fail(ctx, _out_of_memory(exc), ExitCode.ERROR)
             _fail(ctx, "interrupted", ExitCode.INTERRUPTED)
-        except MemoryError as exc:
-            face = ctx.find_object(Face)
-            if face is not None and face.traceback:
-                raise
-            _fail(ctx, _out_of_memory(exc), ExitCode.ERROR)
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, and keep Python's own flush at
             # exit from failing again on the closed pipe.

@@ -222,12 +222,15 @@ class RecordWriter:
             self._write_rows()
 
     def _write_rows(self) -> None:
-        """The CSV rows made so far: to a terminal as text (escaped for the screen), anywhere
-        else as bytes in which every name is exact (:func:`name_bytes`)."""
+        """The CSV rows made so far: as bytes in which every name is exact (:func:`name_bytes`)
+        where the output is UTF-8 and not a terminal, else as text (a terminal, a str buffer,
+        or a locale that cannot carry every character, whose stream escapes what it cannot
+        encode)."""
         rows = self._rows.getvalue()
         self._rows.seek(0)
         self._rows.truncate()
-        if self.out.isatty():
+        takes_bytes = hasattr(self.out, "write_bytes") or hasattr(self.out, "buffer")
+        if self.out.isatty() or not takes_bytes or self.ascii_only:
             self.out.write(rows)
         else:
             write_bytes(self.out, name_bytes(rows))

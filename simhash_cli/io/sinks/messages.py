@@ -59,7 +59,7 @@ def _named(name: str) -> str:
     return repr(shown) if _NUMBER.fullmatch(shown) else shown
 
 
-_NUMBER = re.compile(r"[\d.,_+-]+")
+_NUMBER = re.compile(r"[+-]?[\d.,_]*\d[\d.,_]*")  # at least one digit: "-" is a name
 
 
 _DOING = "simhash_doing"
