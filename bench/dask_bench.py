@@ -24,9 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, Settings
 from simhash_cli.core.cosines import Verify
-from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
+from simhash_cli.core.result import DedupeResult
+from simhash_cli.core.search import dedupe
 from simhash_cli.core.tokenizer import TokenizerConfig
 from simhash_cli.core.verifier import sorted_pairs
 from simhash_cli.engines.dask import cluster as dask_cluster

@@ -37,11 +37,12 @@ sys.path.insert(0, str(HERE.parent))
 
 import prose  # noqa: E402
 
-from simhash_cli.core.closure import DEFAULT_GROUP_PAIRS  # noqa: E402
+from simhash_cli.core.config import DEFAULT_GROUP_PAIRS, DedupeConfig  # noqa: E402
 from simhash_cli.core.corpus import Corpus, corpus_from_texts  # noqa: E402
 from simhash_cli.core.cosines import ScoredPairs, cosine_pairs  # noqa: E402
 from simhash_cli.core.groups import Clustering, Groups  # noqa: E402
-from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe, group_pairs_of  # noqa: E402
+from simhash_cli.core.result import DedupeResult  # noqa: E402
+from simhash_cli.core.search import dedupe, group_pairs_of  # noqa: E402
 from simhash_cli.core.vectorize import Weighting  # noqa: E402
 
 THRESHOLD = 0.9

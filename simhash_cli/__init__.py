@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 from .app.records import corpus_from_fingerprints, corpus_from_vectors
 from .core.blocking import candidate_probability, candidates
 from .core.cluster import cluster_labels, clusters
+from .core.config import DedupeConfig
 from .core.corpus import Corpus, corpus_from_texts
 from .core.cosines import Verify, cosine_pairs, score_pairs
 from .core.fingerprint import (
@@ -33,7 +34,8 @@ from .core.fingerprint import (
     to_hex,
     to_int,
 )
-from .core.search import DedupeConfig, DedupeResult, compare, dedupe
+from .core.result import DedupeResult
+from .core.search import compare, dedupe
 from .core.tables import pairs_within, within_probability
 from .core.tokenizer import TokenizerConfig, tokenize
 from .core.vectorize import Weighting, from_mappings, vectorize

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from simhash_cli.cli import main
 from simhash_cli.core.against import against
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, corpus_from_texts
 from simhash_cli.core.cosines import THRESHOLD_TOLERANCE, Verify, cosine_pairs
 from simhash_cli.core.fingerprint import estimate_cosine_rows, hamming_rows
-from simhash_cli.core.search import DedupeConfig
 from simhash_cli.errors import ExitCode
 
 from conftest import SAMPLE

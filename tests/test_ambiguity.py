@@ -12,9 +12,10 @@ from click.testing import CliRunner
 
 from simhash_cli.cli import main
 from simhash_cli.core.ambiguity import AMBIGUOUS_SHARE, NEAR, ambiguity
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.core.cosines import cosine_pairs
-from simhash_cli.core.search import DedupeConfig, dedupe
+from simhash_cli.core.search import dedupe
 from simhash_cli.core.vectorize import Weighting
 
 COMMON = [f"common{k}" for k in range(12)]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, corpus_from_texts
-from simhash_cli.core.search import DedupeConfig, dedupe
+from simhash_cli.core.search import dedupe
 
 
 def family_corpus(seed: int = 5) -> list[str]:

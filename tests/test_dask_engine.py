@@ -38,6 +38,7 @@ from simhash_cli.app.records import (
 from simhash_cli.app.requests import DedupeRequest
 from simhash_cli.app.settings import Input, Source
 from simhash_cli.core.cluster import clusters_of_labels
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import (
     Corpus,
     Settings,
@@ -45,7 +46,8 @@ from simhash_cli.core.corpus import (
 )
 from simhash_cli.core.cosines import Verify
 from simhash_cli.core.groups import Clustering
-from simhash_cli.core.search import DedupeConfig, DedupeResult, dedupe
+from simhash_cli.core.result import DedupeResult
+from simhash_cli.core.search import dedupe
 from simhash_cli.core.vectorize import Weighting
 from simhash_cli.core.verifier import sorted_pairs
 from simhash_cli.engines.dask import cluster as dask_cluster

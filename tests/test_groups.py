@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from simhash_cli.core import groups
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.core.cosines import ScoredPairs, Verify, cosine_pairs
 from simhash_cli.core.groups import Clustering, centrality_rank, group, rank_of
-from simhash_cli.core.search import DedupeConfig, dedupe, group_pairs_of
+from simhash_cli.core.search import dedupe, group_pairs_of
 
 
 def edges_of(

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
 from simhash_cli.core.corpus import Corpus
 from simhash_cli.core.events import Skipped
-from simhash_cli.core.search import DedupeResult
+from simhash_cli.core.result import DedupeResult
 from simhash_cli.errors import InputError
 from simhash_cli.io.sinks import records as sink_records
 from simhash_cli.io.sinks.formats import Format, Listing, RecordWriter, default_format

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from simhash_cli.cli import main
 from simhash_cli.core import allpairs, blocking, cosines, pilot, search
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.core.pilot import Pilot, anchors_within, row_work, run_pilot
-from simhash_cli.core.search import DedupeConfig, dedupe
+from simhash_cli.core.search import dedupe
 from simhash_cli.errors import ExitCode
 
 

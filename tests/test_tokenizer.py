@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, TokenizerConfig, tokenize
 from simhash_cli.core import scripts
+from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.core.cosines import cosine_pairs
-from simhash_cli.core.search import DedupeConfig, dedupe
+from simhash_cli.core.search import dedupe
 from simhash_cli.core.tokenizer import (
     WordTokens,
     _ascii_word_characters,

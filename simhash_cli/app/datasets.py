@@ -21,7 +21,8 @@ from numpy.typing import NDArray
 
 from ..core.against import Decontamination
 from ..core.corpus import Corpus, given_ids
-from ..core.search import DedupeResult, group_pairs_of
+from ..core.result import DedupeResult
+from ..core.search import group_pairs_of
 from ..errors import BadValueError, InputError, UsageError
 from ..io.places import root_of
 from ..io.sinks.dataset import (

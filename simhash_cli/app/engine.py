@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 from ..core.against import KeyedRows
 from ..core.corpus import Corpus
 from ..core.events import Progress
-from ..core.search import DedupeResult
+from ..core.result import DedupeResult
 from ..errors import UsageError
 from .batches import Mapper
 from .hooks import Hooks

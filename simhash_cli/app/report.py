@@ -24,7 +24,7 @@ from ..core.corpus import Corpus, given_ids
 from ..core.cosines import cosine_pairs
 from ..core.explain import PAGE_BLOCKS
 from ..core.fingerprint import hamming_rows
-from ..core.search import DedupeResult
+from ..core.result import DedupeResult
 from ..core.vectorize import Weighting, vectorize
 from ..io.sinks.atomic import atomic_output
 from ..io.sinks.explain import explanation_record

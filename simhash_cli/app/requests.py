@@ -14,10 +14,9 @@ from typing import Literal
 
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.calibrate import DEFAULT_MAX_DOCS
-from ..core.closure import DEFAULT_GROUP_PAIRS
+from ..core.config import AUTO, DEFAULT_GROUP_PAIRS, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.cosines import Verify
 from ..core.groups import Clustering
-from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, UsageError
 from ..io.sinks.dataset import ANNOTATION, Targets, sidecar_of

@@ -17,20 +17,13 @@ import numpy as np
 
 from ..core import blocking
 from ..core.calibrate import Calibration, calibrate
+from ..core.config import DedupeConfig
 from ..core.corpus import EMPTY_TEXT, Corpus, concatenate, from_weights
 from ..core.events import OnEvent, Progress, Skipped
 from ..core.groups import Clustering
+from ..core.result import DedupeResult
 from ..core.schemes import Background, Survey, survey
-from ..core.search import (
-    Comparison,
-    DedupeConfig,
-    DedupeResult,
-    compare_with,
-    dedupe,
-    group_pairs_of,
-    pilot_for,
-    survey_for,
-)
+from ..core.search import Comparison, compare_with, dedupe, group_pairs_of, pilot_for, survey_for
 from ..core.vectorize import Weighting, apply_weighting, merge_counts
 from ..errors import InputError
 from ..io.sinks.atomic import atomic_output

@@ -14,10 +14,10 @@ from ..app.decontaminating import decontaminate, load_reference, reading_as_the_
 from ..app.report import write_report
 from ..app.requests import DatasetRequest, DedupeRequest, PlanRequest
 from ..app.settings import Input, Memory, Source
-from ..core.closure import DEFAULT_GROUP_PAIRS
+from ..core.config import AUDIT_MAX_DOCS, DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
 from ..core.groups import Clustering
-from ..core.search import AUDIT_MAX_DOCS, DedupeResult
+from ..core.result import DedupeResult
 from ..engines import open_engine
 from ..engines.local import LocalEngine
 from ..errors import ExitCode

@@ -30,9 +30,9 @@ from ..app.settings import (
     capped_jobs,
 )
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
+from ..core.config import DEFAULT_MAX_PAIRS
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from ..core.minhash import MAX_SLOTS
-from ..core.search import DEFAULT_MAX_PAIRS
 from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import SimhashError, UsageError

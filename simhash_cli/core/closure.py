@@ -17,24 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import blocking, cluster
+from .config import DedupeConfig
 from .corpus import Corpus
 from .cosines import ScoredPairs
 from .fingerprint import hamming_rows
 from .verifier import COPIES_PAIRED, Verifier
 
-if TYPE_CHECKING:
-    from .search import DedupeConfig
-
-__all__ = ["DEFAULT_GROUP_PAIRS", "Closure", "close_groups"]
-
-DEFAULT_GROUP_PAIRS = 10_000_000
-"""Pairs inside found groups checked at most, per run (``--group-pairs``)."""
+__all__ = ["Closure", "close_groups"]
 
 _CHUNK = 1_000_000
 

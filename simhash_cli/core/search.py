@@ -3,34 +3,35 @@
 :func:`dedupe` chains the stages: the scheme (given, or the planner's choice for this corpus),
 candidates from blocks or Manku's tables among distinct fingerprints, verification at the
 threshold (:mod:`~simhash_cli.core.verifier`), clusters, and optionally an audit against every
-pair's true cosine.
+pair's true cosine. What it is asked and what it finds are types of their own, below every
+stage: :mod:`~simhash_cli.core.config` and :mod:`~simhash_cli.core.result`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from . import allpairs, blocking, cluster, cosines, tables
-from .ambiguity import Ambiguity, ambiguity
+from .ambiguity import ambiguity
 from .audit import Audit, audit
 from .blocking import suggest_blocks
 from .candidates import every_chunks, fingerprint_chunks, minhash_chunks
-from .closure import DEFAULT_GROUP_PAIRS, Closure, Take, close_groups
+from .closure import Take, close_groups
 from .comparison import Comparison, compare, compare_with
+from .config import AUDIT_MAX_DOCS, AUTO, EVERY, DedupeConfig
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
 from .distinct import distinct
 from .fingerprint import hamming_rows
-from .groups import Clustering, Groups, group
-from .pilot import PILOT_WORK, Pilot, Share, run_pilot
-from .recall import Advice, RunRecall, advise, run_recall
+from .groups import Groups, group
+from .pilot import PILOT_WORK, Pilot, run_pilot
+from .recall import Advice, advise, run_recall
+from .result import DedupeResult
 from .schemes import (
     CHECK_ENTRY,
     TARGET_RECALL,
@@ -44,12 +45,8 @@ from .tables import suggest_max_distance
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
 
 __all__ = [
-    "AUDIT_MAX_DOCS",
-    "AUTO",
     "Audit",
     "Comparison",
-    "DedupeConfig",
-    "DedupeResult",
     "check_config",
     "choose_scheme",
     "compare",
@@ -65,97 +62,7 @@ __all__ = [
 ]
 
 
-AUTO: Literal["auto"] = "auto"
-EVERY: Literal["every"] = "every"
-
-
-AUDIT_MAX_DOCS = 5000
-
-
-DEFAULT_MAX_PAIRS = 10_000_000
-
-
 RECALL_HINT_BELOW = 0.9
-
-
-@dataclass(frozen=True)
-class DedupeConfig:
-    """Tuning of ``dedupe``: blocking scheme, verification and threshold."""
-
-    blocks: int | Literal["auto", "every"] = AUTO
-    """Equal blocks per fingerprint, ``every`` pair by exact products, or ``auto``: the
-    planner's cheapest scheme that reaches 0.95 recall on this corpus's own pairs (measured
-    by the pilot, :mod:`~simhash_cli.core.pilot`) or, when it cannot see enough of them, at
-    the threshold."""
-    threshold: float = 0.9
-    verify: Verify = Verify.EXACT
-    max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
-    max_pairs: int | None = DEFAULT_MAX_PAIRS
-    """Stop (PairBudgetError) when more pairs than this reach the threshold: at that point the
-    documents are alike as a whole, and the pairs would fill memory before they were shown."""
-    audit: bool = False
-    max_distance: int | None = None
-    """When set, candidates are exactly the pairs within this many bits (Manku's tables) and
-    ``blocks`` is not used."""
-    minhash: tuple[int, int] | None = None
-    """When set, (bands, rows): candidates share a band of a MinHash signature of their
-    feature sets; with a number of ``blocks`` or a ``max_distance``, their candidates too."""
-    pilot: bool = True
-    """With ``blocks="auto"``: run the pilot (:func:`pilot_for`) and price the schemes on its
-    pairs; False prices them at the threshold."""
-    clustering: Clustering = Clustering.REPRESENTATIVE
-    """How flagged pairs become clusters (:mod:`~simhash_cli.core.groups`)."""
-    group_pairs: int = DEFAULT_GROUP_PAIRS
-    """Pairs inside found groups checked at most (:mod:`~simhash_cli.core.closure`); 0: none."""
-    hamming_gate: bool = True
-    """Skip the exact check of candidates whose Hamming distance a pair at the threshold
-    reaches with odds below 1 in 10,000 (:func:`~simhash_cli.core.cosines.hamming_gate`)."""
-
-
-@dataclass(frozen=True)
-class DedupeResult:
-    """Flagged pairs, their clusters and the numbers behind them."""
-
-    corpus: Corpus
-    config: DedupeConfig
-    scheme: Scheme
-    survey: Survey | None
-    candidates: int
-    gated_out: int
-    """Candidates not checked exactly: beyond the Hamming gate of the threshold."""
-    pairs: ScoredPairs
-    groups: Groups
-    expected_recall: float
-    suggested_blocks: int | None
-    suggested_max_distance: int | None
-    audit: Audit | None
-    empty_pairs: int = 0
-    """Pairs of empty documents (``--include-empty``), among ``pairs``: estimate 1.0, cosine
-    NaN (undefined), grouped with each other only."""
-    run_recall: RunRecall | None = None
-    """The share of the pairs at or above the threshold this run found, estimated from those
-    it found (None without true cosines)."""
-    pilot: Pilot | None = None
-    """The corpus's own pairs at the threshold, found exactly with known odds (None: not
-    run)."""
-    measured_recall: Share | None = None
-    """The share of the pilot's pairs this run found, when the pilot holds enough of them:
-    the run's recall, measured on a uniform sample of the pairs (all of them when the pilot
-    is complete)."""
-    advice: Advice | None = None
-    """When that share is below the target: the cheapest scheme predicted to reach it."""
-    closure: Closure | None = None
-    """What checking the pairs inside found groups added (None: not done)."""
-    closure_skipped: str | None = None
-    """Why the pairs inside found groups were not checked, when they were not."""
-    ambiguity: Ambiguity | None = None
-    """When the corpus's chance pairs come near the threshold: where they sit, and where they
-    would under tf-idf."""
-
-    @property
-    def clusters(self) -> list[NDArray[np.int64]]:
-        """Each cluster's members, ascending, clusters by smallest member."""
-        return self.groups.clusters
 
 
 def _scheme(

@@ -8,19 +8,16 @@ each fingerprint and counts them against the candidate budget.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import CandidateBudgetError, PairBudgetError
 from . import blocking, cosines
+from .config import DedupeConfig
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
 from .fingerprint import hamming_rows
-
-if TYPE_CHECKING:
-    from .search import DedupeConfig
 
 __all__ = [
     "COPIES_PAIRED",

@@ -27,7 +27,7 @@ from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights
 from ..core.cosines import Verify
 from ..core.events import OnEvent, Progress, Skipped
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, validate_bits, validate_seed
-from ..core.search import DedupeResult
+from ..core.result import DedupeResult
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy

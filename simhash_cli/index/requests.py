@@ -11,10 +11,9 @@ from ..app.guard import Reads, refuse_overwrites, sidecars
 from ..app.requests import DEFAULT_THRESHOLD, PlanRequest, refuse_output_over_input
 from ..app.settings import EngineChoice, Input, Reading, Source, default_jobs
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
-from ..core.closure import DEFAULT_GROUP_PAIRS
+from ..core.config import AUTO, DEFAULT_GROUP_PAIRS, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..core.cosines import Verify
 from ..core.groups import Clustering
-from ..core.search import AUTO, DEFAULT_MAX_PAIRS, DedupeConfig
 from ..errors import UsageError
 from ..io.sinks.formats import Output
 

@@ -20,7 +20,8 @@ from ..app.settings import Input, Reading, Source
 from ..core.corpus import Corpus, Settings
 from ..core.cosines import Verify, estimate_limit
 from ..core.matches import Matches
-from ..core.search import DedupeResult, dedupe
+from ..core.result import DedupeResult
+from ..core.search import dedupe
 from ..errors import BadValueError, InputError
 from .adding import (
     AddReport,

@@ -18,7 +18,8 @@ from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify
 from ...core.events import Progress
-from ...core.search import DedupeResult, check_config
+from ...core.result import DedupeResult
+from ...core.search import check_config
 from ...errors import UsageError
 from ...io.sinks.formats import counted
 from ...io.sources.files import STDIN

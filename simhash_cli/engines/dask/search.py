@@ -31,10 +31,12 @@ from numpy.typing import NDArray
 from ...core import blocking, tables
 from ...core import cluster as clustering
 from ...core.against import KeyedRows
+from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import ScoredPairs, Verify
 from ...core.distinct import distinct
-from ...core.search import DedupeConfig, DedupeResult, check_config, choose_scheme, dedupe_result
+from ...core.result import DedupeResult
+from ...core.search import check_config, choose_scheme, dedupe_result
 from ...core.verifier import (
     CandidateCount,
     Verifier,

@@ -30,7 +30,7 @@ from ...core.corpus import Corpus
 from ...core.events import Event, Excluded, Progress, Skipped, Warned
 from ...core.groups import Clustering
 from ...core.minhash import least_jaccard
-from ...core.search import DedupeResult
+from ...core.result import DedupeResult
 from .dataset import Tally, Targets
 from .formats import counted
 from .records import budget_advice, skip_counts

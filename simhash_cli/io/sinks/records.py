@@ -16,8 +16,9 @@ from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
 from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.matches import Matches
+from ...core.result import DedupeResult
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
-from ...core.search import Comparison, DedupeResult
+from ...core.search import Comparison
 from .formats import Record, estimate_number, indented, json_number, to_json, unicode_capable
 
 __all__ = [

@@ -18,8 +18,9 @@ from rich.text import Text
 from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, concatenate
 from ...core.matches import Matches
+from ...core.result import DedupeResult
 from ...core.schemes import Survey
-from ...core.search import Comparison, DedupeResult
+from ...core.search import Comparison
 from .atomic import write_bytes
 from .console import cosine_text, data_console, pair_numbers
 from .formats import Format, Listing, Record, RecordWriter, counted, json_text, write_records

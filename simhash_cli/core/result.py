@@ -1,0 +1,69 @@
+"""What a dedupe found (:class:`DedupeResult`): the pairs, their clusters and the numbers
+behind them, as every stage after the search reads them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .ambiguity import Ambiguity
+from .audit import Audit
+from .closure import Closure
+from .config import DedupeConfig
+from .corpus import Corpus
+from .cosines import ScoredPairs
+from .groups import Groups
+from .pilot import Pilot, Share
+from .recall import Advice, RunRecall
+from .scheme import Scheme
+from .schemes import Survey
+
+__all__ = ["DedupeResult"]
+
+
+@dataclass(frozen=True)
+class DedupeResult:
+    """Flagged pairs, their clusters and the numbers behind them."""
+
+    corpus: Corpus
+    config: DedupeConfig
+    scheme: Scheme
+    survey: Survey | None
+    candidates: int
+    gated_out: int
+    """Candidates not checked exactly: beyond the Hamming gate of the threshold."""
+    pairs: ScoredPairs
+    groups: Groups
+    expected_recall: float
+    suggested_blocks: int | None
+    suggested_max_distance: int | None
+    audit: Audit | None
+    empty_pairs: int = 0
+    """Pairs of empty documents (``--include-empty``), among ``pairs``: estimate 1.0, cosine
+    NaN (undefined), grouped with each other only."""
+    run_recall: RunRecall | None = None
+    """The share of the pairs at or above the threshold this run found, estimated from those
+    it found (None without true cosines)."""
+    pilot: Pilot | None = None
+    """The corpus's own pairs at the threshold, found exactly with known odds (None: not
+    run)."""
+    measured_recall: Share | None = None
+    """The share of the pilot's pairs this run found, when the pilot holds enough of them:
+    the run's recall, measured on a uniform sample of the pairs (all of them when the pilot
+    is complete)."""
+    advice: Advice | None = None
+    """When that share is below the target: the cheapest scheme predicted to reach it."""
+    closure: Closure | None = None
+    """What checking the pairs inside found groups added (None: not done)."""
+    closure_skipped: str | None = None
+    """Why the pairs inside found groups were not checked, when they were not."""
+    ambiguity: Ambiguity | None = None
+    """When the corpus's chance pairs come near the threshold: where they sit, and where they
+    would under tf-idf."""
+
+    @property
+    def clusters(self) -> list[NDArray[np.int64]]:
+        """Each cluster's members, ascending, clusters by smallest member."""
+        return self.groups.clusters
