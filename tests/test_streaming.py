@@ -20,7 +20,7 @@ from simhash_cli.app.hooks import Silent
 from simhash_cli.app.records import corpus_from_text_records, corpus_from_vectors
 from simhash_cli.app.run import counted_records, stream_records
 from simhash_cli.app.settings import Input, Reading, Source
-from simhash_cli.core.corpus import Corpus, concatenate
+from simhash_cli.core.corpus import Corpus, Settings, concatenate
 from simhash_cli.core.events import Event
 from simhash_cli.core.vectorize import Weighting
 from simhash_cli.errors import MalformedLineError
@@ -185,7 +185,7 @@ def test_texts_counted_piece_by_piece_are_the_whole_input_with_its_vectors(
     hooks = Collected()
     docs = counted_records(
         Source(Input.TEXTS, location=str(source), skip_bad_lines=True),
-        Reading(jobs=jobs, weighting=weighting),
+        Reading(Settings(weighting=weighting), jobs=jobs),
         hooks,
     )
     same(docs, whole)

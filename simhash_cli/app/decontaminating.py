@@ -62,12 +62,7 @@ def reading_as_the_index(request: DedupeRequest, reference: Corpus, hooks: Hooks
         raise SettingsMismatchError(
             f"{made}: tfidf weights come from each set alone, and the two would not compare"
         )
-    adopted = dataclasses.replace(reading, bits=theirs.bits, seed=theirs.seed)
-    if not vectors:
-        assert theirs.tokenizer is not None and theirs.weighting is not None
-        adopted = dataclasses.replace(
-            adopted, tokenizer=theirs.tokenizer, weighting=theirs.weighting
-        )
+    adopted = reading.adopting(theirs)
     hooks.info(f"reading the documents with the settings of the index: {theirs.describe()}")
     return dataclasses.replace(request, reading=adopted)
 

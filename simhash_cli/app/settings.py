@@ -9,16 +9,16 @@ them as its flags.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from ..core.corpus import Settings
-from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
-from ..errors import PathNotFoundError, UsageError
+from ..errors import ParameterError, PathNotFoundError, UsageError
 from ..io.sinks.formats import counted
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
@@ -67,10 +67,8 @@ class Reading:
     """How documents are read and become fingerprints.
 
     Attributes:
-        bits: fingerprint width.
-        seed: global hash seed.
-        tokenizer: how text becomes features.
-        weighting: how counts become weights.
+        settings: what the fingerprints of text read this way are made with (bits, seed,
+            tokenizer, weighting): the one object that travels to the core.
         policy: how files are read (encoding, size limit, symbolic links).
         include_empty: keep documents without a token, as empty documents.
         jobs: processes that read and tokenize files.
@@ -78,19 +76,40 @@ class Reading:
             fingerprint records have settings of their own, which named ones must match).
     """
 
-    bits: int = DEFAULT_BITS
-    seed: int = DEFAULT_SEED
-    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
-    weighting: Weighting = Weighting.TF
+    settings: Settings = Settings()  # noqa: RUF009 (frozen, shared)
     policy: ReadPolicy = DEFAULT_POLICY
     include_empty: bool = False
     jobs: int = field(default_factory=default_jobs)
     given: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        if self.settings.tokenizer is None:
+            raise ParameterError("a Reading reads text: its settings have a tokenizer")
+
     @property
-    def settings(self) -> Settings:
-        """The settings of text read this way."""
-        return Settings(self.bits, self.seed, self.tokenizer, self.weighting)
+    def bits(self) -> int:
+        return self.settings.bits
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    @property
+    def tokenizer(self) -> TokenizerConfig:
+        assert self.settings.tokenizer is not None  # (__post_init__)
+        return self.settings.tokenizer
+
+    @property
+    def weighting(self) -> Weighting:
+        assert self.settings.weighting is not None  # (__post_init__)
+        return self.settings.weighting
+
+    def adopting(self, settings: Settings) -> Reading:
+        """This reading with another's settings (an index's, say): all of them for text, the
+        bits and seed alone of given vectors (which have no tokenizer or weighting)."""
+        if settings.tokenizer is None:
+            settings = dataclasses.replace(self.settings, bits=settings.bits, seed=settings.seed)
+        return dataclasses.replace(self, settings=settings)
 
     @property
     def vector_settings(self) -> Settings:

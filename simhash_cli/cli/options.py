@@ -31,6 +31,7 @@ from ..app.settings import (
 )
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.config import DEFAULT_MAX_PAIRS
+from ..core.corpus import Settings
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from ..core.minhash import MAX_SLOTS
 from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
@@ -322,11 +323,15 @@ def _reading(
     jobs: int | None = None,
 ) -> Reading:
     # Only what was given: a setting not given takes Reading's own default, its one place.
-    given = {"bits": bits, "seed": seed, "jobs": jobs}
-    return Reading(
-        **{name: value for name, value in given.items() if value is not None},
+    named = {"bits": bits, "seed": seed}
+    settings = Settings(
+        **{name: value for name, value in named.items() if value is not None},
         tokenizer=_tokenizer(ngram, char_ngrams),
         weighting=Weighting(weighting),
+    )
+    return Reading(
+        settings,
+        **({} if jobs is None else {"jobs": jobs}),
         policy=ReadPolicy(
             strict_encoding=strict_encoding,
             max_bytes=max_bytes or None,

@@ -168,9 +168,7 @@ class Queried:
 def _reading_of(settings: Settings, *, jobs: int = 1) -> Reading:
     """How documents are read to be compared with an index made with ``settings``: its
     bits and seed, and for files its tokenizer and weighting."""
-    if settings.tokenizer is None or settings.weighting is None:  # given vectors
-        return Reading(settings.bits, settings.seed, jobs=jobs)
-    return Reading(settings.bits, settings.seed, settings.tokenizer, settings.weighting, jobs=jobs)
+    return Reading(jobs=jobs).adopting(settings)
 
 
 def _queries(source: Source, store: Store, engine: Engine, hooks: Hooks) -> Corpus:
