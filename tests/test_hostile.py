@@ -745,6 +745,20 @@ def _wait_for_workers(port: int, count: int) -> None:
         client.close()
 
 
+def _wait_for_tasks(port: int, timeout: float = 60.0) -> None:
+    """Until a worker of the cluster at ``port`` is processing a task (the run's)."""
+    import time
+
+    client = distributed.Client(f"tcp://127.0.0.1:{port}", timeout="20s")
+    try:
+        deadline = time.monotonic() + timeout
+        while not any(client.processing().values()):
+            assert time.monotonic() < deadline, "no task reached the cluster"
+            time.sleep(0.05)
+    finally:
+        client.close()
+
+
 @pytest.mark.parametrize("victim", ["workers", "scheduler"])
 def test_an_external_cluster_dying_mid_run_ends_it_in_one_line(tmp_path: Path, victim: str) -> None:
     corpus = tmp_path / "corpus"
@@ -762,9 +776,7 @@ def test_an_external_cluster_dying_mid_run_ends_it_in_one_line(tmp_path: Path, v
              str(corpus), "-qq", "-f", "jsonl"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        import time
-
-        time.sleep(4)  # listing done, tasks running
+        _wait_for_tasks(port)  # listing done, tasks running
         (worker if victim == "workers" else scheduler).kill()
         _, stderr = run_.communicate(timeout=90)
         assert run_.returncode == ExitCode.ERROR, stderr
