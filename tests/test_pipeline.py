@@ -24,7 +24,7 @@ from simhash_cli import (
 )
 from simhash_cli.app.batches import iter_fingerprints
 from simhash_cli.core import cosines as cosines_module
-from simhash_cli.core.corpus import concatenate
+from simhash_cli.core.corpus import Settings, concatenate
 from simhash_cli.core.cosines import sketch
 from simhash_cli.core.events import Event, Skipped
 from simhash_cli.errors import CandidateBudgetError
@@ -195,7 +195,7 @@ def test_streamed_fingerprints_equal_the_whole_corpus(
     whole = corpus_from_paths([str(messy_dir)], weighting=Weighting.LOG)
     batches = list(
         iter_fingerprints(
-            [str(messy_dir)], weighting=Weighting.LOG, batch_files=batch_files, jobs=jobs
+            [str(messy_dir)], Settings(weighting=Weighting.LOG), batch_files=batch_files, jobs=jobs
         )
     )
     streamed = concatenate(batches)
@@ -211,7 +211,7 @@ def test_streamed_fingerprints_equal_the_whole_corpus(
 
 def test_streaming_refuses_tfidf_and_handles_no_files(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="tfidf weights need the whole corpus"):
-        next(iter_fingerprints([str(tmp_path)], weighting=Weighting.TFIDF))
+        next(iter_fingerprints([str(tmp_path)], Settings(weighting=Weighting.TFIDF)))
     (only,) = list(iter_fingerprints([str(tmp_path)]))
     assert len(only) == 0 and only.fingerprints.shape == (0, 1)
 

@@ -24,7 +24,7 @@ from ..core.corpus import (
     text_settings,
 )
 from ..core.events import Event, OnEvent, Skipped, Stamp
-from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, n_words, validate_bits, validate_seed
+from ..core.fingerprint import n_words, validate_bits, validate_seed
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, count_matrix
 from ..errors import ParameterError
@@ -94,11 +94,8 @@ def fingerprint_batch(
 
 def iter_fingerprints(
     paths: Sequence[str],
+    settings: Settings = Settings(),  # noqa: B008 (frozen, shared)
     *,
-    bits: int = DEFAULT_BITS,
-    seed: int = DEFAULT_SEED,
-    tokenizer: TokenizerConfig | None = None,
-    weighting: Weighting = Weighting.TF,
     on_event: OnEvent = lambda event: None,
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
@@ -108,9 +105,10 @@ def iter_fingerprints(
     include_empty: bool = False,
     mapper: Mapper | None = None,
 ) -> Iterator[Corpus]:
-    """Fingerprints of files, batch by batch, in file order: memory follows the batch, not the
-    corpus (no vectors are kept). Each batch's documents depend on that batch alone, which is
-    why tfidf, whose weights come from the whole corpus, is not offered here.
+    """Fingerprints of files made as ``settings`` say, batch by batch, in file order: memory
+    follows the batch, not the corpus (no vectors are kept). Each batch's documents depend on
+    that batch alone, which is why tfidf, whose weights come from the whole corpus, is not
+    offered here.
 
     ``mapper(function, arguments, jobs)`` computes the batches (default: one after the other
     in this process; the local engine's spreads them over ``jobs`` processes); it must yield
@@ -123,9 +121,8 @@ def iter_fingerprints(
         ParameterError: tfidf weighting.
         PathNotFoundError: a path does not exist (before anything is read).
     """
-    settings = Settings(
-        validate_bits(bits), validate_seed(seed), tokenizer or TokenizerConfig(), weighting
-    )
+    validate_bits(settings.bits)
+    validate_seed(settings.seed)
     batchable(settings)  # before anything is listed
     skipped: list[Skipped] = []
     files = listing(paths, on_event, skipped, policy=policy, on_listed=on_listed)

@@ -166,10 +166,7 @@ def stream(
     engine's mapper: memory follows the batch, not the corpus."""
     return iter_fingerprints(
         source.paths,
-        bits=reading.bits,
-        seed=reading.seed,
-        tokenizer=reading.tokenizer,
-        weighting=reading.weighting,
+        reading.settings,
         on_event=hooks.event,
         on_listed=progress.on_listed,
         on_read=progress.on_read,
