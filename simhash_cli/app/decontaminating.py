@@ -82,7 +82,7 @@ def decontaminate(
         SettingsMismatchError: a reference (an index) made with other settings.
     """
     reference = _some(reference, request)
-    docs, rows = engine.documents(request, hooks)
+    docs, rows = engine.documents(request.job, hooks)
     if len(docs) and docs.settings != reference.settings:
         raise SettingsMismatchError(
             f"the reference {request.against} was made with {reference.settings.describe()}; "

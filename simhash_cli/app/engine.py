@@ -5,22 +5,22 @@ command line opens the one a request names and hands it to the run functions."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from ..core.against import KeyedRows
+from ..core.config import DedupeConfig
 from ..core.corpus import Corpus
+from ..core.cosines import Verify
 from ..core.events import Progress
 from ..core.result import DedupeResult
 from ..errors import UsageError
 from .batches import Mapper
 from .hooks import Hooks
-from .settings import Reading, placeholders
+from .settings import Reading, Source, placeholders
 
-if TYPE_CHECKING:
-    from .requests import DedupeRequest
-
-__all__ = ["Engine", "Need", "refuse"]
+__all__ = ["Engine", "Job", "Need", "refuse"]
 
 
 class Need(Enum):
@@ -51,6 +51,30 @@ def refuse(engine: str, refused: frozenset[Need], needs: Iterable[Need]) -> None
             raise UsageError(f"{{engine}} {engine} does not take {need.value}", parameters=names)
 
 
+@dataclass(frozen=True)
+class Job:
+    """What an engine is handed for a dedupe: what to read, how, and what to search for
+    (a request's, checked: :attr:`~simhash_cli.app.requests.DedupeRequest.job`).
+
+    Attributes:
+        source: the documents.
+        reading: how they are read and fingerprinted.
+        config: the search.
+        rereads_records: records held as fingerprints and read again for what needs their
+            vectors (``--memory``).
+    """
+
+    source: Source
+    reading: Reading
+    config: DedupeConfig
+    rereads_records: bool = False
+
+    @property
+    def vectors_needed(self) -> bool:
+        """Whether the documents' vectors must be kept (exact verification, an audit)."""
+        return self.config.verify is Verify.EXACT or self.config.audit
+
+
 class Engine(Protocol):
     """An engine: this machine's processes, or a cluster. ``refused``: what it does not do."""
 
@@ -72,9 +96,9 @@ class Engine(Protocol):
     ) -> Corpus:
         """Every document of ``paths`` with its vectors, weighted over the whole corpus."""
 
-    def dedupe(self, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
-        """The whole of ``simhash dedupe``: read what the request names, search, verify."""
+    def dedupe(self, job: Job, hooks: Hooks) -> DedupeResult:
+        """The whole of ``simhash dedupe``: read what the job names, search, verify."""
 
-    def documents(self, request: DedupeRequest, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
-        """What the request names, fingerprinted, and where exact verification needs them,
+    def documents(self, job: Job, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
+        """What the job names, fingerprinted, and where exact verification needs them,
         their vectors: in the corpus (None), or fetched by the rows given."""

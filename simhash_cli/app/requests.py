@@ -28,7 +28,7 @@ from ..io.sources.shards import compression_of, shards_of
 from .actions.plans import Keep
 from .against import check_against
 from .datasets import KeepBy, check_dataset
-from .engine import Need
+from .engine import Job, Need
 from .guard import refuse_output_over_input, sidecars
 from .memory import physical_memory
 from .settings import (
@@ -275,7 +275,12 @@ class DedupeRequest:
     @property
     def vectors_needed(self) -> bool:
         """Whether the documents' vectors must be kept (exact verification, an audit)."""
-        return self.verification is Verify.EXACT or self.audit
+        return self.job.vectors_needed
+
+    @property
+    def job(self) -> Job:
+        """What an engine is handed: the source, the reading and the search."""
+        return Job(self.source, self.reading, self.config, self.rereads_records)
 
     @property
     def outputs(self) -> dict[str, str | None]:

@@ -379,13 +379,13 @@ def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> 
 
 def dedupe_documents(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
     """``simhash dedupe`` on the engine (for ``--index``, see :mod:`simhash_cli.index.run`)."""
-    return engine.dedupe(request, hooks)
+    return engine.dedupe(request.job, hooks)
 
 
-def search_loaded(docs: Corpus, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
+def search_loaded(docs: Corpus, config: DedupeConfig, hooks: Hooks) -> DedupeResult:
     """The search of ``simhash dedupe`` on documents already read, here."""
     with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
-        return dedupe(docs, request.config)
+        return dedupe(docs, config)
 
 
 def kept_by_rule(result: DedupeResult, plan: PlanRequest) -> DedupeResult:

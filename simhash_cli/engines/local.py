@@ -15,10 +15,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..app.batches import Mapper, batch_size, batches_of, count_files, listing
-from ..app.engine import Need
+from ..app.engine import Job, Need
 from ..app.hooks import Hooks
 from ..app.parallel import ordered_map
-from ..app.requests import DedupeRequest
 from ..app.rereading import dedupe_records_rereading
 from ..app.run import load, search_loaded
 from ..app.settings import Reading
@@ -192,17 +191,15 @@ class LocalEngine:
             include_empty=reading.include_empty,
         )
 
-    def dedupe(self, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
+    def dedupe(self, job: Job, hooks: Hooks) -> DedupeResult:
         """Read here (streamed when no vectors are needed; records held as fingerprints and
         read again when ``--memory`` says so), then search here."""
-        if request.rereads_records:
-            return dedupe_records_rereading(request.source, request.reading, request.config, hooks)
-        docs = load(
-            request.source, request.reading, self, hooks, vectors_needed=request.vectors_needed
-        )
-        return search_loaded(docs, request, hooks)
+        if job.rereads_records:
+            return dedupe_records_rereading(job.source, job.reading, job.config, hooks)
+        docs = load(job.source, job.reading, self, hooks, vectors_needed=job.vectors_needed)
+        return search_loaded(docs, job.config, hooks)
 
-    def documents(self, request: DedupeRequest, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
+    def documents(self, job: Job, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
         """Read here, with their vectors for exact verification."""
-        exact = request.config.verify is Verify.EXACT
-        return load(request.source, request.reading, self, hooks, vectors_needed=exact), None
+        exact = job.config.verify is Verify.EXACT
+        return load(job.source, job.reading, self, hooks, vectors_needed=exact), None

@@ -114,7 +114,7 @@ def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -
         _added(request.index, report, store, hooks)
         docs = stored_files(store, report)
     if request.config.verify is Verify.ESTIMATE:
-        return search_loaded(docs, request, hooks)
+        return search_loaded(docs, request.config, hooks)
 
     def vectors_of(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
         return _with_vectors(docs, rows, engine, hooks, why)

@@ -9,9 +9,8 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 from ...app.batches import Mapper
-from ...app.engine import Need
+from ...app.engine import Job, Need
 from ...app.hooks import Hooks
-from ...app.requests import DedupeRequest
 from ...app.run import load_records, report_passed_over
 from ...app.settings import EngineChoice, Input, Reading, Source, capped_jobs
 from ...core.against import KeyedRows
@@ -68,52 +67,52 @@ class DaskEngine:
             parameters=("engine",),
         )
 
-    def dedupe(self, request: DedupeRequest, hooks: Hooks) -> DedupeResult:
+    def dedupe(self, job: Job, hooks: Hooks) -> DedupeResult:
         """Files and record files read by the workers; records from standard input read here
         and sent; then the shuffle and the buckets' search (:func:`.search.dedupe`)."""
-        source, config = request.source, request.config
+        source, config = job.source, job.config
         exact = config.verify is Verify.EXACT
         if source.is_records and source.location == STDIN:
-            docs = load_records(source, request.reading, hooks)
+            docs = load_records(source, job.reading, hooks)
             check_config(docs, config, has_vectors=docs.weights is not None)
             fingerprinted = send_corpus(self.cluster, docs, keep_vectors=exact)
         else:
-            fingerprinted = self._read(request, hooks)
+            fingerprinted = self._read(job, hooks)
         n = len(fingerprinted.docs)
         with hooks.status(f"finding and verifying candidates among {n:,} documents"):
             return search.dedupe(self.cluster, fingerprinted, config)
 
-    def documents(self, request: DedupeRequest, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
+    def documents(self, job: Job, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
         """Read by the workers, each one's vectors kept there for exact verification and
         fetched for the rows asked (records from standard input are read here)."""
-        source = request.source
+        source = job.source
         if source.is_records and source.location == STDIN:
-            return load_records(source, request.reading, hooks), None
-        fingerprinted = self._read(request, hooks)
+            return load_records(source, job.reading, hooks), None
+        fingerprinted = self._read(job, hooks)
         rows = search.keyed_taker(self.cluster, fingerprinted) if fingerprinted.vectors else None
         return fingerprinted.docs, rows
 
-    def _read(self, request: DedupeRequest, hooks: Hooks) -> OnCluster:
-        if request.source.is_records:
-            return self._read_records(request, hooks)
-        return self._read_paths(request, hooks)
+    def _read(self, job: Job, hooks: Hooks) -> OnCluster:
+        if job.source.is_records:
+            return self._read_records(job, hooks)
+        return self._read_paths(job, hooks)
 
-    def _read_paths(self, request: DedupeRequest, hooks: Hooks) -> OnCluster:
-        reading = request.reading
+    def _read_paths(self, job: Job, hooks: Hooks) -> OnCluster:
+        reading = job.reading
         with hooks.progress("reading files") as progress:
             return read_paths(
                 self.cluster,
-                request.source.paths,
+                job.source.paths,
                 settings=reading.settings,
-                keep_vectors=request.config.verify is Verify.EXACT,
+                keep_vectors=job.config.verify is Verify.EXACT,
                 policy=reading.policy,
                 on_event=hooks.event,
                 on_listed=progress.on_listed,
                 on_read=progress.on_read,
             )
 
-    def _read_records(self, request: DedupeRequest, hooks: Hooks) -> OnCluster:
-        source, reading = request.source, request.reading
+    def _read_records(self, job: Job, hooks: Hooks) -> OnCluster:
+        source, reading = job.source, job.reading
         assert source.location is not None
         stored = source.kind is Input.FINGERPRINTS
         settings = {
@@ -128,7 +127,7 @@ class DaskEngine:
                 source.location,
                 source.kind.value,
                 settings=settings,
-                keep_vectors=request.config.verify is Verify.EXACT and not stored,
+                keep_vectors=job.config.verify is Verify.EXACT and not stored,
                 on_event=hooks.event,
                 skip_bad_lines=source.skip_bad_lines,
                 check_settings=reading.check_recorded if stored else None,
