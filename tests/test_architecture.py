@@ -106,9 +106,7 @@ def test_only_the_face_knows_click_and_only_the_sinks_draw(library: str, rooms: 
     assert wrong == []
 
 
-# The circle app/requests -> app/against -> DedupeRequest is still open (the --against rules
-# read a dozen of the request's fields: "One way through the house").
-TYPE_ONLY_ALLOWED = {"simhash_cli.app.against"}
+TYPE_ONLY_ALLOWED: set[str] = set()
 
 
 def test_no_import_of_the_package_hides_under_type_checking() -> None:

@@ -29,13 +29,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from simhash_cli.app.dedupe import DedupeRequest
 from simhash_cli.app.engine import refuse
 from simhash_cli.app.records import (
     corpus_from_fingerprints,
     corpus_from_text_records,
     corpus_from_vectors,
 )
-from simhash_cli.app.requests import DedupeRequest
 from simhash_cli.app.settings import Input, Source
 from simhash_cli.core.cluster import clusters_of_labels
 from simhash_cli.core.config import DedupeConfig

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from simhash_cli.app import requests
+from simhash_cli.app import dedupe as dedupe_request
 from simhash_cli.app.rereading import placed_vectors
 from simhash_cli.cli import main
 from simhash_cli.core.corpus import corpus_from_texts
@@ -139,10 +139,10 @@ def test_the_dataset_written_is_the_same(texts: Path, tmp_path: Path) -> None:
 def test_auto_holds_fingerprints_when_vectors_would_fill_half_the_memory(
     texts: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(requests, "physical_memory", lambda: 3 * texts.stat().st_size)
+    monkeypatch.setattr(dedupe_request, "physical_memory", lambda: 3 * texts.stat().st_size)
     done = run("dedupe", "--texts", str(texts), "-f", "json", "--on-error", "skip")
     assert done.exit_code == 0 and "records again" in done.stderr
-    monkeypatch.setattr(requests, "physical_memory", lambda: 5 * texts.stat().st_size)
+    monkeypatch.setattr(dedupe_request, "physical_memory", lambda: 5 * texts.stat().st_size)
     done = run("dedupe", "--texts", str(texts), "-f", "json", "--on-error", "skip")
     assert done.exit_code == 0 and "records again" not in done.stderr
 

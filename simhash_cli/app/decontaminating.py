@@ -1,6 +1,6 @@
 """``simhash dedupe --against REF``, run: the reference read here, the documents by the
 engine (:meth:`~simhash_cli.app.engine.Engine.documents`), and the two compared
-(:func:`simhash_cli.core.against.against`). What goes with it: :mod:`.against`."""
+(:func:`simhash_cli.core.against.against`). What goes with it: :func:`.dedupe.check_against`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from ..core.corpus import Corpus
 from ..core.cosines import Verify
 from ..core.vectorize import Weighting
 from ..errors import InputError, SettingsMismatchError
-from .against import reference_source
+from .dedupe import DedupeRequest, reference_source
 from .engine import Engine
 from .hooks import Hooks
-from .requests import DedupeRequest
 from .run import load
 from .settings import Input
 

@@ -54,7 +54,7 @@ def refuse(engine: str, refused: frozenset[Need], needs: Iterable[Need]) -> None
 @dataclass(frozen=True)
 class Job:
     """What an engine is handed for a dedupe: what to read, how, and what to search for
-    (a request's, checked: :attr:`~simhash_cli.app.requests.DedupeRequest.job`).
+    (a request's, checked: :attr:`~simhash_cli.app.dedupe.DedupeRequest.job`).
 
     Attributes:
         source: the documents.

@@ -39,6 +39,7 @@ from .actions.script import write_script
 from .actions.seal import SEAL_FIELD, seal
 from .actions.steps import LoadedPlan
 from .batches import iter_fingerprints
+from .dedupe import DedupeRequest, PlanRequest
 from .engine import Engine
 from .hooks import Hooks
 from .memory import release_freed_memory
@@ -50,14 +51,7 @@ from .records import (
     count_piece,
     fingerprint_piece,
 )
-from .requests import (
-    CalibrateRequest,
-    CompareRequest,
-    DedupeRequest,
-    FingerprintRequest,
-    PlanRequest,
-    SurveyRequest,
-)
+from .requests import CalibrateRequest, CompareRequest, FingerprintRequest, SurveyRequest
 from .settings import Input, Reading, Source
 
 __all__ = [

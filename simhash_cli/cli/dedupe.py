@@ -8,11 +8,10 @@ import click
 
 from ..app import run
 from ..app.actions.plans import Keep
-from ..app.against import is_index
 from ..app.datasets import first_reading, kept_by, write_dataset, write_decontaminated
 from ..app.decontaminating import decontaminate, load_reference, reading_as_the_index
+from ..app.dedupe import DatasetRequest, DedupeRequest, PlanRequest, is_index
 from ..app.report import write_report
-from ..app.requests import DatasetRequest, DedupeRequest, PlanRequest
 from ..app.settings import Input, Memory, Source
 from ..core.config import AUDIT_MAX_DOCS, DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify

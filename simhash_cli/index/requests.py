@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..app.actions.plans import Keep
+from ..app.dedupe import PlanRequest
 from ..app.engine import Need
 from ..app.guard import Reads, refuse_overwrites, sidecars
-from ..app.requests import DEFAULT_THRESHOLD, PlanRequest, refuse_output_over_input
+from ..app.requests import DEFAULT_THRESHOLD, refuse_output_over_input
 from ..app.settings import EngineChoice, Input, Reading, Source, default_jobs
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.config import AUTO, DEFAULT_GROUP_PAIRS, DEFAULT_MAX_PAIRS, DedupeConfig

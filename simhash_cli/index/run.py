@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..app.dedupe import DedupeRequest
 from ..app.engine import Engine
 from ..app.guard import Reads, refuse_overwrites
 from ..app.hooks import Hooks
-from ..app.requests import DedupeRequest
 from ..app.rereading import placed_vectors, verified_from_candidates
 from ..app.run import fingerprinted_records, load_records, search_loaded
 from ..app.settings import Input, Reading, Source

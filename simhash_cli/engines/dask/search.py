@@ -266,7 +266,7 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
     """The shuffle and the buckets' search over documents already on the cluster.
 
     An audit and empty documents are not offered (the request refuses them: see
-    :meth:`~simhash_cli.app.requests.DedupeRequest.check`).
+    :meth:`~simhash_cli.app.dedupe.DedupeRequest.check`).
 
     Raises:
         ParameterError: exact verification without vectors.
