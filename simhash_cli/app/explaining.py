@@ -13,10 +13,10 @@ from ..core.corpus import Corpus, corpus_from_texts
 from ..core.explain import PAGE_BLOCKS, Explained, explain, word_diff
 from ..core.fingerprint import to_int
 from ..core.vectorize import Weighting
-from ..errors import BadValueError, InputError, PathNotFoundError, UsageError
+from ..errors import BadValueError, InputError, UsageError
 from ..io.sinks.formats import Output
 from ..io.sources.fields import Fields
-from ..io.sources.files import read_documents
+from ..io.sources.files import check_paths_exist, read_documents
 from .hooks import Hooks
 from .records import find_records, from_vector_records
 from .requests import refuse_output_over_input
@@ -124,9 +124,7 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
         records = _records(source, "texts", ids, reading.policy.max_bytes)
         texts = (records[0].text, records[1].text)
     else:
-        for path in ids:
-            if path != "-" and not os.path.lexists(path):
-                raise PathNotFoundError(f"no such file or directory: {path}")
+        check_paths_exist(ids)
         read = {d.id: d.text for d in read_documents(ids, hooks.event, policy=reading.policy)}
         missing = [path for path in ids if path not in read]
         if missing:

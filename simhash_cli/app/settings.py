@@ -18,10 +18,10 @@ from enum import Enum
 from ..core.corpus import Settings
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
-from ..errors import ParameterError, PathNotFoundError, UsageError
+from ..errors import ParameterError, UsageError
 from ..io.sinks.formats import counted
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
-from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
+from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, check_paths_exist
 from ..io.sources.shards import is_glob, is_sharded, shards_of
 
 __all__ = [
@@ -264,15 +264,8 @@ class Source:
             message, names = _alternatives(f"no input: give {paths} or {{}}", accepted, files=True)
             raise UsageError(message, parameters=names)
         where = self.location
-        if (
-            self.is_records
-            and where not in (None, STDIN)
-            and "://" not in where
-            and not is_glob(where)
-            and not os.path.lexists(where)
-        ):
-            # Before anything is made (an index, an output): nothing was read yet.
-            raise PathNotFoundError(f"no such file or directory: {where}")
+        if self.is_records and where is not None and "://" not in where and not is_glob(where):
+            check_paths_exist([where])  # before anything is made (an index, an output)
 
     def input_paths(self) -> list[str]:
         """Every file read that could be written to by mistake (standard input excluded):

@@ -57,6 +57,7 @@ from .schema import (
     check_lists,
     connect,
     create_file,
+    damaged,
     decode_id,
     encode_id,
     encode_ids,
@@ -485,10 +486,7 @@ class Store:
             ):
                 found[row] = decode_id(path, self.path)
         if len(found) < len(unique):
-            raise InputError(
-                f"the index {self.path} is damaged (its tables name documents it does not "
-                "hold); restore it from a copy, or make it again with simhash index add"
-            )
+            raise damaged(self.path, "its tables name documents it does not hold")
         return found
 
     # ------------------------------------------------------------------ stats

@@ -78,7 +78,7 @@ def records_and_rows(
             for batch in parquet.batches(shard, kind, fields, also=also):
                 rows = parquet.rows_of(batch, kind, fields)
                 # Too long: refused by the reading (--max-bytes).
-                long = parquet.long_rows(batch, rows, fields, max_line) if kind == "texts" else ()
+                long = parquet.long_rows(batch, rows, kind, fields, max_line)
                 kept = ((first + n, row) for n, row in enumerate(rows) if n not in long)
                 yield from _well_formed(shard, kind, fields, kept)
                 first += len(rows)

@@ -175,7 +175,7 @@ def records_of(
     records are; a text longer than ``max_line`` characters is refused as a line that long is
     (``--max-bytes``)."""
     rows = rows_of(batch, kind, fields)
-    long = long_rows(batch, rows, fields, max_line) if kind == "texts" else set()
+    long = long_rows(batch, rows, kind, fields, max_line)
 
     def values() -> Iterator[tuple[str, int, Any]]:
         for number, row in enumerate(rows, start=first_row):
@@ -188,12 +188,12 @@ def records_of(
 
 
 def long_rows(
-    batch: Any, rows: list[dict[str, Any]], fields: Fields, max_line: int | None
+    batch: Any, rows: list[dict[str, Any]], kind: RecordKind, fields: Fields, max_line: int | None
 ) -> set[int]:
-    """The rows of ``batch`` (``rows``, as :func:`rows_of` made them) whose text cells hold
-    more than ``max_line`` characters, counted by Arrow where each text is a column of
-    strings (a text inside a struct, by the rows)."""
-    if max_line is None or not rows:
+    """The rows of a batch of texts (``rows``, as :func:`rows_of` made them) whose text cells
+    hold more than ``max_line`` characters, counted by Arrow where each text is a column of
+    strings (a text inside a struct, by the rows); none for vectors."""
+    if max_line is None or not rows or kind != "texts":
         return set()
     import pyarrow.compute as pc
 
