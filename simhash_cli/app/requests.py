@@ -2,7 +2,7 @@
 and runs before any work (a long read must never end in a usage error).
 
 The command line builds a request from its options and hands it to a run function of
-:mod:`.run` (or of :mod:`simhash_cli.index.run`); a library caller can build one directly.
+:mod:`.run` (or of :mod:`simhash_cli.app.index.run`); a library caller can build one directly.
 ``simhash dedupe``'s request is in :mod:`.dedupe`, ``simhash explain``'s beside its run, in
 :mod:`.explaining`.
 """

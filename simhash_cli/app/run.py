@@ -372,7 +372,7 @@ def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> 
 
 
 def dedupe_documents(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
-    """``simhash dedupe`` on the engine (for ``--index``, see :mod:`simhash_cli.index.run`)."""
+    """``simhash dedupe`` on the engine (for ``--index``, see :mod:`simhash_cli.app.index.run`)."""
     return engine.dedupe(request.job, hooks)
 
 

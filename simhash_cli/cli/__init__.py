@@ -1,6 +1,6 @@
 """The ``simhash`` command line: click declarations only. Each command's options collapse into
 its typed request (:mod:`.options`); its body checks the request, hands it to a run function of
-:mod:`simhash_cli.app` (or :mod:`simhash_cli.index.run`) with an engine, and gives the result to
+:mod:`simhash_cli.app` (or :mod:`simhash_cli.app.index.run`) with an engine, and gives the result to
 :mod:`simhash_cli.io.sinks`. The only room that imports click."""
 
 from __future__ import annotations

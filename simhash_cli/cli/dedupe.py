@@ -11,6 +11,7 @@ from ..app.actions.plans import Keep
 from ..app.datasets import first_reading, kept_by, write_dataset, write_decontaminated
 from ..app.decontaminating import decontaminate, load_reference, reading_as_the_index
 from ..app.dedupe import DatasetRequest, DedupeRequest, PlanRequest, is_index
+from ..app.index import run as index_run
 from ..app.report import write_report
 from ..app.settings import Input, Memory, Source
 from ..core.config import AUDIT_MAX_DOCS, DEFAULT_GROUP_PAIRS
@@ -20,7 +21,6 @@ from ..core.result import DedupeResult
 from ..engines import open_engine
 from ..engines.local import LocalEngine
 from ..errors import ExitCode
-from ..index import run as index_run
 from ..io.sinks.against import emit_against
 from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output

@@ -6,19 +6,19 @@ import sys
 
 import click
 
+from ..app.index import run as index_run
+from ..app.index.request import (
+    IndexAddRequest,
+    IndexDedupeRequest,
+    IndexQueryRequest,
+    refuse_output_over_index,
+)
 from ..app.requests import DEFAULT_THRESHOLD
 from ..app.settings import Input
 from ..core.cosines import Verify
 from ..engines import open_engine
 from ..engines.local import LocalEngine
 from ..errors import ExitCode
-from ..index import run as index_run
-from ..index.requests import (
-    IndexAddRequest,
-    IndexDedupeRequest,
-    IndexQueryRequest,
-    refuse_output_over_index,
-)
 from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages

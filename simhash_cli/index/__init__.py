@@ -1,2 +1,4 @@
-"""The persistent index: fingerprints in one SQLite file (:mod:`.store`), and documents added to
-it and read back out of it (:mod:`.adding`): files are read again only when they changed."""
+"""The persistent index, the SQLite store alone: the file and its settings (:mod:`.schema`), the
+block tables (:mod:`.lists`), the store's documents (:mod:`.store`) and the query
+(:mod:`.search`). It imports no application code: the commands that use it are
+:mod:`simhash_cli.app.index`."""

@@ -5,18 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..app.actions.plans import Keep
-from ..app.dedupe import PlanRequest
-from ..app.engine import Need
-from ..app.guard import Reads, refuse_overwrites, sidecars
-from ..app.requests import DEFAULT_THRESHOLD, refuse_output_over_input
-from ..app.settings import EngineChoice, Input, Reading, Source, default_jobs
-from ..core.blocking import DEFAULT_MAX_CANDIDATES
-from ..core.config import AUTO, DEFAULT_GROUP_PAIRS, DEFAULT_MAX_PAIRS, DedupeConfig
-from ..core.cosines import Verify
-from ..core.groups import Clustering
-from ..errors import UsageError
-from ..io.sinks.formats import Output
+from ...core.blocking import DEFAULT_MAX_CANDIDATES
+from ...core.config import AUTO, DEFAULT_GROUP_PAIRS, DEFAULT_MAX_PAIRS, DedupeConfig
+from ...core.cosines import Verify
+from ...core.groups import Clustering
+from ...errors import UsageError
+from ...io.sinks.formats import Output
+from ..actions.plans import Keep
+from ..dedupe import PlanRequest
+from ..engine import Need
+from ..guard import Reads, refuse_overwrites, sidecars
+from ..requests import DEFAULT_THRESHOLD, refuse_output_over_input
+from ..settings import EngineChoice, Input, Reading, Source, default_jobs
 
 __all__ = [
     "NO_STANDARD_INPUT",

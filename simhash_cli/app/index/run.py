@@ -10,19 +10,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..app.dedupe import DedupeRequest
-from ..app.engine import Engine
-from ..app.guard import Reads, refuse_overwrites
-from ..app.hooks import Hooks
-from ..app.rereading import placed_vectors, verified_from_candidates
-from ..app.run import fingerprinted_records, load_records, search_loaded
-from ..app.settings import Input, Reading, Source
-from ..core.corpus import Corpus, Settings
-from ..core.cosines import Verify, estimate_limit
-from ..core.matches import Matches
-from ..core.result import DedupeResult
-from ..core.search import dedupe
-from ..errors import BadValueError, InputError
+from ...core.corpus import Corpus, Settings
+from ...core.cosines import Verify, estimate_limit
+from ...core.matches import Matches
+from ...core.result import DedupeResult
+from ...core.search import dedupe
+from ...errors import BadValueError, InputError
+from ...index.store import Store
+from ..dedupe import DedupeRequest
+from ..engine import Engine
+from ..guard import Reads, refuse_overwrites
+from ..hooks import Hooks
+from ..rereading import placed_vectors, verified_from_candidates
+from ..run import fingerprinted_records, load_records, search_loaded
+from ..settings import Input, Reading, Source
 from .adding import (
     AddReport,
     add_files,
@@ -33,8 +34,7 @@ from .adding import (
     stored_files,
     text_reading,
 )
-from .requests import IndexAddRequest, IndexDedupeRequest, IndexQueryRequest
-from .store import Store
+from .request import IndexAddRequest, IndexDedupeRequest, IndexQueryRequest
 
 __all__ = [
     "Pruned",

@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..app.batches import Mapper, fingerprint_files, listing
-from ..core.corpus import Corpus, Settings
-from ..core.events import Event, OnEvent, Skipped
-from ..core.matches import Matches
-from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import Weighting
-from ..errors import InputError, ParameterError
-from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
-from .requests import NO_STANDARD_INPUT
-from .search import within
-from .store import Store
+from ...core.corpus import Corpus, Settings
+from ...core.events import Event, OnEvent, Skipped
+from ...core.matches import Matches
+from ...core.tokenizer import TokenizerConfig
+from ...core.vectorize import Weighting
+from ...errors import InputError, ParameterError
+from ...index.search import within
+from ...index.store import Store
+from ...io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
+from ..batches import Mapper, fingerprint_files, listing
+from .request import NO_STANDARD_INPUT
 
 __all__ = [
     "RECORD_BATCH",
