@@ -124,9 +124,9 @@ def test_plan_and_journal_readers_only_raise_simhash_errors(
 ) -> None:
     import json
 
-    from simhash_cli.app.actions.apply import apply, load_plan
-    from simhash_cli.app.actions.journal import Journal
-    from simhash_cli.app.actions.steps import Action
+    from simhash_cli.app.apply.apply import apply, load_plan
+    from simhash_cli.app.apply.journal import Journal
+    from simhash_cli.app.apply.steps import Action
 
     base = tmp_path_factory.getbasetemp()
     plan_path = base / "fuzz-plan.json"

@@ -23,11 +23,11 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_cli.app.actions.apply import apply, load_plan
-from simhash_cli.app.actions.checks import destination_of
-from simhash_cli.app.actions.journal import Journal
-from simhash_cli.app.actions.plans import Keep, make_plan
-from simhash_cli.app.actions.steps import Action, Status
+from simhash_cli.app.apply.apply import apply, load_plan
+from simhash_cli.app.apply.checks import destination_of
+from simhash_cli.app.apply.journal import Journal
+from simhash_cli.app.apply.plans import Keep, make_plan
+from simhash_cli.app.apply.steps import Action, Status
 from simhash_cli.cli import main
 from simhash_cli.core.events import stamp_of
 from simhash_cli.errors import ExitCode

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from simhash_cli.app.dedupe import DedupeRequest
+from simhash_cli.app.dedupe.request import DedupeRequest
 from simhash_cli.app.engine import refuse
 from simhash_cli.app.records import (
     corpus_from_fingerprints,

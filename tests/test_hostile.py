@@ -639,8 +639,8 @@ def test_a_full_disk_is_one_line_and_leaves_no_partial_file(tmp_path: Path) -> N
 def test_a_move_across_filesystems_onto_a_full_disk_leaves_no_partial_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from simhash_cli.app.actions.apply import apply, load_plan
-    from simhash_cli.app.actions.steps import Action, Status
+    from simhash_cli.app.apply.apply import apply, load_plan
+    from simhash_cli.app.apply.steps import Action, Status
 
     corpus, plan_file = planned(tmp_path)
     plan = load_plan(str(plan_file))

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from simhash_cli.app import dedupe as dedupe_request
-from simhash_cli.app.rereading import placed_vectors
+from simhash_cli.app.dedupe import request as dedupe_request
+from simhash_cli.app.dedupe.rereading import placed_vectors
 from simhash_cli.cli import main
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.errors import ExitCode, InputError

@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from simhash_cli.app import run as run_module
+from simhash_cli.app import loading as run_module
 from simhash_cli.app.hooks import Silent
+from simhash_cli.app.loading import counted_records, stream_records
 from simhash_cli.app.records import corpus_from_text_records, corpus_from_vectors
-from simhash_cli.app.run import counted_records, stream_records
 from simhash_cli.app.settings import Input, Reading, Source
 from simhash_cli.core.corpus import Corpus, Settings, concatenate
 from simhash_cli.core.events import Event

@@ -1,3 +1,7 @@
-"""The application: typed requests (one per command, each with the cross-option rules it
-checks), the run functions that chain the stages for each command, and acting on clusters
-(:mod:`.actions`). Never imports click or Rich: it talks to the face through one hooks object."""
+"""The application: one slice per command, each its typed request (whose ``check()`` states
+every rule between its options), its run and what follows the run: :mod:`.fingerprint`,
+:mod:`.compare`, :mod:`.explain`, :mod:`.schemes` (plan, calibrate), :mod:`.dedupe`,
+:mod:`.apply`, :mod:`.index`. Beside them, what the slices share: the typed settings
+(:mod:`.settings`), documents read (:mod:`.loading`, :mod:`.batches`, :mod:`.records`), the
+engine protocol (:mod:`.engine`) and the hooks (:mod:`.hooks`). Never imports click or Rich: it
+talks to the face through one hooks object."""

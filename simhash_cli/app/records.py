@@ -16,13 +16,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..core import minhash
-from ..core.corpus import (
-    EMPTY_TEXT,
-    EMPTY_VECTOR,
-    Corpus,
-    Settings,
-    from_weights,
-)
+from ..core.corpus import EMPTY_TEXT, EMPTY_VECTOR, Corpus, Settings, from_weights
 from ..core.events import Event, OnEvent, Skipped
 from ..core.fingerprint import (
     DEFAULT_BITS,

@@ -1,7 +1,7 @@
 """The values every command shares, each one typed object: how documents are read and
 fingerprinted (:class:`Reading`), what is read (:class:`Source`), where the work runs
 (:class:`EngineChoice`). Each states the rules about its own parts once; the requests of
-:mod:`.requests` state the rules between them.
+commands' requests state the rules between them.
 
 Messages name parameters as ``{name}`` (see :mod:`simhash_cli.errors`); the command line spells
 them as its flags.
@@ -32,6 +32,7 @@ __all__ = [
     "Reading",
     "Source",
     "capped_jobs",
+    "check_records",
     "default_jobs",
     "placeholders",
 ]
@@ -297,6 +298,26 @@ def _alternatives(
         return template.format(" / ".join(words)), names
     words = ["PATHs", *(f"{{{name}}}" for name in names)]
     return template.format(", ".join(words[:-1]) + " or " + words[-1]), names
+
+
+VECTORS_AS_GIVEN = (
+    "{vectors} are fingerprinted exactly as given; {ngram}, {char_ngrams} and {weighting} "
+    "apply to text"
+)
+
+
+FINGERPRINTS_AS_MADE = (
+    "{ngram}, {char_ngrams} and {weighting} do not apply to {fingerprints} "
+    "(the records say how they were made)"
+)
+
+
+def check_records(source: Source, reading: Reading) -> None:
+    """Records say some of their settings themselves: refuse options that would not apply."""
+    if source.kind is Input.VECTORS:
+        reading.refuse_text_options(VECTORS_AS_GIVEN)
+    elif source.kind is Input.FINGERPRINTS:
+        reading.refuse_text_options(FINGERPRINTS_AS_MADE)
 
 
 class Memory(str, Enum):

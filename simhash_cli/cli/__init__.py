@@ -1,11 +1,11 @@
 """The ``simhash`` command line: click declarations only. Each command's options collapse into
-its typed request (:mod:`.options`); its body checks the request, hands it to a run function of
-:mod:`simhash_cli.app` (or :mod:`simhash_cli.app.index.run`) with an engine, and gives the result to
+its typed request (:mod:`.options`); its body checks the request, hands it to its command's
+slice of :mod:`simhash_cli.app` with an engine, and gives the result to
 :mod:`simhash_cli.io.sinks`. The only room that imports click."""
 
 from __future__ import annotations
 
-from .actions import apply_command
+from .apply import apply_command
 from .dedupe import dedupe_command
 from .documents import compare_command, explain_command, fingerprint_command
 from .index import index_group

@@ -6,14 +6,11 @@ import sys
 
 import click
 
-from ..app import run
-from ..app.actions.plans import Keep
-from ..app.datasets import first_reading, kept_by, write_dataset, write_decontaminated
-from ..app.decontaminating import decontaminate, load_reference, reading_as_the_index
-from ..app.dedupe import DatasetRequest, DedupeRequest, PlanRequest, is_index
-from ..app.index import run as index_run
-from ..app.report import write_report
-from ..app.settings import Input, Memory, Source
+from ..app.apply.plans import Keep
+from ..app.dedupe.against import decontaminate, reference_for, write_against
+from ..app.dedupe.request import AfterRun, DedupeRequest
+from ..app.dedupe.run import after_run, before_run, dedupe_documents
+from ..app.settings import Input, Memory
 from ..core.config import AUDIT_MAX_DOCS, DEFAULT_GROUP_PAIRS
 from ..core.cosines import Verify
 from ..core.groups import Clustering
@@ -26,7 +23,6 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_dedupe
-from ..io.sources.snapshot import Snapshot
 from .main import Command, exit_with
 from .options import (
     BANDS,
@@ -289,38 +285,27 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
     if request.against is not None:
         against(request, messages)
         return
-    search = index_run.dedupe_through_index if request.index else run.dedupe_documents
-    dataset = request.dataset
-    before = None if dataset is None else first_reading(dataset.source, messages)
+    before = before_run(request.dataset, messages)
     with open_engine(
         request.engine, messages, needs=request.needs(), source=request.source
     ) as chosen:
-        result = search(request, chosen, messages)
+        result = dedupe_documents(request, chosen, messages)
         # While a cluster is up: its pairs may be there.
         report(
             result,
             messages,
             output=request.output,
             verb="deduplicated" if request.index else "read",
-            plan=request.plan_request,
+            after=request.after(before),
             check=request.check_pairs,
-            page=None if request.report is None else (request.report, request.source),
-            dataset=None if dataset is None or before is None else (dataset, before),
         )
 
 
 def against(request: DedupeRequest, messages: Messages) -> None:
     """``dedupe --against REF``: the reference read here, the documents by the engine; the
     pairs where the output says, the summary, the dataset asked for, exit 3 with --check."""
-    ref = request.against
-    assert ref is not None
-    if is_index(ref):
-        reference = index_run.reference_of(ref)
-        request = reading_as_the_index(request, reference, messages)
-    else:
-        reference = load_reference(request, LocalEngine(), messages)
-    dataset = request.dataset
-    before = None if dataset is None else first_reading(dataset.source, messages)
+    request, reference = reference_for(request, LocalEngine(), messages)
+    before = before_run(request.dataset, messages)
     with open_engine(
         request.engine, messages, needs=request.needs(), source=request.source
     ) as chosen:
@@ -328,17 +313,9 @@ def against(request: DedupeRequest, messages: Messages) -> None:
     with opened(request.output.path) as out:
         emit_against(result, request.output.resolve(sys.stdout), out)
     messages.against_summary(result)
-    if dataset is not None and before is not None:
-        tally = write_decontaminated(
-            result,
-            dataset.source,
-            ref,
-            dataset.targets,
-            messages,
-            max_line=dataset.max_line,
-            before=before,
-        )
-        messages.dataset_summary(tally, dataset.targets, "as near a reference document")
+    tally = write_against(result, request, before, messages)
+    if tally is not None and request.dataset is not None:
+        messages.dataset_summary(tally, request.dataset.targets, "as near a reference document")
     if request.check_pairs and result.flagged.size:
         exit_with(ExitCode.DUPLICATES_FOUND)
 
@@ -349,37 +326,19 @@ def report(
     *,
     output: Output,
     verb: str,
-    plan: PlanRequest | None,
+    after: AfterRun,
     check: bool,
-    page: tuple[str, Source] | None = None,
-    dataset: tuple[DatasetRequest, Snapshot] | None = None,
 ) -> None:
     """What dedupe and index dedupe end with: the clusters or pairs where ``output`` says, the
-    summary (``verb``: what was done with the documents), the plan asked for, the report
-    ``page`` (its file, and what the run read), the ``dataset`` records (and the input as it
-    was before the run), and exit 3 with ``check`` when a pair is flagged."""
+    summary (``verb``: what was done with the documents), what the run writes besides
+    (:func:`~simhash_cli.app.dedupe.run.after_run`), and exit 3 with ``check`` when a pair is
+    flagged."""
     fmt = output.resolve(sys.stdout)
-    if plan is not None:
-        result = run.kept_by_rule(result, plan)
-    if dataset is not None:
-        result = kept_by(result, dataset[0].source, dataset[0].keep, dataset[0].by)
     with opened(output.path) as out:
         emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)
     messages.dedupe_summary(result, verb)
-    document = None if plan is None else run.write_plan(result, plan, messages)
-    if page is not None:
-        write_report(result, page[1], page[0], messages, plan=document)
-    if dataset is not None:
-        records, before = dataset
-        tally = write_dataset(
-            result,
-            records.source,
-            records.targets,
-            messages,
-            rule=records.rule,
-            max_line=records.max_line,
-            before=before,
-        )
-        messages.dataset_summary(tally, records.targets)
+    tally = after_run(result, after, messages)
+    if tally is not None and after.dataset is not None:
+        messages.dataset_summary(tally, after.dataset[0].targets)
     if check and len(result.pairs):
         exit_with(ExitCode.DUPLICATES_FOUND)

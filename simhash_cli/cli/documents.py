@@ -7,10 +7,16 @@ import sys
 
 import click
 
-from ..app import run
+from ..app.compare import CompareRequest, compare_documents
 from ..app.engine import Engine
-from ..app.explaining import ExplainRequest, explain_documents
-from ..app.requests import CompareRequest, FingerprintRequest
+from ..app.explain import ExplainRequest, explain_documents
+from ..app.fingerprint import (
+    FingerprintRequest,
+    Tally,
+    fingerprint_batches,
+    fingerprint_corpus,
+    fingerprint_records,
+)
 from ..app.settings import Input
 from ..engines import open_engine
 from ..engines.local import LocalEngine
@@ -64,7 +70,7 @@ def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None
         if request.streamed or request.records_streamed:
             _stream(request, chosen, messages)
             return
-        docs = run.fingerprint_corpus(request, chosen, messages)
+        docs = fingerprint_corpus(request, chosen, messages)
     with opened(request.output.path) as out:
         emit_fingerprints(docs, request.output.resolve(sys.stdout), out)
     messages.corpus_summary(docs, "fingerprinted")
@@ -76,14 +82,14 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
     fmt = output.resolve(sys.stdout)
     # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
     same_terminal = fmt is not Format.TABLE and sys.stdout.isatty() and not output.to_file
-    tally = run.Tally()
+    tally = Tally()
     progress_shown = messages.progress("reading files", shown=not same_terminal)
     with opened(output.path) as out:
         with progress_shown as progress:
             batches = (
-                run.fingerprint_batches(request, engine, messages, progress, tally)
+                fingerprint_batches(request, engine, messages, progress, tally)
                 if request.streamed
-                else run.fingerprint_records(request, messages, tally)
+                else fingerprint_records(request, messages, tally)
             )
             if fmt is not Format.TABLE:
                 emit_fingerprints(batches, fmt, out)
@@ -127,7 +133,7 @@ def compare_command(request: CompareRequest, messages: Messages) -> None:
       cd sample_corpus && simhash compare --bits 32 volcano-report.txt volcano-report-wire.txt
     """
     request.check()
-    comparisons = run.compare_documents(request, LocalEngine(), messages)
+    comparisons = compare_documents(request, LocalEngine(), messages)
     with opened(request.output.path) as out:
         fmt = request.output.resolve(sys.stdout)
         emit_comparison(comparisons, request.threshold, fmt, out)

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..app.dedupe.request import AfterRun
 from ..app.index import run as index_run
 from ..app.index.request import (
     IndexAddRequest,
@@ -13,8 +14,8 @@ from ..app.index.request import (
     IndexQueryRequest,
     refuse_output_over_index,
 )
-from ..app.requests import DEFAULT_THRESHOLD
 from ..app.settings import Input
+from ..core.config import DEFAULT_THRESHOLD
 from ..core.cosines import Verify
 from ..engines import open_engine
 from ..engines.local import LocalEngine
@@ -192,7 +193,7 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
         messages,
         output=request.output,
         verb="read" if request.verify is Verify.EXACT else "stored:",
-        plan=request.plan_request(tuple(result.corpus.ids)),
+        after=AfterRun(request.plan_request(tuple(result.corpus.ids))),
         check=request.check_pairs,
     )
 

@@ -19,7 +19,6 @@ from typing import Any, ClassVar, Protocol, TypeVar, cast
 import click
 from click.core import ParameterSource
 
-from ..app.requests import DEFAULT_THRESHOLD
 from ..app.settings import (
     FINGERPRINT_SETTINGS,
     EngineChoice,
@@ -30,7 +29,7 @@ from ..app.settings import (
     capped_jobs,
 )
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
-from ..core.config import DEFAULT_MAX_PAIRS
+from ..core.config import DEFAULT_MAX_PAIRS, DEFAULT_THRESHOLD
 from ..core.corpus import Settings
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
 from ..core.minhash import MAX_SLOTS

@@ -6,8 +6,7 @@ import sys
 
 import click
 
-from ..app import run
-from ..app.requests import CalibrateRequest, SurveyRequest
+from ..app.schemes import CalibrateRequest, SurveyRequest, calibrate_corpus, survey_schemes
 from ..app.settings import Input
 from ..core.calibrate import DEFAULT_MAX_DOCS
 from ..engines.local import LocalEngine
@@ -70,7 +69,7 @@ def plan_command(request: SurveyRequest, messages: Messages) -> None:
       simhash plan --threshold 0.9 sample_corpus/
     """
     request.check()
-    survey = run.survey_schemes(request, LocalEngine(), messages)
+    survey = survey_schemes(request, LocalEngine(), messages)
     with opened(request.output.path) as out:
         emit_survey(survey, request.output.resolve(sys.stdout), out)
 
@@ -114,6 +113,6 @@ def calibrate_command(request: CalibrateRequest, messages: Messages) -> None:
       simhash calibrate --threshold 0.8 --seeds 50 -f json docs/ > calibration.json
     """
     request.check()
-    result = run.calibrate_corpus(request, LocalEngine(), messages)
+    result = calibrate_corpus(request, LocalEngine(), messages)
     with opened(request.output.path) as out:
         emit_calibration(result, request.output.resolve(sys.stdout), out)

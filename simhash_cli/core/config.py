@@ -15,12 +15,17 @@ __all__ = [
     "AUTO",
     "DEFAULT_GROUP_PAIRS",
     "DEFAULT_MAX_PAIRS",
+    "DEFAULT_THRESHOLD",
     "EVERY",
     "DedupeConfig",
 ]
 
 AUTO: Literal["auto"] = "auto"
 EVERY: Literal["every"] = "every"
+
+
+DEFAULT_THRESHOLD = 0.9
+"""The cosine that makes a pair a near-duplicate unless asked otherwise."""
 
 
 AUDIT_MAX_DOCS = 5000
@@ -42,7 +47,7 @@ class DedupeConfig:
     planner's cheapest scheme that reaches 0.95 recall on this corpus's own pairs (measured
     by the pilot, :mod:`~simhash_cli.core.pilot`) or, when it cannot see enough of them, at
     the threshold."""
-    threshold: float = 0.9
+    threshold: float = DEFAULT_THRESHOLD
     verify: Verify = Verify.EXACT
     max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
     max_pairs: int | None = DEFAULT_MAX_PAIRS

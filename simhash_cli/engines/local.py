@@ -15,11 +15,11 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..app.batches import Mapper, batch_size, batches_of, count_files, listing
+from ..app.dedupe.rereading import dedupe_records_rereading
 from ..app.engine import Job, Need
 from ..app.hooks import Hooks
+from ..app.loading import load
 from ..app.parallel import ordered_map
-from ..app.rereading import dedupe_records_rereading
-from ..app.run import load, search_loaded
 from ..app.settings import Reading
 from ..core.against import KeyedRows
 from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights
@@ -27,6 +27,7 @@ from ..core.cosines import Verify
 from ..core.events import OnEvent, Progress, Skipped
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, validate_bits, validate_seed
 from ..core.result import DedupeResult
+from ..core.search import dedupe
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
@@ -197,7 +198,8 @@ class LocalEngine:
         if job.rereads_records:
             return dedupe_records_rereading(job.source, job.reading, job.config, hooks)
         docs = load(job.source, job.reading, self, hooks, vectors_needed=job.vectors_needed)
-        return search_loaded(docs, job.config, hooks)
+        with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+            return dedupe(docs, job.config)
 
     def documents(self, job: Job, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
         """Read here, with their vectors for exact verification."""

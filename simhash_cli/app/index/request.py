@@ -6,16 +6,21 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ...core.blocking import DEFAULT_MAX_CANDIDATES
-from ...core.config import AUTO, DEFAULT_GROUP_PAIRS, DEFAULT_MAX_PAIRS, DedupeConfig
+from ...core.config import (
+    AUTO,
+    DEFAULT_GROUP_PAIRS,
+    DEFAULT_MAX_PAIRS,
+    DEFAULT_THRESHOLD,
+    DedupeConfig,
+)
 from ...core.cosines import Verify
 from ...core.groups import Clustering
 from ...errors import UsageError
 from ...io.sinks.formats import Output
-from ..actions.plans import Keep
-from ..dedupe import PlanRequest
+from ..apply.plans import Keep
+from ..dedupe.request import PlanRequest
 from ..engine import Need
-from ..guard import Reads, refuse_overwrites, sidecars
-from ..requests import DEFAULT_THRESHOLD, refuse_output_over_input
+from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..settings import EngineChoice, Input, Reading, Source, default_jobs
 
 __all__ = [

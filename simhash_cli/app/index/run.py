@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify, estimate_limit
 from ...core.matches import Matches
@@ -17,12 +18,13 @@ from ...core.result import DedupeResult
 from ...core.search import dedupe
 from ...errors import BadValueError, InputError
 from ...index.store import Store
-from ..dedupe import DedupeRequest
+from ..dedupe.kept import kept
+from ..dedupe.request import DedupeRequest
+from ..dedupe.rereading import placed_vectors, verified_from_candidates
 from ..engine import Engine
 from ..guard import Reads, refuse_overwrites
 from ..hooks import Hooks
-from ..rereading import placed_vectors, verified_from_candidates
-from ..run import fingerprinted_records, load_records, search_loaded
+from ..loading import fingerprinted_records, load_records
 from ..settings import Input, Reading, Source
 from .adding import (
     AddReport,
@@ -114,7 +116,7 @@ def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -
         _added(request.index, report, store, hooks)
         docs = stored_files(store, report)
     if request.config.verify is Verify.ESTIMATE:
-        return search_loaded(docs, request.config, hooks)
+        return _searched(docs, request.config, hooks)
 
     def vectors_of(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
         return _with_vectors(docs, rows, engine, hooks, why)
@@ -242,8 +244,8 @@ def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> 
         docs = _read_again(docs, request.jobs, engine, hooks)
     if request.plan is not None:  # never over a stored file
         refuse_overwrites({"plan": request.plan}, Reads(files=tuple(docs.ids)))
-    with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
-        return dedupe(docs, request.config)
+    result = _searched(docs, request.config, hooks)
+    return kept(result, request.plan_request(tuple(docs.ids)), None)
 
 
 def stats(db: str) -> dict[str, Any]:
@@ -283,3 +285,9 @@ def _still_there(path: str) -> bool:
     except OSError:
         return True
     return True
+
+
+def _searched(docs: Corpus, config: DedupeConfig, hooks: Hooks) -> DedupeResult:
+    """The search on the stored documents (read again, for exact verification), here."""
+    with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+        return dedupe(docs, config)

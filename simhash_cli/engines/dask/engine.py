@@ -11,7 +11,7 @@ from typing import ClassVar
 from ...app.batches import Mapper
 from ...app.engine import Job, Need
 from ...app.hooks import Hooks
-from ...app.run import load_records, report_passed_over
+from ...app.loading import load_records, report_passed_over
 from ...app.settings import EngineChoice, Input, Reading, Source, capped_jobs
 from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings

@@ -1,4 +1,4 @@
-"""``dedupe --report FILE``: the report model (:mod:`simhash_cli.app.report`) as one
+"""``dedupe --report FILE``: the report model (:mod:`simhash_cli.app.dedupe.report`) as one
 self-contained HTML page.
 
 Nothing is fetched: the style, the script, the charts (SVG drawn here) and the data are all in

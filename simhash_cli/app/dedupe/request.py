@@ -1,8 +1,7 @@
 """``simhash dedupe``'s request, its datasets' and its plan's, and every rule between their
 options, those of ``--against REF`` among them (what goes with a decontamination, and REF read
 as the input is read: files for files, records of the same kind and fields, or an index, whose
-fingerprints are compared by estimate; the run is :mod:`.decontaminating`'s). The other
-commands' requests are in :mod:`.requests`.
+fingerprints are compared by estimate; the run is :mod:`.against`'s).
 """
 
 from __future__ import annotations
@@ -11,27 +10,32 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..core.blocking import DEFAULT_MAX_CANDIDATES
-from ..core.config import AUTO, DEFAULT_GROUP_PAIRS, DEFAULT_MAX_PAIRS, DedupeConfig
-from ..core.cosines import Verify
-from ..core.groups import Clustering
-from ..core.vectorize import Weighting
-from ..errors import BadValueError, UsageError
-from ..io.opening import open_file
-from ..io.sinks.dataset import ANNOTATION, Targets, sidecar_of
-from ..io.sinks.formats import Format, Output
-from ..io.sinks.report import check_report_engine
-from ..io.sources.fields import Fields
-from ..io.sources.files import STDIN
-from ..io.sources.parquet import is_parquet
-from ..io.sources.shards import compression_of, shards_of
-from .actions.plans import Keep
-from .datasets import KeepBy, check_dataset
-from .engine import Job, Need
-from .guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
-from .memory import physical_memory
-from .requests import DEFAULT_THRESHOLD, check_records
-from .settings import (
+from ...core.blocking import DEFAULT_MAX_CANDIDATES
+from ...core.config import (
+    AUTO,
+    DEFAULT_GROUP_PAIRS,
+    DEFAULT_MAX_PAIRS,
+    DEFAULT_THRESHOLD,
+    DedupeConfig,
+)
+from ...core.cosines import Verify
+from ...core.groups import Clustering
+from ...core.vectorize import Weighting
+from ...errors import BadValueError, UsageError
+from ...io.opening import open_file
+from ...io.sinks.dataset import ANNOTATION, Targets, sidecar_of
+from ...io.sinks.formats import Format, Output
+from ...io.sinks.report import check_report_engine
+from ...io.sources.fields import Fields
+from ...io.sources.files import STDIN
+from ...io.sources.parquet import is_parquet
+from ...io.sources.shards import compression_of, shards_of
+from ...io.sources.snapshot import Snapshot
+from ..apply.plans import Keep
+from ..engine import Job, Need
+from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
+from ..memory import physical_memory
+from ..settings import (
     COMPRESSED_RATIO,
     VECTOR_BYTES_PER_BYTE,
     EngineChoice,
@@ -39,7 +43,9 @@ from .settings import (
     Memory,
     Reading,
     Source,
+    check_records,
 )
+from .datasets import KeepBy, check_dataset
 
 __all__ = [
     "DatasetRequest",
@@ -186,6 +192,17 @@ class PlanRequest:
 
 
 @dataclass(frozen=True)
+class AfterRun:
+    """What a dedupe writes besides its pairs, each when asked: the action plan, the report
+    page (its file, and what the run read) and the dataset's records (with the input as it was
+    before the run, to copy them from)."""
+
+    plan: PlanRequest | None = None
+    page: tuple[str, Source] | None = None
+    dataset: tuple[DatasetRequest, Snapshot] | None = None
+
+
+@dataclass(frozen=True)
 class DedupeRequest:
     """``simhash dedupe``: near-duplicate pairs and their clusters.
 
@@ -296,6 +313,16 @@ class DedupeRequest:
             return None
         return PlanRequest(
             self.plan, self.keep or Keep.OLDEST, self.protect, tuple(self.source.paths)
+        )
+
+    def after(self, before: Snapshot | None) -> AfterRun:
+        """What the run writes besides its pairs; ``before``: the dataset's input as it was
+        before the run read it (:func:`~.run.before_run`)."""
+        dataset = self.dataset
+        return AfterRun(
+            self.plan_request,
+            None if self.report is None else (self.report, self.source),
+            None if dataset is None or before is None else (dataset, before),
         )
 
     @property

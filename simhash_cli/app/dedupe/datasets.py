@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-import math
 import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from ..core.against import Decontamination
-from ..core.corpus import Corpus, given_ids
-from ..core.result import DedupeResult
-from ..core.search import group_pairs_of
-from ..errors import BadValueError, InputError, UsageError
-from ..io.places import root_of
-from ..io.sinks.dataset import (
+from ...core.against import Decontamination
+from ...core.corpus import Corpus, given_ids
+from ...core.result import DedupeResult
+from ...errors import BadValueError, InputError, UsageError
+from ...io.places import root_of
+from ...io.sinks.dataset import (
     ANNOTATION,
     Copied,
     Fate,
@@ -34,9 +31,9 @@ from ..io.sinks.dataset import (
     annotation_clash,
     copy_records,
 )
-from ..io.sources import parquet, records_and_rows
-from ..io.sources.fields import FieldPath
-from ..io.sources.shards import (
+from ...io.sources import parquet, records_and_rows
+from ...io.sources.fields import FieldPath
+from ...io.sources.shards import (
     RECORD_SUFFIXES,
     glob_matches,
     is_glob,
@@ -44,16 +41,15 @@ from ..io.sources.shards import (
     root_of_shards,
     shards_of,
 )
-from ..io.sources.snapshot import Snapshot, snapshot
-from .actions.plans import Keep
-from .hooks import Hooks
-from .settings import Input, Source
+from ...io.sources.snapshot import Snapshot, snapshot
+from ..apply.plans import Keep
+from ..hooks import Hooks
+from ..settings import Input, Source
 
 __all__ = [
     "KeepBy",
     "check_dataset",
     "first_reading",
-    "kept_by",
     "write_dataset",
     "write_decontaminated",
 ]
@@ -171,47 +167,6 @@ def _check_directory(name: str, path: str, location: str) -> None:
             "directory (or give one input file to have one output file)",
             parameter=name,
         )
-
-
-def kept_by(result: DedupeResult, source: Source, keep: Keep, by: KeepBy | None) -> DedupeResult:
-    """The clusters made around the record each keeps by the rule (first in input order, the
-    longest text, or the ``by`` field's extreme)."""
-    docs = result.corpus
-    n = len(docs)
-    if by is None and keep is Keep.FIRST:
-        key: NDArray[np.float64] = np.zeros(n)
-    else:
-        values = _values(source, docs.ids, by)
-        key = -values if by is None or by.largest else values
-        key = np.where(np.isnan(key), np.inf, key)  # no value: last
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.lexsort((np.arange(n), key))] = np.arange(n, dtype=np.int64)
-    groups = group_pairs_of(result.pairs, n, result.config, rank=rank, components=result.clusters)
-    return dataclasses.replace(result, groups=groups)
-
-
-def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.float64]:
-    """Each document's text length (``by`` None) or its record's ``by`` field (NaN: none)."""
-    kind = source.kind.value
-    wanted = {doc_id: row for row, doc_id in enumerate(ids)}
-    values = np.full(len(ids), np.nan)
-    also = () if by is None else (by.field.column,)
-    seen: set[str] = set()
-    for record, fields in records_and_rows(source.location or "-", kind, source.fields, also=also):
-        row = wanted.get(record.id)
-        if row is None or record.id in seen:  # a later record of one id was left out
-            continue
-        seen.add(record.id)
-        if by is None:
-            values[row] = len(getattr(record, "text", ""))
-            continue
-        got = by.field.get(fields)
-        if isinstance(got, (int, float)) and not isinstance(got, bool):
-            try:
-                values[row] = float(got)
-            except OverflowError:  # an integer beyond any float: it sorts beyond them all
-                values[row] = math.inf if got > 0 else -math.inf
-    return values
 
 
 def first_reading(source: Source, hooks: Hooks) -> Snapshot:

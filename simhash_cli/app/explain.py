@@ -17,9 +17,9 @@ from ..errors import BadValueError, InputError, UsageError
 from ..io.sinks.formats import Output
 from ..io.sources.fields import Fields
 from ..io.sources.files import check_paths_exist, read_documents
+from .guard import refuse_output_over_input
 from .hooks import Hooks
 from .records import find_records, from_vector_records
-from .requests import refuse_output_over_input
 from .settings import Input, Reading, Source
 
 __all__ = ["MAX_DIFF_CHARS", "ExplainRequest", "explain_documents", "explained"]

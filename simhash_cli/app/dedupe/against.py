@@ -1,23 +1,46 @@
 """``simhash dedupe --against REF``, run: the reference read here, the documents by the
 engine (:meth:`~simhash_cli.app.engine.Engine.documents`), and the two compared
-(:func:`simhash_cli.core.against.against`). What goes with it: :func:`.dedupe.check_against`."""
+(:func:`simhash_cli.core.against.against`), then the dataset's records copied by their fate.
+What goes with it: :func:`.request.check_against`."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from ..core.against import Decontamination, against
-from ..core.corpus import Corpus
-from ..core.cosines import Verify
-from ..core.vectorize import Weighting
-from ..errors import InputError, SettingsMismatchError
-from .dedupe import DedupeRequest, reference_source
-from .engine import Engine
-from .hooks import Hooks
-from .run import load
-from .settings import Input
+from ...core.against import Decontamination, against
+from ...core.corpus import Corpus
+from ...core.cosines import Verify
+from ...core.vectorize import Weighting
+from ...errors import InputError, SettingsMismatchError
+from ...io.sinks.dataset import Tally
+from ...io.sources.snapshot import Snapshot
+from ..engine import Engine
+from ..hooks import Hooks
+from ..index.run import reference_of
+from ..loading import load
+from ..settings import Input
+from .datasets import write_decontaminated
+from .request import DedupeRequest, is_index, reference_source
 
-__all__ = ["decontaminate", "load_reference", "reading_as_the_index"]
+__all__ = [
+    "decontaminate",
+    "load_reference",
+    "reading_as_the_index",
+    "reference_for",
+    "write_against",
+]
+
+
+def reference_for(
+    request: DedupeRequest, engine: Engine, hooks: Hooks
+) -> tuple[DedupeRequest, Corpus]:
+    """REF, and the request as its documents are to be read: an index's stored fingerprints
+    (the documents then read with its settings), or REF's documents read on ``engine``."""
+    assert request.against is not None  # DedupeRequest.check
+    if is_index(request.against):
+        reference = reference_of(request.against)
+        return reading_as_the_index(request, reference, hooks), reference
+    return request, load_reference(request, engine, hooks)
 
 
 def load_reference(request: DedupeRequest, engine: Engine, hooks: Hooks) -> Corpus:
@@ -91,3 +114,23 @@ def decontaminate(
         f"comparing {len(docs):,} documents with {len(reference):,} reference documents"
     ):
         return against(docs, reference, request.config, rows)
+
+
+def write_against(
+    result: Decontamination, request: DedupeRequest, before: Snapshot | None, hooks: Hooks
+) -> Tally | None:
+    """The dataset's records copied by their fate (near a reference document: dropped), when
+    asked; ``before``: the input before the run read it. Returns their tally."""
+    dataset = request.dataset
+    if dataset is None or before is None:
+        return None
+    assert request.against is not None
+    return write_decontaminated(
+        result,
+        dataset.source,
+        request.against,
+        dataset.targets,
+        hooks,
+        max_line=dataset.max_line,
+        before=before,
+    )

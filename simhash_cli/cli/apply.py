@@ -8,10 +8,10 @@ from typing import cast
 
 import click
 
-from ..app import run
-from ..app.actions.apply import load_plan
-from ..app.actions.request import ApplyRequest
-from ..app.actions.steps import Action, LoadedPlan, Status
+from ..app.apply.apply import load_plan
+from ..app.apply.request import ApplyRequest
+from ..app.apply.run import script_of, taking_steps
+from ..app.apply.steps import Action, LoadedPlan, Status
 from ..errors import ExitCode
 from ..io.sinks.atomic import AtomicFile, atomic_output, opened
 from ..io.sinks.formats import Format
@@ -126,7 +126,7 @@ def _take_steps(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> 
     with opened(output.path) as out:
         with (
             messages.progress("steps") as progress,
-            run.taking_steps(request, plan, progress) as steps,
+            taking_steps(request, plan, progress) as steps,
         ):
             if fmt is not Format.TABLE:  # records stream as the steps are taken
                 return emit_apply(steps, request.action.value, fmt, out)
@@ -138,7 +138,7 @@ def _take_steps(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> 
 
 def _write_script(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> None:
     """``--script FILE|-``: the steps as a shell script, for review; nothing is changed."""
-    script = run.script_of(request, plan)
+    script = script_of(request, plan)
     if request.script == STDIN:
         sys.stdout.flush()
         sys.stdout.buffer.write(script)

@@ -18,25 +18,25 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..core import blocking
-from ..core.ambiguity import chance_sample
-from ..core.corpus import Corpus, given_ids
-from ..core.cosines import cosine_pairs
-from ..core.explain import PAGE_BLOCKS
-from ..core.fingerprint import hamming_rows
-from ..core.result import DedupeResult
-from ..core.vectorize import Weighting, vectorize
-from ..io.sinks.atomic import atomic_output
-from ..io.sinks.explain import explanation_record
-from ..io.sinks.formats import counted
-from ..io.sinks.records import summary_record
-from ..io.sinks.report import render_report
-from ..io.sources.files import STDIN, read_documents
-from ..io.sources.records import TextRecord
-from .explaining import explained
-from .hooks import Hooks
-from .records import find_records
-from .settings import Input, Source
+from ...core import blocking
+from ...core.ambiguity import chance_sample
+from ...core.corpus import Corpus, given_ids
+from ...core.cosines import cosine_pairs
+from ...core.explain import PAGE_BLOCKS
+from ...core.fingerprint import hamming_rows
+from ...core.result import DedupeResult
+from ...core.vectorize import Weighting, vectorize
+from ...io.sinks.atomic import atomic_output
+from ...io.sinks.explain import explanation_record
+from ...io.sinks.formats import counted
+from ...io.sinks.records import summary_record
+from ...io.sinks.report import render_report
+from ...io.sources.files import STDIN, read_documents
+from ...io.sources.records import TextRecord
+from ..explain import explained
+from ..hooks import Hooks
+from ..records import find_records
+from ..settings import Input, Source
 
 __all__ = ["CHANCE_PAIRS", "MAX_TEXT", "report_model", "write_report"]
 

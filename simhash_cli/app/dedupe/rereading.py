@@ -17,20 +17,20 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..core import blocking
-from ..core.config import AUTO, DedupeConfig
-from ..core.corpus import EMPTY_TEXT, Corpus, from_weights
-from ..core.cosines import Verify, hamming_gate
-from ..core.distinct import distinct
-from ..core.result import DedupeResult
-from ..core.search import choose_scheme, dedupe, planner_rows
-from ..core.vectorize import apply_weighting, merge_counts
-from ..errors import InputError
-from .hooks import Hooks
-from .parallel import ordered_map
-from .records import count_wanted, sign_piece
-from .run import fingerprinted_pieces, pieces_of
-from .settings import Input, Reading, Source
+from ...core import blocking
+from ...core.config import AUTO, DedupeConfig
+from ...core.corpus import EMPTY_TEXT, Corpus, from_weights
+from ...core.cosines import Verify, hamming_gate
+from ...core.distinct import distinct
+from ...core.result import DedupeResult
+from ...core.search import choose_scheme, dedupe, planner_rows
+from ...core.vectorize import apply_weighting, merge_counts
+from ...errors import InputError
+from ..hooks import Hooks
+from ..loading import fingerprinted_pieces, pieces_of
+from ..parallel import ordered_map
+from ..records import count_wanted, sign_piece
+from ..settings import Input, Reading, Source
 
 __all__ = [
     "BandKeysOf",

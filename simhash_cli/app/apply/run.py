@@ -1,0 +1,66 @@
+"""``simhash apply``'s run: the steps of a plan taken (or checked, in a dry run) under its lock
+and journal, or written as a shell script for review."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from ...core.events import Progress
+from .apply import apply, apply_records
+from .journal import JOURNAL_VERSION, Journal, exclusive
+from .request import ApplyRequest
+from .script import write_script
+from .steps import LoadedPlan
+
+
+def script_of(request: ApplyRequest, plan: LoadedPlan) -> bytes:
+    """``apply --script``: the steps as a POSIX shell script, for review."""
+    return write_script(
+        plan,
+        request.action,
+        destination=request.destination,
+        protect=request.protect,
+        consent=request.delete_near_duplicates,
+    )
+
+
+def journal_header(request: ApplyRequest, plan: LoadedPlan) -> dict[str, Any]:
+    """The first line of a journal: the plan (by its SHA-256), action and destination it is
+    the journal of."""
+    return {
+        "journal": JOURNAL_VERSION,
+        "plan": plan.path,
+        "plan_sha256": plan.sha256,
+        "action": request.action.value,
+        "destination": request.destination,
+    }
+
+
+@contextmanager
+def taking_steps(
+    request: ApplyRequest, plan: LoadedPlan, progress: Progress
+) -> Iterator[Iterator[dict[str, Any]]]:
+    """``simhash apply``: the record of each step as it is taken (or, in a dry run, checked).
+    When it acts, the run holds the plan's lock and its journal for its whole length."""
+    with ExitStack() as held:
+        journal = None
+        if request.execute:
+            held.enter_context(exclusive(plan.path))
+            journal = Journal(request.journal_path, journal_header(request, plan), len(plan.steps))
+            journal.open()
+            held.callback(journal.close)
+        if progress.on_listed is not None:
+            progress.on_listed(len(plan.steps))
+        outcomes = apply(
+            plan,
+            request.action,
+            destination=request.destination,
+            execute=request.execute,
+            journal=journal,
+            protect=request.protect,
+            consent=request.delete_near_duplicates,
+            on_step=progress.on_read,
+        )
+        yield apply_records(outcomes, request.action)
