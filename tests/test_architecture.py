@@ -11,6 +11,8 @@ package over 600 lines.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,6 +127,67 @@ def test_no_import_of_the_package_hides_under_type_checking() -> None:
                 ):
                     hidden.append(f"{name}: {ast.unparse(inner)}")
     assert hidden == []
+
+
+# The modules of app/ a command's body may call: each slice's run. Types and constants may come
+# from anywhere in app/ and core/ (a request, an enum, a default), work only from here.
+SLICE_RUNS = {
+    "simhash_cli.app.fingerprint",
+    "simhash_cli.app.compare",
+    "simhash_cli.app.explain",
+    "simhash_cli.app.schemes",
+    "simhash_cli.app.dedupe.run",
+    "simhash_cli.app.dedupe.against",
+    "simhash_cli.app.apply.run",
+    "simhash_cli.app.index.run",
+}
+# Functions that check or bound an option's value as click parses it (a usage error exits 2
+# before any request exists): the rule stays in its room, the face only applies it.
+OPTION_CHECKS = {
+    "simhash_cli.core.fingerprint.validate_bits",  # --bits
+    "simhash_cli.app.settings.capped_jobs",  # --jobs above the cores, the person told
+}
+
+
+def test_the_face_does_no_application_work() -> None:
+    """cli/ declares, builds a request, calls its slice and hands the result to io: every
+    function it takes from app/ is a slice's run, and from core/ it takes only types and
+    constants, never a stage (an option's value checked as click parses it aside)."""
+    wrong = []
+    for module, path, tree in modules():
+        if room(module) != "cli":
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            target = "simhash_cli." + (node.module or "")
+            if room(target) not in ("app", "core"):
+                continue
+            imported_module = importlib.import_module(target)
+            for alias in node.names:
+                value = getattr(imported_module, alias.name)
+                if inspect.ismodule(value):
+                    value_module = value.__name__
+                    if value_module not in SLICE_RUNS:
+                        wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} {value_module}")
+                    continue
+                if not inspect.isfunction(value) or f"{target}.{alias.name}" in OPTION_CHECKS:
+                    continue  # a class, an enum, a constant
+                if room(target) == "core" or target not in SLICE_RUNS:
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} {target}.{alias.name}")
+    assert wrong == []
+
+
+def test_the_store_imports_no_application_code() -> None:
+    """index/ is the SQLite store alone: the commands that use it are the slice app/index/."""
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for module, path, tree in modules()
+        if room(module) == "index"
+        for target, line in imported(module, tree, path.name == "__init__.py")
+        if room(target) in ("app", "engines", "cli")
+    ]
+    assert wrong == []
 
 
 def test_every_exception_class_lives_in_the_errors_module() -> None:

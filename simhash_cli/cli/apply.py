@@ -8,9 +8,8 @@ from typing import cast
 
 import click
 
-from ..app.apply.apply import load_plan
 from ..app.apply.request import ApplyRequest
-from ..app.apply.run import script_of, taking_steps
+from ..app.apply.run import loaded_plan, script_of, taking_steps
 from ..app.apply.steps import Action, LoadedPlan, Status
 from ..errors import ExitCode
 from ..io.sinks.atomic import AtomicFile, atomic_output, opened
@@ -107,7 +106,7 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
       simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
     """
     request.check()
-    plan = request.check_plan(load_plan(request.plan))
+    plan = loaded_plan(request)
     messages.info(request.bounds_text(plan))
     if request.script is not None:
         _write_script(request, plan, messages)

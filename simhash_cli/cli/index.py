@@ -12,7 +12,7 @@ from ..app.index.request import (
     IndexAddRequest,
     IndexDedupeRequest,
     IndexQueryRequest,
-    refuse_output_over_index,
+    StoreRequest,
 )
 from ..app.settings import Input
 from ..core.config import DEFAULT_THRESHOLD
@@ -21,7 +21,6 @@ from ..engines import open_engine
 from ..engines.local import LocalEngine
 from ..errors import ExitCode
 from ..io.sinks.atomic import opened
-from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_index_stats, emit_matches, emit_records
 from .dedupe import CHECK_OPTION, CLUSTER_OPTIONS, PLAN_OPTIONS, SCHEME_OPTIONS, report
@@ -199,25 +198,25 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
 
 
 @index_group.command("stats", short_help="Documents, settings, tables and size of an index.")
-@collapse(own(DB), OUTPUT)
-def index_stats_command(db: str, output: Output) -> None:
+@collapse(own(DB), OUTPUT, into=StoreRequest)
+def index_stats_command(request: StoreRequest) -> None:
     """Documents, the settings they were made with, the tables (how evenly their keys spread:
     the largest bucket is what one look-up can cost) and the size on disk."""
-    refuse_output_over_index(db, output)
-    stats = index_run.stats(db)
-    with opened(output.path) as out:
-        emit_index_stats(stats, output.resolve(sys.stdout), out)
+    request.check()
+    stats = index_run.stats(request.db)
+    with opened(request.output.path) as out:
+        emit_index_stats(stats, request.output.resolve(sys.stdout), out)
 
 
 @index_group.command("prune", short_help="Forget stored files that no longer exist.")
-@collapse(own(DB), OUTPUT)
+@collapse(own(DB), OUTPUT, into=StoreRequest)
 @quiet_option
-def index_prune_command(db: str, output: Output, messages: Messages) -> None:
+def index_prune_command(request: StoreRequest, messages: Messages) -> None:
     """Forget the stored files that no longer exist (records from --vectors and
     --fingerprints stay); report each as {"removed": path}."""
-    refuse_output_over_index(db, output)
-    pruned = index_run.prune(db)
-    with opened(output.path) as out:
+    request.check()
+    pruned = index_run.prune(request.db)
+    with opened(request.output.path) as out:
         records = [{"removed": path} for path in pruned.removed]
-        emit_records(records, output.resolve(sys.stdout), out)
+        emit_records(records, request.output.resolve(sys.stdout), out)
     messages.info(pruned.summary())

@@ -10,9 +10,16 @@ from typing import Any
 from ...core.events import Progress
 from .apply import apply, apply_records
 from .journal import JOURNAL_VERSION, Journal, exclusive
+from .loading import load_plan
 from .request import ApplyRequest
 from .script import write_script
 from .steps import LoadedPlan
+
+
+def loaded_plan(request: ApplyRequest) -> LoadedPlan:
+    """The plan, read as hostile input, and checked against the request (its roots and the
+    action's bounds)."""
+    return request.check_plan(load_plan(request.plan))
 
 
 def script_of(request: ApplyRequest, plan: LoadedPlan) -> bytes:

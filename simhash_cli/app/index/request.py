@@ -28,6 +28,7 @@ __all__ = [
     "IndexAddRequest",
     "IndexDedupeRequest",
     "IndexQueryRequest",
+    "StoreRequest",
     "refuse_output_over_index",
 ]
 
@@ -45,6 +46,18 @@ def refuse_output_over_index(db: str, output: Output) -> None:
         UsageError: before the index is opened.
     """
     refuse_overwrites({"output": output.path}, Reads(files=sidecars(db)))
+
+
+@dataclass(frozen=True)
+class StoreRequest:
+    """``simhash index stats DB`` and ``simhash index prune DB``: the index alone."""
+
+    db: str
+    output: Output = field(default_factory=Output)
+
+    def check(self) -> None:
+        """Raises: UsageError: an output over the index."""
+        refuse_output_over_index(self.db, self.output)
 
 
 @dataclass(frozen=True)
