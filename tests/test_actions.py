@@ -115,6 +115,7 @@ def test_keep_orders_with_the_path_as_tie_break() -> None:
             check=lambda path, stamp: states[path],
         )["clusters"][0]["keep"]
         for keep in Keep
+        if keep is not Keep.CENTRAL
     }
     assert kept == {
         Keep.OLDEST: "/x/a.txt",  # mtime 10 twice: the path decides
@@ -123,6 +124,35 @@ def test_keep_orders_with_the_path_as_tie_break() -> None:
         Keep.SHORTEST_PATH: "/x/a.txt",
         Keep.FIRST: "/x/long-name.txt",
     }
+
+
+def test_keep_means_one_thing_with_and_without_a_plan(tmp_path: Path) -> None:
+    """--keep picks each cluster's kept member the same way in the table, the JSON and the
+    plan, and --plan changes none of it: the same clusters around the same member, the plan
+    keeping it; without --keep, the most central one everywhere."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    for age, path in enumerate(sorted(corpus.iterdir())):
+        os.utime(path, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))  # later names older
+    runner = CliRunner()
+    seen = {}
+    for keep in (None, "newest", "oldest", "first"):
+        rule = [] if keep is None else ["--keep", keep]
+        alone = runner.invoke(main, ["dedupe", "-f", "json", *rule, str(corpus)])
+        plan = tmp_path / f"plan-{keep}.json"
+        planned = runner.invoke(
+            main, ["dedupe", "-f", "json", *rule, "--plan", str(plan), str(corpus)]
+        )
+        assert alone.exit_code == planned.exit_code == 0, (alone.output, planned.output)
+        clusters = json.loads(alone.stdout)["clusters"]
+        assert json.loads(planned.stdout)["clusters"] == clusters
+        kept = [os.path.basename(c["keep"]) for c in json.loads(plan.read_text())["clusters"]]
+        assert kept == [os.path.basename(c["representative"]) for c in clusters]
+        seen[keep] = kept
+    assert seen[None] == ["shipping-policy-copy.txt", "volcano-report-wire.txt"]  # central
+    assert seen["newest"] == ["shipping-policy-copy.txt", "volcano-report-wire.txt"]
+    assert seen["oldest"] == ["shipping-policy.txt", "volcano-report.txt"]
+    assert seen["first"] == seen["newest"]  # sorted names, the first the newest here
 
 
 def _digest(directory: Path) -> dict[str, str]:
@@ -174,12 +204,10 @@ def test_a_protected_file_is_the_one_its_cluster_keeps(tmp_path: Path) -> None:
     }
 
 
-def test_plan_options_are_refused_without_a_plan_and_for_standard_input() -> None:
+def test_protect_is_refused_without_a_plan_and_a_plan_for_standard_input() -> None:
     runner = CliRunner()
-    alone = runner.invoke(main, ["dedupe", "--keep", "newest", str(SAMPLE)])
-    assert alone.exit_code == ExitCode.USAGE and "--keep and --protect go with --plan" in (
-        alone.stderr
-    )
+    alone = runner.invoke(main, ["dedupe", "--protect", str(SAMPLE), str(SAMPLE)])
+    assert alone.exit_code == ExitCode.USAGE and "--protect goes with --plan" in alone.stderr
     text = (SAMPLE / "volcano-report.txt").read_text()
     piped = runner.invoke(
         main,

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner, Result
 
-import simhash_cli.app.dedupe.kept as keeping
+import simhash_cli.app.dedupe.run as dedupe_run
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 
@@ -40,7 +40,7 @@ def test_an_input_replaced_after_its_first_reading_writes_nothing(
                for k in range(40)]  # fmt: skip
     given.write_text("".join(json.dumps(r) + "\n" for r in records))
     other = "".join(json.dumps({"id": r["id"], "text": f"other{r['id']}"}) + "\n" for r in records)
-    decide = keeping.kept_by
+    decide = dedupe_run.kept
 
     for how in ("rename", "in place"):
 
@@ -54,7 +54,7 @@ def test_an_input_replaced_after_its_first_reading_writes_nothing(
                 os.utime(given, ns=(info.st_atime_ns, info.st_mtime_ns))
             return decide(*args)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(keeping, "kept_by", swapped)
+        monkeypatch.setattr(dedupe_run, "kept", swapped)
         kept, dropped = tmp_path / f"k-{how}.jsonl", tmp_path / f"d-{how}.jsonl"
         result = run("dedupe", "-q", "--texts", str(given), "--kept", str(kept),
                      "--dropped", str(dropped), "-f", "json")  # fmt: skip

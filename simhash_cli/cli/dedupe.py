@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..app.apply.plans import Keep
+from ..app.apply.plans import DEFAULT_KEEP, Keep
 from ..app.dedupe.against import decontaminate, reference_for, write_against
 from ..app.dedupe.request import AfterRun, DedupeRequest
 from ..app.dedupe.run import after_run, before_run, dedupe_documents
@@ -107,9 +107,11 @@ PLAN_OPTIONS = [
         type=click.Choice([k.value for k in Keep]),
         default=None,
         callback=as_enum(Keep),
-        help="With --plan: which file of a cluster is kept (the path breaks ties) "
-        f"[default: {Keep.OLDEST.value}]. With --kept, --dropped or --annotated: which "
-        "record, first in input order or with the longest text [default: first].",
+        help="Which member of each cluster is kept, in every output (the table, groups, "
+        "--plan, --report, --kept): central, the one the others are near-duplicates of; "
+        "first, first read; longest, the largest file or longest text; oldest, newest or "
+        "shortest-path, of the files read. Each cluster is made around it; the path breaks "
+        f"ties [default: {DEFAULT_KEEP.value}].",
     ),
     protect_option(
         "With --plan: PATH (a file, or the files under a directory) is never marked for "
@@ -201,8 +203,8 @@ PLAN_OPTIONS = [
             "--keep-by",
             metavar="FIELD:max|min",
             default=None,
-            help="With --kept, --dropped or --annotated: each cluster keeps the record whose "
-            "FIELD is largest (or smallest), e.g. quality:max; records without one come last.",
+            help="Instead of --keep, for records: each cluster keeps the record whose FIELD is "
+            "largest (or smallest), e.g. quality:max; records without one come last.",
         ),
         click.option(
             "--report",

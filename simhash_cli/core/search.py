@@ -28,7 +28,7 @@ from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
 from .distinct import distinct
 from .fingerprint import hamming_rows
-from .groups import Groups, group
+from .groups import Edges, Groups, centrality_rank, group
 from .pilot import PILOT_WORK, Pilot, run_pilot
 from .recall import Advice, advise, run_recall
 from .result import DedupeResult
@@ -47,6 +47,7 @@ from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, ver
 __all__ = [
     "Audit",
     "Comparison",
+    "centrality_of",
     "check_config",
     "choose_scheme",
     "compare",
@@ -372,14 +373,32 @@ def group_pairs_of(
     """The clusters of flagged pairs, as ``config`` names them, in the order of preference
     ``rank`` (None: the most central first)."""
     exact = config.verify is Verify.EXACT
+    return group(
+        _edges(pairs, exact),
+        n_docs,
+        kind=config.clustering,
+        exact=exact,
+        rank=rank,
+        components=components,
+    )
+
+
+def centrality_of(result: DedupeResult) -> NDArray[np.int64]:
+    """Each document's place in the order of centrality the search's clusters were made in
+    (:func:`~simhash_cli.core.groups.centrality_rank`)."""
+    exact = result.config.verify is Verify.EXACT
+    return centrality_rank(_edges(result.pairs, exact), len(result.corpus))
+
+
+def _edges(pairs: ScoredPairs, exact: bool) -> Edges:
+    """The flagged pairs as the clustering reads them, a chunk at a time, with the cosine
+    that flagged them."""
 
     def edges() -> Iterator[tuple[NDArray[np.int64], NDArray[np.float64]]]:
         for chunk in pairs.chunks(_EDGE_CHUNK):
             yield chunk.pairs, chunk.cosine if exact else chunk.estimated_cosine
 
-    return group(
-        edges, n_docs, kind=config.clustering, exact=exact, rank=rank, components=components
-    )
+    return edges
 
 
 _EDGE_CHUNK = 1_000_000

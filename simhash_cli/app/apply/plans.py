@@ -31,14 +31,27 @@ from ...io.opening import open_file
 from ...io.places import root_of
 from ...io.sources.files import STDIN
 
-__all__ = ["PLAN_VERSION", "FileState", "Keep", "inspect", "keep_rank", "make_plan", "sha256_of"]
+__all__ = [
+    "DEFAULT_KEEP",
+    "FILE_RULES",
+    "PLAN_VERSION",
+    "FileState",
+    "Keep",
+    "inspect",
+    "keep_rank",
+    "make_plan",
+    "sha256_of",
+]
 
 PLAN_VERSION = 3
 
 
 class Keep(str, Enum):
-    """Which file of a cluster is kept (the path breaks every tie)."""
+    """Which member of a cluster is kept, everywhere it shows (the table, the groups, the
+    plan, the report, a dataset's records); the path breaks every tie."""
 
+    CENTRAL = "central"
+    """The member the most of its cluster are near-duplicates of (the search's own choice)."""
     OLDEST = "oldest"
     """Earliest modification time."""
     NEWEST = "newest"
@@ -48,7 +61,15 @@ class Keep(str, Enum):
     SHORTEST_PATH = "shortest-path"
     """Fewest characters in the path."""
     FIRST = "first"
-    """First in the order the files were read (sorted paths, in the order given)."""
+    """First in the order read (files: sorted paths, in the order given; records: input
+    order)."""
+
+
+DEFAULT_KEEP = Keep.CENTRAL
+"""The keep rule unless one is asked: the default's one place, for every command."""
+
+FILE_RULES = (Keep.OLDEST, Keep.NEWEST, Keep.SHORTEST_PATH)
+"""Rules that compare files as this run read them (their times, their paths)."""
 
 
 @dataclass(frozen=True)
@@ -110,9 +131,11 @@ def inspect(path: str, stamp: Stamp) -> FileState:
 
 
 def _key(keep: Keep, position: int, path: str, size: int, mtime_ns: int) -> tuple[Any, ...]:
-    """Sort key of a file by ``keep`` (input position, path, size, modification time): the
-    kept file sorts first, the path breaking every tie."""
+    """Sort key of a file by ``keep`` (its position in the input, or for ``central`` in the
+    order of centrality; path, size, modification time): the kept file sorts first, the path
+    breaking every tie."""
     keys: dict[Keep, tuple[Any, ...]] = {
+        Keep.CENTRAL: (position, path),
         Keep.OLDEST: (mtime_ns, path),
         Keep.NEWEST: (-mtime_ns, path),
         Keep.LONGEST: (-size, path),
@@ -128,20 +151,27 @@ def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
 
 
 def keep_rank(
-    ids: Sequence[str], stamps: NDArray[np.void], keep: Keep, protect: Sequence[str] = ()
+    ids: Sequence[str],
+    stamps: NDArray[np.void],
+    keep: Keep,
+    protect: Sequence[str] = (),
+    central: NDArray[np.int64] | None = None,
 ) -> NDArray[np.int64]:
     """Every document's place in the order ``keep`` prefers them (0 = kept first), files under
     a ``protect`` root before all others, as :func:`make_plan` ranks a cluster's files (the
-    file's state as the scan read it: its size and modification time in ``stamps``)."""
+    file's state as the scan read it: its size and modification time in ``stamps``). For
+    ``central``, ``central`` is each document's place in the order of centrality."""
     protected = [os.path.realpath(root) for root in protect]
     paths = [os.path.abspath(doc_id) for doc_id in ids]
     guarded = [
         bool(protected) and root_of(os.path.realpath(path), protected) is not None for path in paths
     ]
     size, mtime = stamps["size"].tolist(), stamps["mtime_ns"].tolist()
+    assert keep is not Keep.CENTRAL or central is not None, "central ranks by centrality"
+    position = list(range(len(paths))) if central is None else central.tolist()
     order = sorted(
         range(len(paths)),
-        key=lambda i: (not guarded[i], *_key(keep, i, paths[i], size[i], mtime[i])),
+        key=lambda i: (not guarded[i], *_key(keep, position[i], paths[i], size[i], mtime[i])),
     )
     rank = np.empty(len(paths), dtype=np.int64)
     rank[order] = np.arange(len(paths), dtype=np.int64)

@@ -42,7 +42,6 @@ from ...io.sources.shards import (
     shards_of,
 )
 from ...io.sources.snapshot import Snapshot, snapshot
-from ..apply.plans import Keep
 from ..hooks import Hooks
 from ..settings import Input, Source
 
@@ -79,7 +78,7 @@ class KeepBy:
 
 
 def check_dataset(
-    source: Source, outputs: dict[str, str | None], keep: Keep | None, annotation: str = ANNOTATION
+    source: Source, outputs: dict[str, str | None], annotation: str = ANNOTATION
 ) -> None:
     """Raises: UsageError: records that cannot be read again and copied, a rule for files, or
     an output in another format than the input's. BadValueError: records that already have the
@@ -97,12 +96,6 @@ def check_dataset(
             f"{{kept}} and {{dropped}} copy the records of a file, or of the shards of a "
             f"directory or glob, read again; {source.location} is none of them",
             parameters=("kept", "dropped"),
-        )
-    if keep is not None and keep not in (Keep.FIRST, Keep.LONGEST):
-        raise BadValueError(
-            f"--keep {keep.value} is a rule for files; records are kept by first, longest or "
-            "--keep-by FIELD:max",
-            parameter="keep",
         )
     if outputs.get("dropped") is not None or outputs.get("annotated") is not None:
         _check_annotation(source, annotation)

@@ -1,8 +1,8 @@
-"""The keep rule: which member of each cluster is kept, and the clusters made around it. A plan
-keeps files by its rule (:class:`~simhash_cli.app.apply.plans.Keep`, protected files first), a
-dataset keeps records by theirs (first in input order, the longest text, or a field's
-extreme); without either the clusters stay as the search made them, around the most central
-member."""
+"""The keep rule: which member of each cluster is kept, and the clusters made around it. One
+rule for everything a run shows and writes (the table, the groups, the plan, the report, a
+dataset's records): ``central`` (the default) leaves the clusters as the search made them,
+around their most central member; the others rank every document (files under a protected
+root first) and the clusters are made again around the best of each."""
 
 from __future__ import annotations
 
@@ -12,56 +12,57 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ...core.groups import rank_of
 from ...core.result import DedupeResult
-from ...core.search import group_pairs_of
+from ...core.search import centrality_of, group_pairs_of
 from ...errors import InputError
 from ...io.sources import records_and_rows
-from ..apply.plans import Keep, keep_rank
+from ..apply.plans import FILE_RULES, Keep, keep_rank
 from ..settings import Source
 from .datasets import KeepBy
-from .request import DatasetRequest, PlanRequest
+from .request import KeepRule
+
+__all__ = ["kept", "preference"]
 
 
-def kept(
-    result: DedupeResult, plan: PlanRequest | None, dataset: DatasetRequest | None
-) -> DedupeResult:
-    """The clusters made around what is kept: the plan's files, or the dataset's records, by
-    their rule; otherwise as the search made them (around the most central member)."""
-    if plan is not None:
-        return kept_by_rule(result, plan)
-    if dataset is not None:
-        return kept_by(result, dataset.source, dataset.keep, dataset.by)
-    return result
-
-
-def kept_by_rule(result: DedupeResult, plan: PlanRequest) -> DedupeResult:
-    """The clusters made around the files ``plan`` keeps (its keep rule, protected files
-    first) instead of the most central ones, so that what is shown is what the plan does."""
-    docs = result.corpus
-    if docs.stamps is None:  # refused before reading (DedupeRequest.check)
-        raise InputError("{plan} needs the files read in this run", parameters=("plan",))
-    rank = keep_rank(docs.ids, docs.stamps, plan.keep, plan.protect)
+def kept(result: DedupeResult, rule: KeepRule) -> DedupeResult:
+    """The clusters made around the member each keeps by ``rule``."""
+    rank = preference(result, rule)
+    if rank is None:
+        return result
     groups = group_pairs_of(
-        result.pairs, len(docs), result.config, rank=rank, components=result.clusters
+        result.pairs, len(result.corpus), result.config, rank=rank, components=result.clusters
     )
     return dataclasses.replace(result, groups=groups)
 
 
-def kept_by(result: DedupeResult, source: Source, keep: Keep, by: KeepBy | None) -> DedupeResult:
-    """The clusters made around the record each keeps by the rule (first in input order, the
-    longest text, or the ``by`` field's extreme)."""
+def preference(result: DedupeResult, rule: KeepRule) -> NDArray[np.int64] | None:
+    """Every document's place in the order ``rule`` prefers them (0 = kept first), or None
+    when it is the search's own (central, nothing protected).
+
+    Raises:
+        InputError: a rule for files, and the files were not read in this run.
+    """
     docs = result.corpus
-    n = len(docs)
-    if by is None and keep is Keep.FIRST:
-        key: NDArray[np.float64] = np.zeros(n)
-    else:
-        values = _values(source, docs.ids, by)
-        key = -values if by is None or by.largest else values
-        key = np.where(np.isnan(key), np.inf, key)  # no value: last
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.lexsort((np.arange(n), key))] = np.arange(n, dtype=np.int64)
-    groups = group_pairs_of(result.pairs, n, result.config, rank=rank, components=result.clusters)
-    return dataclasses.replace(result, groups=groups)
+    if rule.by is not None or (docs.stamps is None and rule.keep is Keep.LONGEST):
+        assert rule.source is not None  # DedupeRequest.check: records read again
+        return _by_values(_values(rule.source, docs.ids, rule.by), rule.by)
+    if rule.keep is Keep.CENTRAL and not rule.protect:
+        return None
+    central = centrality_of(result) if rule.keep is Keep.CENTRAL else None
+    if docs.stamps is None:
+        if rule.keep in FILE_RULES or rule.protect:  # refused before reading
+            raise InputError(f"--keep {rule.keep.value} needs the files read in this run")
+        return np.arange(len(docs), dtype=np.int64) if central is None else central
+    return keep_rank(docs.ids, docs.stamps, rule.keep, rule.protect, central)
+
+
+def _by_values(values: NDArray[np.float64], by: KeepBy | None) -> NDArray[np.int64]:
+    """The order of records by their text's length (longest first) or ``by``'s field; no
+    value comes last, input order breaks ties."""
+    key = -values if by is None or by.largest else values
+    key = np.where(np.isnan(key), np.inf, key)
+    return rank_of(np.lexsort((np.arange(values.size), key)))
 
 
 def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.float64]:

@@ -31,7 +31,7 @@ from ...io.sources.files import STDIN
 from ...io.sources.parquet import is_parquet
 from ...io.sources.shards import compression_of, shards_of
 from ...io.sources.snapshot import Snapshot
-from ..apply.plans import Keep
+from ..apply.plans import DEFAULT_KEEP, FILE_RULES, Keep
 from ..engine import Job, Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..memory import physical_memory
@@ -92,7 +92,7 @@ def check_against(request: DedupeRequest) -> None:
             raise UsageError(
                 f"{{against}} goes without {{{name}}}: {why}", parameters=("against", name)
             )
-    if request.keep is not None:
+    if request.keep is not DEFAULT_KEEP or request.keep_by is not None:
         raise UsageError(
             "{against} goes without {keep}: each flagged record is dropped",
             parameters=("against", "keep"),
@@ -168,15 +168,33 @@ def reference_source(request: DedupeRequest) -> Source:
 
 
 @dataclass(frozen=True)
+class KeepRule:
+    """Which member of each cluster is kept: one rule for everything a run shows and writes
+    (the table, the groups, the plan, the report, a dataset's records), the clusters made
+    around that member (:func:`~.kept.kept`)."""
+
+    keep: Keep = DEFAULT_KEEP
+    by: KeepBy | None = None
+    """Records: the one whose field is largest (smallest) instead, ``--keep-by``."""
+    protect: tuple[str, ...] = ()
+    """Files under these roots before all others (a plan's ``--protect``)."""
+    source: Source | None = None
+    """Where records are read again for the length of their text or a field."""
+
+    @property
+    def name(self) -> str:
+        """The rule as a dataset's metadata records it."""
+        return self.keep.value if self.by is None else str(self.by)
+
+
+@dataclass(frozen=True)
 class DatasetRequest:
-    """``dedupe --kept FILE`` / ``--dropped FILE``: where the records go, and the rule that
-    picks each cluster's kept one."""
+    """``dedupe --kept FILE`` / ``--dropped FILE``: where the records go, and the name of the
+    rule that kept them."""
 
     source: Source
     targets: Targets
-    keep: Keep = Keep.FIRST
-    by: KeepBy | None = None
-    rule: str = Keep.FIRST.value
+    rule: str = DEFAULT_KEEP.value
     max_line: int | None = None
 
 
@@ -185,8 +203,7 @@ class PlanRequest:
     """``dedupe --plan FILE``: what would be done with each cluster, written to ``path``."""
 
     path: str
-    keep: Keep = Keep.OLDEST
-    protect: tuple[str, ...] = ()
+    rule: KeepRule = field(default_factory=KeepRule)
     roots: tuple[str, ...] = ()
     """The paths scanned: no step of the plan may act outside them."""
 
@@ -217,7 +234,7 @@ class DedupeRequest:
         check: exit with DUPLICATES_FOUND when any pair is flagged.
         plan: also write an action plan (files only).
         report: also write an HTML report of the run.
-        keep: with ``plan``: the rule for the kept file, when asked.
+        keep: which member of each cluster is kept (:class:`KeepRule`).
         index: keep the fingerprints in this index and read only new and changed files.
     """
 
@@ -238,7 +255,7 @@ class DedupeRequest:
     audit: bool = False
     check_pairs: bool = False
     plan: str | None = None
-    keep: Keep | None = None
+    keep: Keep = DEFAULT_KEEP
     protect: tuple[str, ...] = ()
     index: str | None = None
     report: str | None = None
@@ -291,7 +308,6 @@ class DedupeRequest:
         """The records to write, if any (``--kept``, ``--dropped``)."""
         if not self.writes_dataset:
             return None
-        by = None if self.keep_by is None else KeepBy.parse(self.keep_by)
         return DatasetRequest(
             self.source,
             Targets(
@@ -300,9 +316,7 @@ class DedupeRequest:
                 self.annotated,
                 annotation=self.annotation_field or ANNOTATION,
             ),
-            self.keep or Keep.FIRST,
-            by,
-            self.keep_rule,
+            self.keep_rule.name,
             self.reading.policy.max_bytes,
         )
 
@@ -311,9 +325,7 @@ class DedupeRequest:
         """The action plan asked for, if any."""
         if self.plan is None:
             return None
-        return PlanRequest(
-            self.plan, self.keep or Keep.OLDEST, self.protect, tuple(self.source.paths)
-        )
+        return PlanRequest(self.plan, self.keep_rule, tuple(self.source.paths))
 
     def after(self, before: Snapshot | None) -> AfterRun:
         """What the run writes besides its pairs; ``before``: the dataset's input as it was
@@ -358,6 +370,7 @@ class DedupeRequest:
         if self.against is not None:
             check_against(self)
         self._check_dataset()
+        self._check_keep()
         if self.report is not None:
             check_report_engine()
         self._check_plan()
@@ -441,28 +454,19 @@ class DedupeRequest:
         return any(path is not None for path in self._dataset_outputs.values())
 
     @property
-    def keep_rule(self) -> str:
-        """The rule that picks each cluster's kept record, as the metadata records it."""
-        return self.keep_by or (self.keep or Keep.FIRST).value
+    def keep_rule(self) -> KeepRule:
+        """Which member of each cluster is kept (``--keep``, ``--keep-by``, ``--protect``)."""
+        by = None if self.keep_by is None else KeepBy.parse(self.keep_by)
+        return KeepRule(self.keep, by, self.protect, self.source)
 
     def _check_dataset(self) -> None:
-        if self.keep_by is not None and (not self.writes_dataset or self.keep is not None):
-            raise UsageError(
-                "{keep_by} picks the kept record for {kept}, {dropped} or {annotated}, instead "
-                "of {keep}",
-                parameters=("keep_by", "kept", "dropped", "annotated", "keep"),
-            )
         if self.writes_dataset:
             if self.plan is not None or self.index is not None:
                 raise UsageError(
                     "{kept} and {dropped} go without {plan} and {index}",
                     parameters=("kept", "dropped", "plan", "index"),
                 )
-            check_dataset(
-                self.source, self._dataset_outputs, self.keep, self.annotation_field or ANNOTATION
-            )
-        if self.keep_by is not None:
-            KeepBy.parse(self.keep_by)
+            check_dataset(self.source, self._dataset_outputs, self.annotation_field or ANNOTATION)
         if self.annotation_field is not None:
             if self.dropped is None and self.annotated is None:
                 raise UsageError(
@@ -475,12 +479,42 @@ class DedupeRequest:
                     parameter="annotation_field",
                 )
 
-    def _check_plan(self) -> None:
-        loose_keep = self.keep is not None and not self.writes_dataset
-        if self.plan is None and (self.protect or loose_keep):
-            raise UsageError(
-                "{keep} and {protect} go with {plan} FILE", parameters=("keep", "protect", "plan")
+    def _check_keep(self) -> None:
+        """The keep rule applies to what this run reads: file rules to files read in it, the
+        length of a text to files or a file of ``--texts``, a field to records."""
+        files = self.source.kind is Input.PATHS and self.index is None
+        again = self.source.location not in (None, STDIN)  # records read again
+        if self.keep in FILE_RULES and not files:
+            raise BadValueError(
+                f"--keep {self.keep.value} compares the files read in this run: give PATHs "
+                "(without --index); records are kept by central, first, longest or --keep-by "
+                "FIELD:max",
+                parameter="keep",
             )
+        texts = self.source.kind is Input.TEXTS and again
+        if self.keep is Keep.LONGEST and not (files or texts):
+            raise BadValueError(
+                "--keep longest compares sizes: of files, or of texts in a --texts FILE (read "
+                "again for them)",
+                parameter="keep",
+            )
+        if self.keep_by is not None:
+            if self.source.kind not in (Input.TEXTS, Input.VECTORS) or not again:
+                raise UsageError(
+                    "{keep_by} keeps the record with a field's extreme: give {texts} or "
+                    "{vectors} FILE (read again for the field)",
+                    parameters=("keep_by", "texts", "vectors"),
+                )
+            if self.keep is not DEFAULT_KEEP:
+                raise UsageError(
+                    "{keep_by} picks the kept record instead of {keep}: give one of them",
+                    parameters=("keep_by", "keep"),
+                )
+            KeepBy.parse(self.keep_by)
+
+    def _check_plan(self) -> None:
+        if self.plan is None and self.protect:
+            raise UsageError("{protect} goes with {plan} FILE", parameters=("protect", "plan"))
         if self.plan is not None and (self.source.is_records or self.index is not None):
             raise UsageError(
                 "{plan} acts on files read in this run, so that each can be checked to be the "

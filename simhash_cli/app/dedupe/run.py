@@ -14,7 +14,7 @@ from ...errors import InputError
 from ...io.sinks.atomic import atomic_output
 from ...io.sinks.dataset import Tally
 from ...io.sources.snapshot import Snapshot
-from ..apply.plans import make_plan
+from ..apply.plans import Keep, make_plan
 from ..apply.seal import SEAL_FIELD, seal
 from ..engine import Engine
 from ..hooks import Hooks
@@ -38,7 +38,7 @@ def dedupe_documents(request: DedupeRequest, engine: Engine, hooks: Hooks) -> De
         result = dedupe_through_index(request, engine, hooks)
     else:
         result = engine.dedupe(request.job, hooks)
-    return kept(result, request.plan_request, request.dataset)
+    return kept(result, request.keep_rule)
 
 
 def after_run(result: DedupeResult, after: AfterRun, hooks: Hooks) -> Tally | None:
@@ -75,13 +75,15 @@ def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> dict[st
         docs.stamps.tolist(),
         docs.settings.bits,
         result.clusters,
-        keep=plan.keep,
+        keep=plan.rule.keep,
         roots=plan.roots,
-        protect=plan.protect,
+        protect=plan.rule.protect,
         settings=docs.settings.names(),
+        # The clusters were made around their kept member (every one for central, whose
+        # order the plan cannot compute again from the files).
         representatives=(
             result.groups.representative.tolist()
-            if result.groups.kind is Clustering.REPRESENTATIVE
+            if result.groups.kind is Clustering.REPRESENTATIVE or plan.rule.keep is Keep.CENTRAL
             else None
         ),
     )

@@ -15,10 +15,10 @@ from ...core.config import (
 )
 from ...core.cosines import Verify
 from ...core.groups import Clustering
-from ...errors import UsageError
+from ...errors import BadValueError, UsageError
 from ...io.sinks.formats import Output
-from ..apply.plans import Keep
-from ..dedupe.request import PlanRequest
+from ..apply.plans import DEFAULT_KEEP, FILE_RULES, Keep
+from ..dedupe.request import KeepRule, PlanRequest
 from ..engine import Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..settings import EngineChoice, Input, Reading, Source, default_jobs
@@ -122,7 +122,7 @@ class IndexDedupeRequest:
     group_pairs: int = DEFAULT_GROUP_PAIRS
     check_pairs: bool = False
     plan: str | None = None
-    keep: Keep | None = None
+    keep: Keep = DEFAULT_KEEP
     protect: tuple[str, ...] = ()
     jobs: int = field(default_factory=default_jobs)
     output: Output = field(default_factory=Output)
@@ -141,11 +141,16 @@ class IndexDedupeRequest:
             group_pairs=self.group_pairs,
         )
 
+    @property
+    def keep_rule(self) -> KeepRule:
+        """Which member of each cluster is kept (``--keep``, ``--protect``)."""
+        return KeepRule(self.keep, None, self.protect)
+
     def plan_request(self, files: tuple[str, ...]) -> PlanRequest | None:
         """The action plan asked for, of these stored ``files`` (each its own root)."""
         if self.plan is None:
             return None
-        return PlanRequest(self.plan, self.keep or Keep.OLDEST, self.protect, files)
+        return PlanRequest(self.plan, self.keep_rule, files)
 
     def check(self) -> None:
         """Raises: UsageError: an output over the index; plan options that do not apply."""
@@ -164,7 +169,11 @@ class IndexDedupeRequest:
                 "{plan} needs the stored files read again, as they are now: add {verify} exact",
                 parameters=("plan", "verify"),
             )
-        if self.plan is None and (self.keep is not None or self.protect):
-            raise UsageError(
-                "{keep} and {protect} go with {plan}", parameters=("keep", "protect", "plan")
+        if self.plan is None and self.protect:
+            raise UsageError("{protect} goes with {plan} FILE", parameters=("protect", "plan"))
+        if self.keep in (*FILE_RULES, Keep.LONGEST) and self.verify is not Verify.EXACT:
+            raise BadValueError(
+                f"--keep {self.keep.value} compares the stored files as they are: add "
+                "--verify exact, which reads them again",
+                parameter="keep",
             )

@@ -245,7 +245,7 @@ def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> 
     if request.plan is not None:  # never over a stored file
         refuse_overwrites({"plan": request.plan}, Reads(files=tuple(docs.ids)))
     result = _searched(docs, request.config, hooks)
-    return kept(result, request.plan_request(tuple(docs.ids)), None)
+    return kept(result, request.keep_rule)
 
 
 def stats(db: str) -> dict[str, Any]:
