@@ -8,7 +8,8 @@ import click
 
 from ..app.apply.plans import DEFAULT_KEEP, Keep
 from ..app.dedupe.against import decontaminate, reference_for, write_against
-from ..app.dedupe.request import AfterRun, DedupeRequest
+from ..app.dedupe.outputs import AfterRun
+from ..app.dedupe.request import DedupeRequest
 from ..app.dedupe.run import after_run, before_run, dedupe_documents
 from ..app.settings import Input, Memory
 from ..core.config import AUDIT_MAX_DOCS, DEFAULT_GROUP_PAIRS

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..app.dedupe.request import AfterRun
+from ..app.dedupe.outputs import AfterRun
 from ..app.index import run as index_run
 from ..app.index.request import (
     IndexAddRequest,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,12 +18,31 @@ from ...core.result import DedupeResult
 from ...core.search import centrality_of, group_pairs_of
 from ...errors import InputError
 from ...io.sources import records_and_rows
-from ..apply.plans import FILE_RULES, Keep, keep_rank
+from ..apply.plans import DEFAULT_KEEP, FILE_RULES, Keep, keep_rank
 from ..settings import Source
 from .datasets import KeepBy
-from .request import KeepRule
 
-__all__ = ["kept", "preference"]
+__all__ = ["KeepRule", "kept", "preference"]
+
+
+@dataclass(frozen=True)
+class KeepRule:
+    """Which member of each cluster is kept: one rule for everything a run shows and writes
+    (the table, the groups, the plan, the report, a dataset's records), the clusters made
+    around that member (:func:`~.kept.kept`)."""
+
+    keep: Keep = DEFAULT_KEEP
+    by: KeepBy | None = None
+    """Records: the one whose field is largest (smallest) instead, ``--keep-by``."""
+    protect: tuple[str, ...] = ()
+    """Files under these roots before all others (a plan's ``--protect``)."""
+    source: Source | None = None
+    """Where records are read again for the length of their text or a field."""
+
+    @property
+    def name(self) -> str:
+        """The rule as a dataset's metadata records it."""
+        return self.keep.value if self.by is None else str(self.by)
 
 
 def kept(result: DedupeResult, rule: KeepRule) -> DedupeResult:

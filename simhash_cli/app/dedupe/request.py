@@ -46,6 +46,8 @@ from ..settings import (
     check_records,
 )
 from .datasets import KeepBy, check_dataset
+from .kept import KeepRule
+from .outputs import AfterRun, DatasetRequest, PlanRequest
 
 __all__ = [
     "DatasetRequest",
@@ -165,58 +167,6 @@ def reference_source(request: DedupeRequest) -> Source:
                 parameters=("against_text_field",),
             )
     return Source(source.kind, (), request.against, source.skip_bad_lines, fields)
-
-
-@dataclass(frozen=True)
-class KeepRule:
-    """Which member of each cluster is kept: one rule for everything a run shows and writes
-    (the table, the groups, the plan, the report, a dataset's records), the clusters made
-    around that member (:func:`~.kept.kept`)."""
-
-    keep: Keep = DEFAULT_KEEP
-    by: KeepBy | None = None
-    """Records: the one whose field is largest (smallest) instead, ``--keep-by``."""
-    protect: tuple[str, ...] = ()
-    """Files under these roots before all others (a plan's ``--protect``)."""
-    source: Source | None = None
-    """Where records are read again for the length of their text or a field."""
-
-    @property
-    def name(self) -> str:
-        """The rule as a dataset's metadata records it."""
-        return self.keep.value if self.by is None else str(self.by)
-
-
-@dataclass(frozen=True)
-class DatasetRequest:
-    """``dedupe --kept FILE`` / ``--dropped FILE``: where the records go, and the name of the
-    rule that kept them."""
-
-    source: Source
-    targets: Targets
-    rule: str = DEFAULT_KEEP.value
-    max_line: int | None = None
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    """``dedupe --plan FILE``: what would be done with each cluster, written to ``path``."""
-
-    path: str
-    rule: KeepRule = field(default_factory=KeepRule)
-    roots: tuple[str, ...] = ()
-    """The paths scanned: no step of the plan may act outside them."""
-
-
-@dataclass(frozen=True)
-class AfterRun:
-    """What a dedupe writes besides its pairs, each when asked: the action plan, the report
-    page (its file, and what the run read) and the dataset's records (with the input as it was
-    before the run, to copy them from)."""
-
-    plan: PlanRequest | None = None
-    page: tuple[str, Source] | None = None
-    dataset: tuple[DatasetRequest, Snapshot] | None = None
 
 
 @dataclass(frozen=True)

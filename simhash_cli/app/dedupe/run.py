@@ -21,8 +21,9 @@ from ..hooks import Hooks
 from ..index.run import dedupe_through_index
 from .datasets import first_reading, write_dataset
 from .kept import kept
+from .outputs import AfterRun, DatasetRequest, PlanRequest
 from .report import write_report
-from .request import AfterRun, DatasetRequest, DedupeRequest, PlanRequest
+from .request import DedupeRequest
 
 
 def before_run(dataset: DatasetRequest | None, hooks: Hooks) -> Snapshot | None:

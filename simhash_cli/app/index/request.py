@@ -18,7 +18,8 @@ from ...core.groups import Clustering
 from ...errors import BadValueError, UsageError
 from ...io.sinks.formats import Output
 from ..apply.plans import DEFAULT_KEEP, FILE_RULES, Keep
-from ..dedupe.request import KeepRule, PlanRequest
+from ..dedupe.kept import KeepRule
+from ..dedupe.outputs import PlanRequest
 from ..engine import Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..settings import EngineChoice, Input, Reading, Source, default_jobs
