@@ -123,7 +123,9 @@ def main() -> None:
             exact = DedupeConfig(verify=Verify.EXACT)
 
             def on_one() -> DedupeResult:
-                return dedupe(corpus_from_paths(paths, jobs=WORKERS, tokenizer=SHINGLES), exact)
+                return dedupe(
+                    corpus_from_paths(paths, Settings(tokenizer=SHINGLES), jobs=WORKERS), exact
+                )
 
             def on_dask() -> DedupeResult:
                 return dask_engine.dedupe_paths(

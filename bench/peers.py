@@ -106,9 +106,9 @@ def pairs_pip_simhash(fps: list[int], k: int) -> list[tuple[int, int]]:
 
 
 def dedupe_ours(texts: list[str], max_candidates: int | None = None) -> list[tuple[int, int]]:
-    from simhash_cli import DedupeConfig, Weighting, corpus_from_texts, dedupe
+    from simhash_cli import DedupeConfig, Settings, Weighting, corpus_from_texts, dedupe
 
-    docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
+    docs = corpus_from_texts(texts, Settings(weighting=Weighting.TFIDF))
     config = DedupeConfig(threshold=THRESHOLD)
     if max_candidates is not None:
         config = DedupeConfig(threshold=THRESHOLD, max_candidates=max_candidates)

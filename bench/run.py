@@ -166,10 +166,10 @@ def planted_pairs(texts: list[str], source: np.ndarray, threshold: float) -> set
 def planner_choices(texts: list[str], budgets: list[int]) -> dict[int, tuple[str, float]]:
     """The scheme `dedupe` takes for these texts (tfidf, threshold 0.9) under each budget,
     with its expected recall at the threshold."""
-    from simhash_cli import Weighting, corpus_from_texts
+    from simhash_cli import Settings, Weighting, corpus_from_texts
     from simhash_cli.core.search import survey_for
 
-    docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
+    docs = corpus_from_texts(texts, Settings(weighting=Weighting.TFIDF))
     choices = {}
     for budget in budgets:
         taken = survey_for(docs, threshold=0.9, max_candidates=budget).best_effort()

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE.parent))
 import prose  # noqa: E402
 
 from simhash_cli.core.config import DEFAULT_GROUP_PAIRS, DedupeConfig  # noqa: E402
-from simhash_cli.core.corpus import Corpus, corpus_from_texts  # noqa: E402
+from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts  # noqa: E402
 from simhash_cli.core.cosines import ScoredPairs, cosine_pairs  # noqa: E402
 from simhash_cli.core.groups import Clustering, Groups  # noqa: E402
 from simhash_cli.core.result import DedupeResult  # noqa: E402
@@ -116,7 +116,7 @@ def run(texts: list[str], weighting: Weighting = Weighting.TF) -> Measured:
     }
     first: DedupeResult | None = None
     for seed in SEEDS:
-        docs = corpus_from_texts(texts, seed=seed, weighting=weighting)
+        docs = corpus_from_texts(texts, Settings(seed=seed, weighting=weighting))
         timed = {}
         # In turn, one first then the other, so that neither always runs warm.
         for name in ("before", "after") if seed % 2 else ("after", "before"):

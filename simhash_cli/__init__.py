@@ -20,7 +20,7 @@ from .app.records import corpus_from_fingerprints, corpus_from_vectors
 from .core.blocking import candidate_probability, candidates
 from .core.cluster import cluster_labels, clusters
 from .core.config import DedupeConfig
-from .core.corpus import Corpus, corpus_from_texts
+from .core.corpus import Corpus, Settings, corpus_from_texts
 from .core.cosines import Verify, cosine_pairs, score_pairs
 from .core.fingerprint import (
     estimate_cosine,
@@ -57,6 +57,7 @@ __all__ = [
     "InputError",
     "ParameterError",
     "PathNotFoundError",
+    "Settings",
     "SettingsMismatchError",
     "SimhashError",
     "TokenizerConfig",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from simhash_cli.core.config import DedupeConfig
-from simhash_cli.core.corpus import Corpus, corpus_from_texts
+from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts
 from simhash_cli.core.search import dedupe
 
 
@@ -38,7 +38,7 @@ def test_recall_is_at_least_099_at_every_one_of_ten_seeds_with_precision_1() -> 
     assert len(truth) > 5_000
     alone, closed = [], []
     for seed in range(10):
-        docs = corpus_from_texts(texts, seed=seed)
+        docs = corpus_from_texts(texts, Settings(seed=seed))
         # The schemes a seed can split (the pilot would compare every pair of so few).
         alone_config = DedupeConfig(group_pairs=0, pilot=False)
         before = set(map(tuple, dedupe(docs, alone_config).pairs.pairs.tolist()))

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import simhash_cli.app.dedupe.run as dedupe_run
+from simhash_cli.app.dedupe.kept import kept as kept_by_rule
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 
@@ -40,7 +41,7 @@ def test_an_input_replaced_after_its_first_reading_writes_nothing(
                for k in range(40)]  # fmt: skip
     given.write_text("".join(json.dumps(r) + "\n" for r in records))
     other = "".join(json.dumps({"id": r["id"], "text": f"other{r['id']}"}) + "\n" for r in records)
-    decide = dedupe_run.kept
+    decide = kept_by_rule
 
     for how in ("rename", "in place"):
 

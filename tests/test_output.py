@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
-from simhash_cli.core.corpus import Corpus
+from simhash_cli.core.corpus import Corpus, Settings
 from simhash_cli.core.events import Skipped
 from simhash_cli.core.result import DedupeResult
 from simhash_cli.errors import InputError
@@ -38,7 +38,7 @@ def make_corpus(tmp: Path, names: list[str], bits: int) -> Corpus:
         for i, name in enumerate(names)
     ]
     source.write_text("\n".join(lines), encoding="utf-8")
-    return corpus_from_vectors(str(source), bits=bits)
+    return corpus_from_vectors(str(source), Settings.of_vectors(bits=bits))
 
 
 def render(fmt: Format, emit: object, value: object) -> str:

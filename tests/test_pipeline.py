@@ -56,7 +56,7 @@ def test_tfidf_and_shingles_change_fingerprints(tmp_path: Path) -> None:
     for i, text in enumerate(["red fish blue fish", "red fish green fish", "one two three"]):
         (tmp_path / f"{i}.txt").write_text(text)
     tf = corpus_from_paths([str(tmp_path)])
-    tfidf = corpus_from_paths([str(tmp_path)], weighting=Weighting.TFIDF)
+    tfidf = corpus_from_paths([str(tmp_path)], Settings(weighting=Weighting.TFIDF))
     assert tfidf.settings.weighting == "tfidf"
     assert not np.array_equal(tf.fingerprints, tfidf.fingerprints)
 
@@ -64,7 +64,9 @@ def test_tfidf_and_shingles_change_fingerprints(tmp_path: Path) -> None:
 def test_compare_pair(tmp_path: Path) -> None:
     (tmp_path / "a").write_text("a b c d e f")
     (tmp_path / "b").write_text("a b c d e g")
-    result = compare(corpus_from_paths([str(tmp_path / "a"), str(tmp_path / "b")], bits=256))
+    result = compare(
+        corpus_from_paths([str(tmp_path / "a"), str(tmp_path / "b")], Settings(bits=256))
+    )
     assert result.cosine == pytest.approx(5 / 6)
     assert result.hamming == (result.fingerprint_a ^ result.fingerprint_b).bit_count()
 
@@ -101,7 +103,7 @@ def test_audit_counts_missed_and_false_candidates(tmp_path: Path) -> None:
             features[str(key)] += float(rng.integers(0, 3))
         lines.append(json.dumps({"id": doc, "features": features}))
     (tmp_path / "v.jsonl").write_text("\n".join(lines))
-    docs = corpus_from_vectors(str(tmp_path / "v.jsonl"), bits=64)
+    docs = corpus_from_vectors(str(tmp_path / "v.jsonl"), Settings.of_vectors(bits=64))
     result = dedupe(docs, DedupeConfig(blocks=1, threshold=0.9, audit=True))
     audit = result.audit
     assert audit is not None
@@ -167,9 +169,9 @@ def test_jobs_give_the_same_corpus_and_events(messy_dir: Path) -> None:
         events: list[Event] = []
         docs = corpus_from_paths(
             [str(messy_dir)],
+            Settings(weighting=Weighting.TFIDF),
             jobs=jobs,
             batch_files=7,
-            weighting=Weighting.TFIDF,
             on_event=events.append,
         )
         return docs, events
@@ -192,7 +194,7 @@ def test_streamed_fingerprints_equal_the_whole_corpus(
     for i in range(12):
         (messy_dir / f"gen{i:02d}.txt").write_text(f"some shared words and {i % 5} " * 4)
     os.mkfifo(messy_dir / "fifo")
-    whole = corpus_from_paths([str(messy_dir)], weighting=Weighting.LOG)
+    whole = corpus_from_paths([str(messy_dir)], Settings(weighting=Weighting.LOG))
     batches = list(
         iter_fingerprints(
             [str(messy_dir)], Settings(weighting=Weighting.LOG), batch_files=batch_files, jobs=jobs
@@ -247,9 +249,28 @@ def test_the_wide_sketch_gate_only_skips_hopeless_candidates() -> None:
             base = np.array(texts[-1].split())
             base[rng.integers(0, base.size, 3)] = "edit"
         texts.append(" ".join(base))
-    docs = corpus_from_texts(texts, weighting=Weighting.TFIDF)
+    docs = corpus_from_texts(texts, Settings(weighting=Weighting.TFIDF))
     with mock.patch.object(cosines_module, "sketch", wraps=sketch) as spy:
         gated = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85))
     full = dedupe(docs, DedupeConfig(blocks=64, threshold=0.85, hamming_gate=False))
     assert spy.call_count == 1 and gated.candidates == full.candidates == 150 * 149 // 2
     assert gated.pairs.pairs.tolist() == full.pairs.pairs.tolist() and len(full.pairs) == 75
+
+
+def test_one_settings_value_makes_a_corpus_and_checks_its_width_once(tmp_path: Path) -> None:
+    """The corpus constructors take one Settings; it refuses a bad width or seed when it is
+    made, and the constructors refuse settings of the other kind of input."""
+    wide = corpus_from_texts(["a cat sat", "a cat sat down"], Settings(bits=128, seed=7))
+    assert wide.settings == Settings(bits=128, seed=7)
+    assert wide.fingerprints.shape == (2, 2)
+    with pytest.raises(ParameterError, match="bits"):
+        Settings(bits=7)
+    with pytest.raises(ParameterError, match="seed"):
+        Settings(seed=-1)
+    with pytest.raises(ParameterError, match="tokenizer"):
+        corpus_from_texts(["a cat"], Settings.of_vectors())
+    source = tmp_path / "v.jsonl"
+    source.write_text('{"id": "a", "features": {"x": 1}}\n')
+    with pytest.raises(ParameterError, match="of_vectors"):
+        corpus_from_vectors(str(source), Settings())
+    assert corpus_from_vectors(str(source), Settings.of_vectors(bits=32)).settings.bits == 32

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simhash_cli.core.config import DedupeConfig
-from simhash_cli.core.corpus import Corpus, corpus_from_texts
+from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts
 from simhash_cli.core.cosines import ScoredPairs, cosine_pairs
 from simhash_cli.core.fingerprint import feature_keys
 from simhash_cli.core.minhash import jaccard_pairs, signatures
@@ -43,7 +43,7 @@ def shares_a_band(sig: np.ndarray, i: int, j: int, bands: int, rows: int) -> boo
 def test_minhash_dedupe_finds_every_pair_that_shares_a_band_and_clears_the_threshold(
     picks: list[list[int]], bands: int, rows: int, threshold: float, seed: int
 ) -> None:
-    docs = corpus_from_texts(texts_from(picks), seed=seed)
+    docs = corpus_from_texts(texts_from(picks), Settings(seed=seed))
     config = DedupeConfig(
         minhash=(bands, rows), threshold=threshold, hamming_gate=False, group_pairs=0
     )

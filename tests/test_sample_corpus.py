@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from simhash_cli import DedupeConfig, corpus_from_paths, dedupe
+from simhash_cli import DedupeConfig, Settings, corpus_from_paths, dedupe
 from simhash_cli.core.cosines import cosine_pairs
 
 from conftest import SAMPLE
@@ -48,7 +48,7 @@ def test_true_cosines_separate_similar_from_unrelated() -> None:
 
 @pytest.mark.parametrize("blocks", [1, 4, 8])
 def test_page_schemes_never_flag_an_unrelated_pair(blocks: int) -> None:
-    docs = corpus_from_paths([str(SAMPLE)], bits=32)
+    docs = corpus_from_paths([str(SAMPLE)], Settings(bits=32))
     result = dedupe(docs, DedupeConfig(blocks=blocks, audit=True))
     assert names(docs.ids, result.pairs.pairs.tolist()) <= SIMILAR
     assert result.audit is not None and result.audit.similar_pairs == 4

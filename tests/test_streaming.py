@@ -180,7 +180,9 @@ def test_texts_counted_piece_by_piece_are_the_whole_input_with_its_vectors(
     lines[1_200] = json.dumps({"id": "doc-12", "text": "w1 w2 w3"})  # an id of piece one
     source = tmp_path / "texts.jsonl"
     source.write_text("\n".join(lines) + "\n")
-    whole = corpus_from_text_records(str(source), weighting=weighting, skip_bad_lines=True)
+    whole = corpus_from_text_records(
+        str(source), Settings(weighting=weighting), skip_bad_lines=True
+    )
     monkeypatch.setattr(pieces_module, "LINES_PER_PIECE", piece)
     hooks = Collected()
     docs = counted_records(

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from simhash_cli import ParameterError, TokenizerConfig, tokenize
 from simhash_cli.core import scripts
 from simhash_cli.core.config import DedupeConfig
-from simhash_cli.core.corpus import corpus_from_texts
+from simhash_cli.core.corpus import Settings, corpus_from_texts
 from simhash_cli.core.cosines import cosine_pairs
 from simhash_cli.core.search import dedupe
 from simhash_cli.core.tokenizer import (
@@ -335,7 +335,7 @@ def test_near_duplicates_are_found_in_chinese_japanese_and_thai() -> None:
     assert set(map(tuple, found.pairs.pairs.tolist())) == copies
     # The earlier tokenizer made each sentence a token: the Chinese and Japanese copies were
     # far apart.
-    before = corpus_from_texts(list(TEXTS.values()), tokenizer=LEGACY)
+    before = corpus_from_texts(list(TEXTS.values()), Settings(tokenizer=LEGACY))
     assert before.weights is not None
     copied = np.array(sorted(copies))
     assert (cosine_pairs(before.weights, copied) < 0.9).sum() >= 2
@@ -345,6 +345,6 @@ def test_text_in_scripts_with_spaces_is_tokenized_as_before() -> None:
     texts = [path.read_text(encoding="utf-8") for path in sorted(SAMPLE.iterdir())]
     texts += ["Ærø naïve café — “quoted”, 3.14 don't e-mail", "Ελληνικά русский язык עברית"]
     now = corpus_from_texts(texts)
-    before = corpus_from_texts(texts, tokenizer=LEGACY)
+    before = corpus_from_texts(texts, Settings(tokenizer=LEGACY))
     assert np.array_equal(now.fingerprints, before.fingerprints)
     assert now.features == before.features

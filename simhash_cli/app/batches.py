@@ -24,7 +24,7 @@ from ..core.corpus import (
     text_settings,
 )
 from ..core.events import Event, OnEvent, Skipped, Stamp
-from ..core.fingerprint import n_words, validate_bits, validate_seed
+from ..core.fingerprint import n_words
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting, apply_weighting, count_matrix
 from ..errors import ParameterError
@@ -121,8 +121,6 @@ def iter_fingerprints(
         ParameterError: tfidf weighting.
         PathNotFoundError: a path does not exist (before anything is read).
     """
-    validate_bits(settings.bits)
-    validate_seed(settings.seed)
     batchable(settings)  # before anything is listed
     skipped: list[Skipped] = []
     files = listing(paths, on_event, skipped, policy=policy, on_listed=on_listed)

@@ -132,15 +132,7 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
         texts = (read[request.a], read[request.b])
     if reading.weighting is Weighting.TFIDF:
         hooks.info("note: tfidf weights here take their idf from A and B only")
-    docs = corpus_from_texts(
-        list(texts),
-        ids=ids,
-        bits=reading.bits,
-        seed=reading.seed,
-        tokenizer=reading.tokenizer,
-        weighting=reading.weighting,
-        on_event=hooks.event,
-    )
+    docs = corpus_from_texts(list(texts), reading.settings, ids=ids, on_event=hooks.event)
     _both(docs, ids)
     return explained(docs, (0, 1), texts, schemes=schemes, top=request.top)
 

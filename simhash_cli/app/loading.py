@@ -40,10 +40,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
     if source.kind is Input.TEXTS:
         return corpus_from_text_records(
             location,
-            bits=reading.bits,
-            seed=reading.seed,
-            tokenizer=reading.tokenizer,
-            weighting=reading.weighting,
+            reading.settings,
             on_event=hooks.event,
             skip_bad_lines=source.skip_bad_lines,
             include_empty=reading.include_empty,
@@ -53,8 +50,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
     if source.kind is Input.VECTORS:
         return corpus_from_vectors(
             location,
-            bits=reading.bits,
-            seed=reading.seed,
+            reading.settings_for(Input.VECTORS),
             on_event=hooks.event,
             skip_bad_lines=source.skip_bad_lines,
             include_empty=reading.include_empty,

@@ -16,19 +16,15 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..core import minhash
-from ..core.corpus import EMPTY_TEXT, EMPTY_VECTOR, Corpus, Settings, from_weights
+from ..core.corpus import EMPTY_TEXT, EMPTY_VECTOR, Corpus, Settings, from_weights, text_settings
 from ..core.events import Event, OnEvent, Skipped
 from ..core.fingerprint import (
-    DEFAULT_BITS,
-    DEFAULT_SEED,
     feature_keys,
     from_int,
     n_words,
-    validate_bits,
-    validate_seed,
 )
 from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings
+from ..core.vectorize import apply_weighting, count_matrix, from_mappings
 from ..errors import MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources import iter_records, read_records
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
@@ -62,21 +58,27 @@ __all__ = [
 
 def corpus_from_vectors(
     source: str,
+    settings: Settings = Settings.of_vectors(),  # noqa: B008 (frozen, shared)
     *,
-    bits: int = DEFAULT_BITS,
-    seed: int = DEFAULT_SEED,
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
     include_empty: bool = False,
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
 ) -> Corpus:
-    """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given.
+    """Read ``--vectors`` JSON Lines and fingerprint each vector exactly as given, under
+    ``settings`` (of vectors: :meth:`Settings.of_vectors`).
 
     ``skip_bad_lines``: a malformed line is left out and reported (a Skipped event) instead
     of stopping the run.
+
+    Raises:
+        ParameterError: settings with a tokenizer (vectors are not tokenized).
     """
-    settings = Settings.of_vectors(validate_bits(bits), validate_seed(seed))
+    if settings.tokenizer is not None:
+        raise ParameterError(
+            "vectors are fingerprinted as given: give Settings.of_vectors(bits, seed)"
+        )
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     records: list[Any] = read_records(source, "vectors", on_bad_line, max_line, fields)
@@ -85,11 +87,8 @@ def corpus_from_vectors(
 
 def corpus_from_text_records(
     source: str,
+    settings: Settings = Settings(),  # noqa: B008 (frozen, shared)
     *,
-    bits: int = DEFAULT_BITS,
-    seed: int = DEFAULT_SEED,
-    tokenizer: TokenizerConfig | None = None,
-    weighting: Weighting = Weighting.TF,
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
     include_empty: bool = False,
@@ -97,9 +96,9 @@ def corpus_from_text_records(
     fields: Fields = DEFAULT_FIELDS,
 ) -> Corpus:
     """Read ``--texts`` JSON Lines (``{"id": ..., "text": ...}``) and treat each text as a file
-    holding it would be. ``skip_bad_lines``: as for :func:`corpus_from_vectors`."""
-    tokenizer = tokenizer or TokenizerConfig()
-    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer, weighting)
+    holding it would be, under ``settings``. ``skip_bad_lines``: as for
+    :func:`corpus_from_vectors`."""
+    text_settings(settings)  # settings for text
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     # One record at a time: only the ids are kept, each text is counted and let go.

@@ -85,6 +85,9 @@ class Settings:
     weighting: Weighting | None = Weighting.TF
 
     def __post_init__(self) -> None:
+        # The one check of the width and the seed: every fingerprint is made under a Settings.
+        validate_bits(self.bits)
+        validate_seed(self.seed)
         if (self.tokenizer is None) != (self.weighting is None):
             raise ParameterError(
                 "a tokenizer and a weighting go together: both for text, neither for vectors"
@@ -103,13 +106,13 @@ class Settings:
             ParameterError: a name that no settings give.
         """
         if (tokenizer, weighting) == (VECTORS_TOKENIZER, VECTORS_WEIGHTING):
-            return cls.of_vectors(validate_bits(bits), validate_seed(seed))
+            return cls.of_vectors(bits, seed)
         try:
             chosen = Weighting(weighting)
         except ValueError:
             raise ParameterError(f"not a weighting name: {weighting!r}") from None
         tokens = TokenizerConfig.from_name(tokenizer)
-        return cls(validate_bits(bits), validate_seed(seed), tokens, chosen)
+        return cls(bits, seed, tokens, chosen)
 
     def names(self) -> dict[str, int | str]:
         """``bits``, ``seed``, ``tokenizer`` and ``weighting`` as records and files hold them."""
@@ -212,7 +215,10 @@ def text_settings(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
         ParameterError: the settings are those of given vectors.
     """
     if settings.tokenizer is None or settings.weighting is None:
-        raise ParameterError("these settings are those of given vectors, not of text")
+        raise ParameterError(
+            "these settings are those of given vectors (no tokenizer), not of text: give "
+            "Settings(bits, seed, tokenizer, weighting)"
+        )
     return settings.tokenizer, settings.weighting
 
 
@@ -286,18 +292,14 @@ def concatenate(batches: Iterable[Corpus]) -> Corpus:
 
 def corpus_from_texts(
     texts: Sequence[str],
+    settings: Settings = Settings(),
     *,
     ids: Sequence[str] | None = None,
-    bits: int = DEFAULT_BITS,
-    seed: int = DEFAULT_SEED,
-    tokenizer: TokenizerConfig | None = None,
-    weighting: Weighting = Weighting.TF,
     on_event: OnEvent = lambda event: None,
 ) -> Corpus:
     """Documents already in memory (ids default to "0", "1", ...), as :func:`corpus_from_paths`
-    would make them from files holding these texts."""
-    tokenizer = tokenizer or TokenizerConfig()
-    settings = Settings(validate_bits(bits), validate_seed(seed), tokenizer, weighting)
+    would make them from files holding these texts, fingerprinted under ``settings``."""
+    tokenizer, weighting = text_settings(settings)
     names = [str(i) for i in range(len(texts))] if ids is None else list(ids)
     if len(names) != len(texts):
         raise InputError(f"{len(names)} ids for {len(texts)} texts")

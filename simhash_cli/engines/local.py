@@ -22,14 +22,13 @@ from ..app.loading import load
 from ..app.parallel import ordered_map
 from ..app.settings import Reading
 from ..core.against import KeyedRows
-from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights
+from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights, text_settings
 from ..core.cosines import Verify
 from ..core.events import OnEvent, Progress, Skipped
-from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, validate_bits, validate_seed
 from ..core.result import DedupeResult
 from ..core.search import dedupe
 from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import Weighting, apply_weighting, merge_counts
+from ..core.vectorize import apply_weighting, merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 
 __all__ = ["LocalEngine", "corpus_from_paths"]
@@ -40,11 +39,8 @@ Result = TypeVar("Result")
 
 def corpus_from_paths(
     paths: Sequence[str],
+    settings: Settings = Settings(),  # noqa: B008 (frozen, shared)
     *,
-    bits: int = DEFAULT_BITS,
-    seed: int = DEFAULT_SEED,
-    tokenizer: TokenizerConfig | None = None,
-    weighting: Weighting = Weighting.TF,
     on_event: OnEvent = lambda event: None,
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
@@ -58,10 +54,8 @@ def corpus_from_paths(
 
     Args:
         paths: as the user gave them; all must exist (checked before anything is read).
-        bits: fingerprint width.
-        seed: global seed.
-        tokenizer: how text becomes features.
-        weighting: how counts become weights (tfidf over these documents).
+        settings: what the fingerprints are made with: width, seed, how text becomes
+            features and how counts become weights (tfidf over these documents).
         on_event: receives every Skipped and Warned event as it happens.
         on_listed: called once with the number of files to read (for progress).
         on_read: called once per file read (for progress).
@@ -77,16 +71,10 @@ def corpus_from_paths(
 
     Raises:
         PathNotFoundError: a path does not exist.
-        ParameterError: bits or seed out of range.
+        ParameterError: settings without a tokenizer (of vectors).
         InputError: with ``policy.strict_encoding``, a file that does not decode.
     """
-    tokenizer = tokenizer or TokenizerConfig()
-    settings = Settings(
-        validate_bits(bits),
-        validate_seed(seed),
-        tokenizer,
-        weighting,
-    )
+    tokenizer, weighting = text_settings(settings)
     skipped: list[Skipped] = []
     handle = collecting(on_event, skipped)
     files = listing(paths, on_event, skipped, policy=policy, distinct=distinct, on_listed=on_listed)
@@ -179,10 +167,7 @@ class LocalEngine:
         """Every document of ``paths`` with its vectors (:func:`corpus_from_paths`)."""
         return corpus_from_paths(
             paths,
-            bits=reading.bits,
-            seed=reading.seed,
-            tokenizer=reading.tokenizer,
-            weighting=reading.weighting,
+            reading.settings,
             on_event=hooks.event,
             on_listed=progress.on_listed,
             on_read=progress.on_read,
