@@ -167,7 +167,7 @@ def planner_choices(texts: list[str], budgets: list[int]) -> dict[int, tuple[str
     """The scheme `dedupe` takes for these texts (tfidf, threshold 0.9) under each budget,
     with its expected recall at the threshold."""
     from simhash_cli import Settings, Weighting, corpus_from_texts
-    from simhash_cli.core.search import survey_for
+    from simhash_cli.core.planner import survey_for
 
     docs = corpus_from_texts(texts, Settings(weighting=Weighting.TFIDF))
     choices = {}

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simhash_cli.cli import main
-from simhash_cli.core import allpairs, blocking, cosines, pilot, search
+from simhash_cli.core import allpairs, blocking, cosines, pilot, planner
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.core.pilot import Pilot, anchors_within, row_work, run_pilot
@@ -190,8 +190,8 @@ def test_a_corpus_whose_word_sets_differ_is_planned_to_find_its_pairs(
     docs = corpus_from_texts(texts)
     assert docs.weights is not None
     truth = brute_pairs(docs.weights, 0.9)
-    monkeypatch.setattr(search, "PILOT_WORK", allpairs.product_work(docs.weights) // 5)
-    monkeypatch.setattr(search, "MIN_ANCHORS", 10)
+    monkeypatch.setattr(planner, "PILOT_WORK", allpairs.product_work(docs.weights) // 5)
+    monkeypatch.setattr(planner, "MIN_ANCHORS", 10)
     result = dedupe(docs, DedupeConfig())
     assert result.pilot is not None and not result.pilot.complete
     assert result.survey is not None and result.survey.priced
@@ -207,7 +207,7 @@ def test_a_corpus_whose_word_sets_differ_is_planned_to_find_its_pairs(
 
 def test_without_a_pilot_the_planner_prices_at_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     docs = corpus_from_texts(families(10, 3, 2))
-    monkeypatch.setattr(search, "PILOT_WORK", 1)
+    monkeypatch.setattr(planner, "PILOT_WORK", 1)
     result = dedupe(docs, DedupeConfig())
     assert result.pilot is None and result.measured_recall is None
     assert result.survey is not None and not result.survey.priced
@@ -219,9 +219,9 @@ def test_without_a_pilot_the_planner_prices_at_the_bound(monkeypatch: pytest.Mon
 def test_the_pilot_is_not_run_without_every_vector() -> None:
     docs = corpus_from_texts(families(5, 2, 3))
     copies = blocking.collapse(docs.fingerprints, 64)
-    assert search.pilot_for(docs, DedupeConfig(verify=cosines.Verify.ESTIMATE), copies) is None
-    assert search.pilot_for(docs, DedupeConfig(threshold=0.0), copies) is None
-    assert search.pilot_for(docs, DedupeConfig(), copies) is not None
+    assert planner.pilot_for(docs, DedupeConfig(verify=cosines.Verify.ESTIMATE), copies) is None
+    assert planner.pilot_for(docs, DedupeConfig(threshold=0.0), copies) is None
+    assert planner.pilot_for(docs, DedupeConfig(), copies) is not None
     assert pilot.MIN_EFFECTIVE > 0
 
 

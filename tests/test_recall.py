@@ -14,9 +14,10 @@ from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts
 from simhash_cli.core.cosines import ScoredPairs, cosine_pairs
 from simhash_cli.core.fingerprint import feature_keys
 from simhash_cli.core.minhash import jaccard_pairs, signatures
+from simhash_cli.core.planner import survey_for
 from simhash_cli.core.recall import LEAST_CHANCE, RunRecall, advise, run_recall
 from simhash_cli.core.schemes import Assessment, Scheme
-from simhash_cli.core.search import dedupe, survey_for
+from simhash_cli.core.search import dedupe
 
 WORDS = [f"w{k}" for k in range(12)]
 

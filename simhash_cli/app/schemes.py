@@ -9,8 +9,8 @@ from ..core import blocking
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.calibrate import DEFAULT_MAX_DOCS, Calibration, calibrate
 from ..core.config import DEFAULT_THRESHOLD, DedupeConfig
+from ..core.planner import pilot_for, survey_for
 from ..core.schemes import Background, Survey, survey
-from ..core.search import pilot_for, survey_for
 from ..errors import UsageError
 from ..io.sinks.formats import Output
 from .engine import Engine

@@ -1,10 +1,11 @@
-"""Finding near-duplicates in a corpus: compare two documents, or dedupe many.
+"""Finding near-duplicates in a corpus: dedupe many documents.
 
-:func:`dedupe` chains the stages: the scheme (given, or the planner's choice for this corpus),
-candidates from blocks or Manku's tables among distinct fingerprints, verification at the
-threshold (:mod:`~simhash_cli.core.verifier`), clusters, and optionally an audit against every
-pair's true cosine. What it is asked and what it finds are types of their own, below every
-stage: :mod:`~simhash_cli.core.config` and :mod:`~simhash_cli.core.result`.
+:func:`dedupe` chains the stages: the scheme (given, or the planner's choice for this corpus,
+:mod:`~simhash_cli.core.planner`), candidates from blocks or Manku's tables among distinct
+fingerprints, verification at the threshold (:mod:`~simhash_cli.core.verifier`), clusters,
+and optionally an audit against every pair's true cosine. What it is asked and what it finds
+are types of their own, below every stage: :mod:`~simhash_cli.core.config` and
+:mod:`~simhash_cli.core.result`.
 """
 
 from __future__ import annotations
@@ -16,30 +17,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from . import allpairs, blocking, cluster, cosines, tables
+from . import blocking, cluster, cosines
 from .ambiguity import ambiguity
 from .audit import Audit, audit
 from .blocking import suggest_blocks
 from .candidates import every_chunks, fingerprint_chunks, minhash_chunks
 from .closure import Take, close_groups
 from .comparison import Comparison, compare, compare_with
-from .config import AUDIT_MAX_DOCS, AUTO, EVERY, DedupeConfig
+from .config import AUDIT_MAX_DOCS, DedupeConfig
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
-from .distinct import distinct
-from .fingerprint import hamming_rows
 from .groups import Edges, Groups, centrality_rank, group
-from .pilot import PILOT_WORK, Pilot, run_pilot
+from .pilot import Pilot
+from .planner import pilot_for, plans, scheme_for, survey_for
 from .recall import Advice, advise, run_recall
 from .result import DedupeResult
 from .schemes import (
-    CHECK_ENTRY,
     TARGET_RECALL,
     Scheme,
     Survey,
-    background_pairs,
-    sample_background,
-    survey,
 )
 from .tables import suggest_max_distance
 from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
@@ -49,166 +45,17 @@ __all__ = [
     "Comparison",
     "centrality_of",
     "check_config",
-    "choose_scheme",
     "compare",
     "compare_with",
     "dedupe",
     "dedupe_result",
     "group_pairs_of",
-    "pilot_for",
-    "planner_rows",
     "suggest_blocks",
     "suggest_max_distance",
-    "survey_for",
 ]
 
 
 RECALL_HINT_BELOW = 0.9
-
-
-def _scheme(
-    docs: Corpus,
-    config: DedupeConfig,
-    copies: blocking.Copies,
-    *,
-    minhash: bool = True,
-    pilot: Pilot | None = None,
-) -> tuple[Scheme, Survey | None]:
-    """The scheme the config names, or the planner's choice for this corpus (among the
-    fingerprint schemes only, without ``minhash``; priced on the ``pilot``'s pairs when it
-    has enough)."""
-    bits = docs.settings.bits
-    n_distinct = copies.fingerprints.shape[0]
-    prints: Scheme | None = None
-    if config.max_distance is not None:
-        k = config.max_distance
-        if not 0 <= k < bits:
-            raise ParameterError(f"max_distance must be from 0 to {bits - 1}, not {k}")
-        # Blocks named with a distance: the tables a planner chose (they find the same pairs).
-        named = int(config.blocks) if config.blocks not in (AUTO, EVERY) else None
-        prints = Scheme("tables", named or tables.choose_tables(n_distinct, bits, k), k)
-    elif config.blocks == EVERY:
-        return Scheme.every(), None
-    elif config.blocks != AUTO:
-        prints = Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks)))
-    if config.minhash is not None:
-        bands = Scheme.minhash(*config.minhash)
-        return (bands if prints is None else bands.with_fingerprints(prints)), None
-    if prints is not None:
-        return prints, None
-    chosen = survey_for(
-        docs,
-        threshold=config.threshold,
-        max_candidates=config.max_candidates,
-        copies=copies,
-        minhash=minhash,
-        pilot=pilot,
-    )
-    return chosen.best_effort().scheme, chosen
-
-
-def survey_for(
-    docs: Corpus,
-    *,
-    threshold: float,
-    max_candidates: int | None,
-    copies: blocking.Copies | None = None,
-    minhash: bool = True,
-    pilot: Pilot | None = None,
-) -> Survey:
-    """The planner's view of this corpus: how many distinct fingerprints it has (copies of
-    one are compared once), and how often those of unrelated documents agree by chance
-    (measured on a sample of their pairs); for documents of words, how much those pairs'
-    feature sets overlap, which prices the MinHash schemes (unless not ``minhash``). With a
-    ``pilot``, the schemes are priced on its pairs, and comparing every pair is one of them
-    (free when the pilot compared them all)."""
-    bits = docs.settings.bits
-    copies = copies or blocking.collapse(docs.fingerprints, bits)
-    distinct = copies.fingerprints
-    every_work = None
-    if pilot is not None and docs.weights is not None:
-        every_work = 0 if pilot.complete else pilot.every_work
-    background = sample_background(
-        distinct,
-        sets=docs.weights if minhash and docs.has_word_sets else None,
-        set_rows=copies.representatives,
-    )
-    check_cost = 0.0
-    # Exact checks are priced where the pilot prices the rest (without one, the planner
-    # chooses as it always has: on prose at scale its bound is what the benchmarks hold).
-    if pilot is not None and docs.weights is not None and background.sample is not None:
-        # Exact checks: candidates within the Hamming gate, each over its two rows' entries.
-        gate = cosines.hamming_gate(threshold, bits)
-        sample = background.sample
-        near = hamming_rows(sample[:, 0, :], sample[:, 1, :]) <= gate
-        background = dataclasses.replace(background, near=near)
-        # The mean row of the documents sampled (those a corpus read again in part holds).
-        rows = _sampled_rows(copies)
-        check_cost = CHECK_ENTRY * 2 * float(np.diff(docs.weights.indptr)[rows].mean())
-    return survey(
-        bits=bits,
-        threshold=threshold,
-        n_docs=distinct.shape[0],
-        documents=len(docs),
-        background=background,
-        max_candidates=max_candidates,
-        pilot=pilot,
-        every_work=every_work,
-        check_cost=check_cost,
-    )
-
-
-MIN_ANCHORS = 50
-"""Anchors a pilot draws at least, or it is not run: with fewer, a corpus whose near-duplicates
-are rare would show too few of them to price anything (a million documents of prose)."""
-
-
-def pilot_for(
-    docs: Corpus,
-    config: DedupeConfig,
-    copies: blocking.Copies,
-) -> Pilot | None:
-    """The pilot of this corpus at the config's threshold (:mod:`~simhash_cli.core.pilot`),
-    when it can be run: exact verification, every document's vector at hand, a threshold
-    above 0 (a product holds only the pairs sharing a feature), and at least MIN_ANCHORS
-    anchors within the pilot's work (or the whole corpus)."""
-    weights = docs.weights
-    if config.verify is not Verify.EXACT or weights is None or config.threshold <= 0:
-        return None
-    if not np.array_equal(np.diff(weights.indptr), docs.n_features):
-        return None  # some rows hold no vector (read again in part)
-    rows = np.arange(len(docs), dtype=np.int64)
-    if copies.counts.size < 2:
-        return None
-    total = allpairs.product_work(weights)
-    if total > PILOT_WORK and PILOT_WORK * weights.shape[0] < MIN_ANCHORS * total:
-        return None  # the mean document's product times MIN_ANCHORS is over the budget
-    return run_pilot(
-        cosines.unit_scales(weights),
-        docs.fingerprints,
-        rows,
-        config.threshold,
-        bits=docs.settings.bits,
-        sets=docs.has_word_sets,
-        work=PILOT_WORK,
-        seed=docs.settings.seed,
-    )
-
-
-def planner_rows(docs: Corpus) -> NDArray[np.int64]:
-    """The documents whose word sets the planner reads to price MinHash (those of the pairs it
-    samples, as :func:`survey_for` samples them), in order."""
-    return _sampled_rows(blocking.collapse(docs.fingerprints, docs.settings.bits))
-
-
-def _sampled_rows(copies: blocking.Copies) -> NDArray[np.int64]:
-    """The documents of the random pairs the planner samples among distinct fingerprints."""
-    n = copies.fingerprints.shape[0]
-    if n < 2:
-        return np.zeros(0, dtype=np.int64)
-    first, second = background_pairs(n)
-    rows: NDArray[np.int64] = distinct(copies.representatives[np.concatenate([first, second])])
-    return rows
 
 
 def dedupe(
@@ -237,8 +84,8 @@ def dedupe(
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     # The pilot serves the planner: a scheme named is run as named, its share estimated from
     # its own pairs (as on every engine, so that the same scheme prints the same bytes).
-    pilot = pilot_for(docs, config, copies) if _plans(config) else None
-    scheme, planned = _scheme(docs, config, copies, pilot=pilot)
+    pilot = pilot_for(docs, config, copies) if plans(config) else None
+    scheme, planned = scheme_for(docs, config, copies, pilot=pilot)
     n_candidates, n_checked, kept, audited = _verified_pairs(
         docs, config, scheme, copies, band_keys, pilot
     )
@@ -270,15 +117,6 @@ def check_config(docs: Corpus, config: DedupeConfig, *, has_vectors: bool) -> No
             f"(this corpus has {len(docs):,})",
             parameters=("audit",),
         )
-
-
-def choose_scheme(
-    docs: Corpus, config: DedupeConfig, *, minhash: bool = True
-) -> tuple[Scheme, Survey | None]:
-    """The scheme :func:`dedupe` would run on these documents, and the planner's view when
-    it chose (``blocks="auto"``; MinHash schemes only with ``minhash``)."""
-    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
-    return _scheme(docs, config, copies, minhash=minhash)
 
 
 def dedupe_result(
@@ -402,12 +240,6 @@ def _edges(pairs: ScoredPairs, exact: bool) -> Edges:
 
 
 _EDGE_CHUNK = 1_000_000
-
-
-def _plans(config: DedupeConfig) -> bool:
-    """Whether the planner chooses the scheme (none is named)."""
-    named = config.minhash is not None or config.max_distance is not None
-    return config.pilot and config.blocks == AUTO and not named
 
 
 def found_among(pairs: NDArray[np.int64], kept: ScoredPairs, n_docs: int) -> NDArray[np.bool_]:

@@ -22,8 +22,9 @@ from ...core.config import AUTO, DedupeConfig
 from ...core.corpus import EMPTY_TEXT, Corpus, from_weights
 from ...core.cosines import Verify, hamming_gate
 from ...core.distinct import distinct
+from ...core.planner import choose_scheme, planner_rows
 from ...core.result import DedupeResult
-from ...core.search import choose_scheme, dedupe, planner_rows
+from ...core.search import dedupe
 from ...core.vectorize import apply_weighting, merge_counts
 from ...errors import InputError
 from ..hooks import Hooks

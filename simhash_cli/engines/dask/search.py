@@ -35,8 +35,9 @@ from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import ScoredPairs, Verify
 from ...core.distinct import distinct
+from ...core.planner import choose_scheme
 from ...core.result import DedupeResult
-from ...core.search import check_config, choose_scheme, dedupe_result
+from ...core.search import check_config, dedupe_result
 from ...core.verifier import (
     CandidateCount,
     Verifier,

@@ -1,0 +1,199 @@
+"""The scheme a dedupe runs on a corpus: the one its config names, or the planner's choice for
+these documents. The planner reads the corpus (its distinct fingerprints, how often unrelated
+ones agree by chance, how much their word sets overlap) and, when it can, runs the pilot on
+its near-duplicates (:mod:`~simhash_cli.core.pilot`), then prices every scheme on what it saw
+(:mod:`~simhash_cli.core.schemes`) and takes the cheapest that reaches the target recall."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ParameterError
+from . import allpairs, blocking, cosines, tables
+from .config import AUTO, EVERY, DedupeConfig
+from .corpus import Corpus
+from .cosines import Verify
+from .distinct import distinct
+from .fingerprint import hamming_rows
+from .pilot import PILOT_WORK, Pilot, run_pilot
+from .schemes import (
+    CHECK_ENTRY,
+    Scheme,
+    Survey,
+    background_pairs,
+    sample_background,
+    survey,
+)
+
+__all__ = [
+    "MIN_ANCHORS",
+    "choose_scheme",
+    "pilot_for",
+    "planner_rows",
+    "plans",
+    "scheme_for",
+    "survey_for",
+]
+
+
+def scheme_for(
+    docs: Corpus,
+    config: DedupeConfig,
+    copies: blocking.Copies,
+    *,
+    minhash: bool = True,
+    pilot: Pilot | None = None,
+) -> tuple[Scheme, Survey | None]:
+    """The scheme the config names, or the planner's choice for this corpus (among the
+    fingerprint schemes only, without ``minhash``; priced on the ``pilot``'s pairs when it
+    has enough)."""
+    bits = docs.settings.bits
+    n_distinct = copies.fingerprints.shape[0]
+    prints: Scheme | None = None
+    if config.max_distance is not None:
+        k = config.max_distance
+        if not 0 <= k < bits:
+            raise ParameterError(f"max_distance must be from 0 to {bits - 1}, not {k}")
+        # Blocks named with a distance: the tables a planner chose (they find the same pairs).
+        named = int(config.blocks) if config.blocks not in (AUTO, EVERY) else None
+        prints = Scheme("tables", named or tables.choose_tables(n_distinct, bits, k), k)
+    elif config.blocks == EVERY:
+        return Scheme.every(), None
+    elif config.blocks != AUTO:
+        prints = Scheme("blocks", blocking.validate_blocks(bits, int(config.blocks)))
+    if config.minhash is not None:
+        bands = Scheme.minhash(*config.minhash)
+        return (bands if prints is None else bands.with_fingerprints(prints)), None
+    if prints is not None:
+        return prints, None
+    chosen = survey_for(
+        docs,
+        threshold=config.threshold,
+        max_candidates=config.max_candidates,
+        copies=copies,
+        minhash=minhash,
+        pilot=pilot,
+    )
+    return chosen.best_effort().scheme, chosen
+
+
+def survey_for(
+    docs: Corpus,
+    *,
+    threshold: float,
+    max_candidates: int | None,
+    copies: blocking.Copies | None = None,
+    minhash: bool = True,
+    pilot: Pilot | None = None,
+) -> Survey:
+    """The planner's view of this corpus: how many distinct fingerprints it has (copies of
+    one are compared once), and how often those of unrelated documents agree by chance
+    (measured on a sample of their pairs); for documents of words, how much those pairs'
+    feature sets overlap, which prices the MinHash schemes (unless not ``minhash``). With a
+    ``pilot``, the schemes are priced on its pairs, and comparing every pair is one of them
+    (free when the pilot compared them all)."""
+    bits = docs.settings.bits
+    copies = copies or blocking.collapse(docs.fingerprints, bits)
+    distinct = copies.fingerprints
+    every_work = None
+    if pilot is not None and docs.weights is not None:
+        every_work = 0 if pilot.complete else pilot.every_work
+    background = sample_background(
+        distinct,
+        sets=docs.weights if minhash and docs.has_word_sets else None,
+        set_rows=copies.representatives,
+    )
+    check_cost = 0.0
+    # Exact checks are priced where the pilot prices the rest (without one, the planner
+    # chooses as it always has: on prose at scale its bound is what the benchmarks hold).
+    if pilot is not None and docs.weights is not None and background.sample is not None:
+        # Exact checks: candidates within the Hamming gate, each over its two rows' entries.
+        gate = cosines.hamming_gate(threshold, bits)
+        sample = background.sample
+        near = hamming_rows(sample[:, 0, :], sample[:, 1, :]) <= gate
+        background = dataclasses.replace(background, near=near)
+        # The mean row of the documents sampled (those a corpus read again in part holds).
+        rows = _sampled_rows(copies)
+        check_cost = CHECK_ENTRY * 2 * float(np.diff(docs.weights.indptr)[rows].mean())
+    return survey(
+        bits=bits,
+        threshold=threshold,
+        n_docs=distinct.shape[0],
+        documents=len(docs),
+        background=background,
+        max_candidates=max_candidates,
+        pilot=pilot,
+        every_work=every_work,
+        check_cost=check_cost,
+    )
+
+
+MIN_ANCHORS = 50
+"""Anchors a pilot draws at least, or it is not run: with fewer, a corpus whose near-duplicates
+are rare would show too few of them to price anything (a million documents of prose)."""
+
+
+def pilot_for(
+    docs: Corpus,
+    config: DedupeConfig,
+    copies: blocking.Copies,
+) -> Pilot | None:
+    """The pilot of this corpus at the config's threshold (:mod:`~simhash_cli.core.pilot`),
+    when it can be run: exact verification, every document's vector at hand, a threshold
+    above 0 (a product holds only the pairs sharing a feature), and at least MIN_ANCHORS
+    anchors within the pilot's work (or the whole corpus)."""
+    weights = docs.weights
+    if config.verify is not Verify.EXACT or weights is None or config.threshold <= 0:
+        return None
+    if not np.array_equal(np.diff(weights.indptr), docs.n_features):
+        return None  # some rows hold no vector (read again in part)
+    rows = np.arange(len(docs), dtype=np.int64)
+    if copies.counts.size < 2:
+        return None
+    total = allpairs.product_work(weights)
+    if total > PILOT_WORK and PILOT_WORK * weights.shape[0] < MIN_ANCHORS * total:
+        return None  # the mean document's product times MIN_ANCHORS is over the budget
+    return run_pilot(
+        cosines.unit_scales(weights),
+        docs.fingerprints,
+        rows,
+        config.threshold,
+        bits=docs.settings.bits,
+        sets=docs.has_word_sets,
+        work=PILOT_WORK,
+        seed=docs.settings.seed,
+    )
+
+
+def planner_rows(docs: Corpus) -> NDArray[np.int64]:
+    """The documents whose word sets the planner reads to price MinHash (those of the pairs it
+    samples, as :func:`survey_for` samples them), in order."""
+    return _sampled_rows(blocking.collapse(docs.fingerprints, docs.settings.bits))
+
+
+def _sampled_rows(copies: blocking.Copies) -> NDArray[np.int64]:
+    """The documents of the random pairs the planner samples among distinct fingerprints."""
+    n = copies.fingerprints.shape[0]
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    first, second = background_pairs(n)
+    rows: NDArray[np.int64] = distinct(copies.representatives[np.concatenate([first, second])])
+    return rows
+
+
+def choose_scheme(
+    docs: Corpus, config: DedupeConfig, *, minhash: bool = True
+) -> tuple[Scheme, Survey | None]:
+    """The scheme :func:`dedupe` would run on these documents, and the planner's view when
+    it chose (``blocks="auto"``; MinHash schemes only with ``minhash``)."""
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    return scheme_for(docs, config, copies, minhash=minhash)
+
+
+def plans(config: DedupeConfig) -> bool:
+    """Whether the planner chooses the scheme (none is named)."""
+    named = config.minhash is not None or config.max_distance is not None
+    return config.pilot and config.blocks == AUTO and not named
