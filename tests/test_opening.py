@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode, NotAFile
 from simhash_cli.io.opening import open_file, read_bounded
+from simhash_cli.io.sources.files import read_documents
 from simhash_cli.io.sources.selection import IGNORE_FILE_LIMIT
 
 from conftest import ROOT
@@ -51,6 +52,29 @@ def test_the_opener_refuses_what_is_not_a_regular_file_without_blocking(tmp_path
         open_file(str(tmp_path))
     with open_file(str(fifo), stream=True) as handle:  # nobody writes: end of file at once
         assert handle.read() == b""
+
+
+def test_an_interrupt_while_the_file_object_is_made_stays_an_interrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C inside ``os.fdopen``, after the file object took the descriptor (io.open closes
+    it as it fails): the interrupt goes on, never an EBADF from a second close that a reader
+    would take for an unreadable file and carry on (a run that exits 0 with a file left out)."""
+    path = tmp_path / "a.txt"
+    path.write_text("some words")
+    real = os.fdopen
+
+    def interrupted(descriptor: int, mode: str = "r") -> object:
+        real(descriptor, mode).close()  # what io.open does with a raw file it fails to wrap
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fdopen", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        open_file(str(path))
+    skipped: list[object] = []
+    with pytest.raises(KeyboardInterrupt):
+        list(read_documents([str(path)], skipped.append))
+    assert skipped == []
 
 
 def test_fifos_and_devices_in_a_walk_never_hang_it(tmp_path: Path) -> None:

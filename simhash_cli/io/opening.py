@@ -65,10 +65,14 @@ def open_file(path: str, *, stream: bool = False, follow: bool = True) -> Binary
             raise NotAFile(path, kind_of(mode))
         # A pipe opened without blocking is read blocking: its writer's bytes, then its end.
         os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
         raise
+    # Outside the try: once the file object holds the descriptor it is the one to close it
+    # (io.open closes it when it fails), and closing it here as well would fail with EBADF,
+    # an OSError in place of what interrupted (a Ctrl-C read as an unreadable file), or close
+    # a descriptor another thread has just been given.
+    return os.fdopen(descriptor, "rb")
 
 
 def read_bounded(path: str, limit: int, *, stream: bool = False) -> bytes:
