@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simhash_cli.app.files import corpus_from_paths
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, Settings
 from simhash_cli.core.cosines import Verify
@@ -33,7 +34,6 @@ from simhash_cli.core.tokenizer import TokenizerConfig
 from simhash_cli.core.verifier import sorted_pairs
 from simhash_cli.engines.dask import cluster as dask_cluster
 from simhash_cli.engines.dask import search as dask_engine
-from simhash_cli.engines.local import corpus_from_paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import make_texts, write_corpus

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .app.files import corpus_from_paths
 from .app.records import corpus_from_fingerprints, corpus_from_vectors
 from .core.blocking import candidate_probability, candidates
 from .core.cluster import cluster_labels, clusters
@@ -39,7 +40,6 @@ from .core.search import compare, dedupe
 from .core.tables import pairs_within, within_probability
 from .core.tokenizer import TokenizerConfig, tokenize
 from .core.vectorize import Weighting, from_mappings, vectorize
-from .engines.local import corpus_from_paths
 from .errors import (
     ExitCode,
     InputError,

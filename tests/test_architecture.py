@@ -190,6 +190,23 @@ def test_the_store_imports_no_application_code() -> None:
     assert wrong == []
 
 
+EXECUTOR_USES = {"simhash_cli.app.batches", "simhash_cli.app.engine", "simhash_cli.app.parallel"}
+
+
+def test_the_local_engine_is_an_executor() -> None:
+    """The local engine runs batches and nothing else: what is read and searched on this
+    machine is the slice's, so an option's walk never returns from engines/ to app/."""
+    path = PACKAGE / "engines" / "local.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    uses = {
+        target
+        for target, _ in imported("simhash_cli.engines.local", tree, False)
+        if target.startswith("simhash_cli.")
+    }
+    assert uses <= EXECUTOR_USES
+    assert importlib.import_module("simhash_cli.engines.local").LocalEngine().remote is None
+
+
 def test_every_exception_class_lives_in_the_errors_module() -> None:
     wrong = []
     for module, path, tree in modules():

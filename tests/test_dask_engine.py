@@ -31,6 +31,7 @@ import pytest
 
 from simhash_cli.app.dedupe.request import DedupeRequest
 from simhash_cli.app.engine import refuse
+from simhash_cli.app.files import corpus_from_paths
 from simhash_cli.app.records import (
     corpus_from_fingerprints,
     corpus_from_text_records,
@@ -55,7 +56,6 @@ from simhash_cli.engines.dask import reading as dask_reading
 from simhash_cli.engines.dask import search as dask_engine
 from simhash_cli.engines.dask.cluster import Cluster
 from simhash_cli.engines.dask.engine import DaskEngine
-from simhash_cli.engines.local import corpus_from_paths
 from simhash_cli.errors import (
     ExitCode,
     InputError,

@@ -1,10 +1,12 @@
-"""What the application needs of an engine: where batches are computed, how a whole corpus of
-files is read, and a whole dedupe. :mod:`simhash_cli.engines` holds the two there are; the
-command line opens the one a request names and hands it to the run functions."""
+"""What the application needs of an engine: where batches are computed (its :data:`Mapper`),
+and, for an engine whose documents stay where they are read (a cluster), the dedupe done there
+(:class:`RemoteSearch`). :mod:`simhash_cli.engines` holds the two there are; the command line
+opens the one a request names and hands it to the slices, which read and search here whenever
+the engine has no remote search."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar, Protocol
@@ -13,14 +15,13 @@ from ..core.against import KeyedRows
 from ..core.config import DedupeConfig
 from ..core.corpus import Corpus
 from ..core.cosines import Verify
-from ..core.events import Progress
 from ..core.result import DedupeResult
 from ..errors import UsageError
 from .batches import Mapper
 from .hooks import Hooks
 from .settings import Reading, Source, placeholders
 
-__all__ = ["Engine", "Job", "Need", "refuse"]
+__all__ = ["Engine", "Job", "Need", "RemoteSearch", "refuse"]
 
 
 class Need(Enum):
@@ -75,8 +76,21 @@ class Job:
         return self.config.verify is Verify.EXACT or self.config.audit
 
 
+class RemoteSearch(Protocol):
+    """A dedupe done where the documents are read (the workers of a cluster), never bringing
+    their vectors into this process."""
+
+    def dedupe(self, job: Job, hooks: Hooks) -> DedupeResult:
+        """The whole of ``simhash dedupe``: read what the job names, search, verify."""
+
+    def documents(self, job: Job, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
+        """What the job names, fingerprinted, and where exact verification needs them,
+        their vectors: in the corpus (None), or fetched by the rows given."""
+
+
 class Engine(Protocol):
-    """An engine: this machine's processes, or a cluster. ``refused``: what it does not do."""
+    """An engine: where batches run (``mapper``), what it does not do (``refused``), and its
+    :class:`RemoteSearch` if its documents stay where they are read (None: read here)."""
 
     refused: ClassVar[frozenset[Need]]
 
@@ -85,20 +99,7 @@ class Engine(Protocol):
         """Computes batches of files (:func:`~simhash_cli.app.batches.fingerprint_batch`), in
         order: what streaming and index adds run on."""
 
-    def read_files(
-        self,
-        paths: Sequence[str],
-        reading: Reading,
-        hooks: Hooks,
-        progress: Progress,
-        *,
-        distinct: bool = True,
-    ) -> Corpus:
-        """Every document of ``paths`` with its vectors, weighted over the whole corpus."""
-
-    def dedupe(self, job: Job, hooks: Hooks) -> DedupeResult:
-        """The whole of ``simhash dedupe``: read what the job names, search, verify."""
-
-    def documents(self, job: Job, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
-        """What the job names, fingerprinted, and where exact verification needs them,
-        their vectors: in the corpus (None), or fetched by the rows given."""
+    @property
+    def remote(self) -> RemoteSearch | None:
+        """The search done where the documents are, or None: the slice reads and searches in
+        this process."""

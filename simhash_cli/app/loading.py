@@ -1,6 +1,7 @@
-"""Documents read for a command, the same for every command that reads them: files through the
-engine (whole, or batch by batch), and records (texts, vectors, fingerprints) here, piece by
-piece in ``--jobs`` processes, an id given twice refused naming both places."""
+"""Documents read for a command, the same for every command that reads them: files whole
+(:mod:`.files`) or batch by batch on the engine's mapper, and records (texts, vectors,
+fingerprints) here, piece by piece in ``--jobs`` processes, an id given twice refused naming
+both places."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..io.sources.records import repeated_id
 from ..io.sources.shards import passed_over
 from .batches import iter_fingerprints
 from .engine import Engine
+from .files import read_files
 from .hooks import Hooks
 from .memory import release_freed_memory
 from .parallel import ordered_map
@@ -101,7 +103,7 @@ def load(
             if not vectors_needed and reading.weighting is not Weighting.TFIDF:
                 docs = concatenate(stream(source, reading, engine, hooks, progress))
             else:
-                docs = engine.read_files(source.paths, reading, hooks, progress, distinct=distinct)
+                docs = read_files(source.paths, reading, hooks, progress, distinct=distinct)
     release_freed_memory()  # the reading's batches, before the search's own peak
     return docs
 

@@ -18,7 +18,6 @@ from ..app.settings import Input
 from ..core.config import DEFAULT_THRESHOLD
 from ..core.cosines import Verify
 from ..engines import open_engine
-from ..engines.local import LocalEngine
 from ..errors import ExitCode
 from ..io.sinks.atomic import opened
 from ..io.sinks.messages import Messages
@@ -147,7 +146,7 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
     fingerprint. A stored file is not reported as its own match.
     """
     request.check()
-    found = index_run.query(request, LocalEngine(), messages)
+    found = index_run.query(request, messages)
     with opened(request.output.path) as out:
         fmt = request.output.resolve(sys.stdout)
         emit_matches(found.matches, found.names, found.queries, found.bits, fmt, out)
@@ -186,7 +185,7 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
     """All near-duplicate pairs and clusters among the stored documents, as `simhash dedupe`
     reports them (a plan of them with --verify exact, which reads the files as they are)."""
     request.check()
-    result = index_run.dedupe_stored(request, LocalEngine(), messages)
+    result = index_run.dedupe_stored(request, messages)
     report(
         result,
         messages,

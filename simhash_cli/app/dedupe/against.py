@@ -104,7 +104,12 @@ def decontaminate(
         SettingsMismatchError: a reference (an index) made with other settings.
     """
     reference = _some(reference, request)
-    docs, rows = engine.documents(request.job, hooks)
+    job = request.job
+    if engine.remote is not None:
+        docs, rows = engine.remote.documents(job, hooks)
+    else:
+        exact = job.config.verify is Verify.EXACT
+        docs, rows = load(job.source, job.reading, engine, hooks, vectors_needed=exact), None
     if len(docs) and docs.settings != reference.settings:
         raise SettingsMismatchError(
             f"the reference {request.against} was made with {reference.settings.describe()}; "

@@ -1,7 +1,7 @@
-"""``simhash dedupe``'s run, and what follows it: the search on the engine (or through the
-index), the clusters made around what the keep rule keeps, then what is written besides the
-pairs (the plan, the report page, the dataset's records). The face hands the pairs and the
-summary to io between the two."""
+"""``simhash dedupe``'s run, and what follows it: the search (here, on a cluster's remote
+search, or through the index), the clusters made around what the keep rule keeps, then what is
+written besides the pairs (the plan, the report page, the dataset's records). The face hands the
+pairs and the summary to io between the two."""
 
 from __future__ import annotations
 
@@ -10,20 +10,23 @@ from typing import Any
 
 from ...core.groups import Clustering
 from ...core.result import DedupeResult
+from ...core.search import dedupe
 from ...errors import InputError
 from ...io.sinks.atomic import atomic_output
 from ...io.sinks.dataset import Tally
 from ...io.sources.snapshot import Snapshot
 from ..apply.plans import Keep, make_plan
 from ..apply.seal import SEAL_FIELD, seal
-from ..engine import Engine
+from ..engine import Engine, Job
 from ..hooks import Hooks
 from ..index.run import dedupe_through_index
+from ..loading import load
 from .datasets import first_reading, write_dataset
 from .kept import kept
 from .outputs import AfterRun, DatasetRequest, PlanRequest
 from .report import write_report
 from .request import DedupeRequest
+from .rereading import dedupe_records_rereading
 
 
 def before_run(dataset: DatasetRequest | None, hooks: Hooks) -> Snapshot | None:
@@ -33,13 +36,27 @@ def before_run(dataset: DatasetRequest | None, hooks: Hooks) -> Snapshot | None:
 
 
 def dedupe_documents(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
-    """``simhash dedupe`` on the engine, or through ``--index``: its clusters made around what
-    its keep rule keeps (:func:`kept`)."""
+    """``simhash dedupe`` here (batches on the engine's mapper), on the engine's remote search
+    (a cluster), or through ``--index``: its clusters made around what its keep rule keeps
+    (:func:`kept`)."""
     if request.index:
         result = dedupe_through_index(request, engine, hooks)
+    elif engine.remote is not None:
+        result = engine.remote.dedupe(request.job, hooks)
     else:
-        result = engine.dedupe(request.job, hooks)
+        result = dedupe_here(request.job, engine, hooks)
     return kept(result, request.keep_rule)
+
+
+def dedupe_here(job: Job, engine: Engine, hooks: Hooks) -> DedupeResult:
+    """The documents read into this process (fingerprints streamed when no vectors are
+    needed; records held as fingerprints and read again when ``--memory`` says so), then
+    searched here."""
+    if job.rereads_records:
+        return dedupe_records_rereading(job.source, job.reading, job.config, hooks)
+    docs = load(job.source, job.reading, engine, hooks, vectors_needed=job.vectors_needed)
+    with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+        return dedupe(docs, job.config)
 
 
 def after_run(result: DedupeResult, after: AfterRun, hooks: Hooks) -> Tally | None:

@@ -1,5 +1,6 @@
 """The run functions of ``simhash index ...`` and of ``dedupe --index``: requests in, results
-out, on the engine they are given (the index never chooses one)."""
+out. Files are added in batches on the engine they are given (the index never chooses one);
+what is read whole (queries, files read again for their vectors) is read here."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ..dedupe.kept import kept
 from ..dedupe.request import DedupeRequest
 from ..dedupe.rereading import placed_vectors, verified_from_candidates
 from ..engine import Engine
+from ..files import read_files
 from ..guard import Reads, refuse_overwrites
 from ..hooks import Hooks
 from ..loading import fingerprinted_records, load_records
@@ -119,14 +121,12 @@ def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -
         return _searched(docs, request.config, hooks)
 
     def vectors_of(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
-        return _with_vectors(docs, rows, engine, hooks, why)
+        return _with_vectors(docs, rows, hooks, why)
 
     return verified_from_candidates(docs, request.config, vectors_of, hooks)
 
 
-def _with_vectors(
-    docs: Corpus, rows: NDArray[np.int64], engine: Engine, hooks: Hooks, why: str
-) -> Corpus:
+def _with_vectors(docs: Corpus, rows: NDArray[np.int64], hooks: Hooks, why: str) -> Corpus:
     """``docs`` with the vectors of ``rows`` (the other rows empty), their files read again.
 
     Raises:
@@ -134,7 +134,7 @@ def _with_vectors(
     """
     paths = [docs.ids[r] for r in rows.tolist()]
     with hooks.progress("reading files again") as progress:
-        read = engine.read_files(paths, _reading_of(docs.settings), hooks, progress)
+        read = read_files(paths, _reading_of(docs.settings), hooks, progress)
     hooks.info(f"read {len(paths):,} of the {len(docs):,} files again for their vectors ({why})")
     return placed_vectors(docs, rows, read)
 
@@ -173,7 +173,7 @@ def _reading_of(settings: Settings, *, jobs: int = 1) -> Reading:
     return Reading(jobs=jobs).adopting(settings)
 
 
-def _queries(source: Source, store: Store, engine: Engine, hooks: Hooks) -> Corpus:
+def _queries(source: Source, store: Store, hooks: Hooks) -> Corpus:
     """The documents to look up, fingerprinted with the index's settings."""
     if source.kind is Input.FINGERPRINTS:
         return load_records(source, _reading_of(store.settings), hooks)
@@ -181,10 +181,10 @@ def _queries(source: Source, store: Store, engine: Engine, hooks: Hooks) -> Corp
         return fingerprinted_records(source, _reading_of(store.settings), hooks)
     text_reading(store.settings)  # an index of given vectors is not queried with files
     with hooks.progress("reading files", shown=False) as progress:
-        return engine.read_files(source.paths, _reading_of(store.settings), hooks, progress)
+        return read_files(source.paths, _reading_of(store.settings), hooks, progress)
 
 
-def query(request: IndexQueryRequest, engine: Engine, hooks: Hooks) -> Queried:
+def query(request: IndexQueryRequest, hooks: Hooks) -> Queried:
     """``simhash index query``: the stored documents near each given one (a stored file is not
     its own match).
 
@@ -192,7 +192,7 @@ def query(request: IndexQueryRequest, engine: Engine, hooks: Hooks) -> Queried:
         BadValueError: a threshold no Hamming distance estimates at the index's width.
     """
     with Store.open(request.db, readonly=True) as store:
-        docs = _queries(request.source, store, engine, hooks)
+        docs = _queries(request.source, store, hooks)
         bits = store.settings.bits
         by_distance = request.max_distance is not None
         limit = (
@@ -212,7 +212,7 @@ def query(request: IndexQueryRequest, engine: Engine, hooks: Hooks) -> Queried:
         )
 
 
-def _read_again(docs: Corpus, jobs: int, engine: Engine, hooks: Hooks) -> Corpus:
+def _read_again(docs: Corpus, jobs: int, hooks: Hooks) -> Corpus:
     """The stored files read again, for their vectors.
 
     Raises:
@@ -226,7 +226,7 @@ def _read_again(docs: Corpus, jobs: int, engine: Engine, hooks: Hooks) -> Corpus
             )
     with hooks.progress("reading files") as progress:
         reading = _reading_of(docs.settings, jobs=jobs)
-        return engine.read_files(docs.ids, reading, hooks, progress)
+        return read_files(docs.ids, reading, hooks, progress)
 
 
 def reference_of(db: str) -> Corpus:
@@ -235,13 +235,13 @@ def reference_of(db: str) -> Corpus:
         return stored_corpus(store)
 
 
-def dedupe_stored(request: IndexDedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
+def dedupe_stored(request: IndexDedupeRequest, hooks: Hooks) -> DedupeResult:
     """``simhash index dedupe``: every stored document, by estimate (nothing read), or read
     again for the true cosine."""
     with Store.open(request.db, readonly=True) as store:
         docs = stored_corpus(store)
     if request.verify is Verify.EXACT:
-        docs = _read_again(docs, request.jobs, engine, hooks)
+        docs = _read_again(docs, request.jobs, hooks)
     if request.plan is not None:  # never over a stored file
         refuse_overwrites({"plan": request.plan}, Reads(files=tuple(docs.ids)))
     result = _searched(docs, request.config, hooks)

@@ -1,10 +1,11 @@
 """The dask engine as the application sees it (:class:`~simhash_cli.app.engine.Engine`): its
-mapper runs batches as tasks, and a dedupe reads where the data is (files and record files on
-the workers; standard input here, then sent) and searches on the cluster."""
+mapper runs batches as tasks, and it is its own remote search
+(:class:`~simhash_cli.app.engine.RemoteSearch`): a dedupe reads where the data is (files and
+record files on the workers; standard input here, then sent) and searches on the cluster."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import ClassVar
 
@@ -12,14 +13,12 @@ from ...app.batches import Mapper
 from ...app.engine import Job, Need
 from ...app.hooks import Hooks
 from ...app.loading import load_records, report_passed_over
-from ...app.settings import EngineChoice, Input, Reading, Source, capped_jobs
+from ...app.settings import EngineChoice, Input, Source, capped_jobs
 from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify
-from ...core.events import Progress
 from ...core.result import DedupeResult
 from ...core.search import check_config
-from ...errors import UsageError
 from ...io.sinks.formats import counted
 from ...io.sources.files import STDIN
 from . import search
@@ -47,25 +46,10 @@ class DaskEngine:
         """Each batch a task on the cluster, results in order."""
         return mapper(self.cluster)
 
-    def read_files(
-        self,
-        paths: Sequence[str],
-        reading: Reading,
-        hooks: Hooks,
-        progress: Progress,
-        *,
-        distinct: bool = True,
-    ) -> Corpus:
-        """Not offered: the workers keep what they read (see :meth:`dedupe`).
-
-        Raises:
-            UsageError: always.
-        """
-        raise UsageError(
-            "{engine} dask keeps the documents on the workers; this needs them all here: "
-            "use the local engine",
-            parameters=("engine",),
-        )
+    @property
+    def remote(self) -> DaskEngine:
+        """Itself: its documents stay on the workers that read them, and are searched there."""
+        return self
 
     def dedupe(self, job: Job, hooks: Hooks) -> DedupeResult:
         """Files and record files read by the workers; records from standard input read here
