@@ -170,6 +170,8 @@ def _bmp_classes() -> NDArray[np.uint8]:
 
 def classes(codes: NDArray[np.uint32]) -> NDArray[np.uint8]:
     """The class of every code point (a table for the BMP, one look each for the others)."""
+    if not codes.size or codes.max() < 0x10000:
+        return _bmp_classes()[codes]
     bmp = codes < 0x10000
     result = np.zeros(codes.size, dtype=np.uint8)
     result[bmp] = _bmp_classes()[codes[bmp]]

@@ -191,9 +191,9 @@ def _bmp_word_characters() -> NDArray[np.bool_]:
 
 
 @functools.cache
-def _ascii_word_characters() -> NDArray[np.bool_]:
-    # The first 128 entries of the table above, without building all of it.
-    table = np.fromiter((chr(c).isalnum() for c in range(128)), dtype=bool, count=128)
+def _latin1_word_characters() -> NDArray[np.bool_]:
+    # The first 256 entries of the table above, without building all of it.
+    table = np.fromiter((chr(c).isalnum() for c in range(256)), dtype=bool, count=256)
     table[ord("_")] = True
     return table
 
@@ -225,29 +225,79 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
     Equal to :func:`tokenize` with that config, token for token, but without a Python step per
     token: the texts are lower-cased and joined, their code points classified with a lookup
     table, token boundaries found where the class changes, and every token keyed eight bytes
-    at a time (:func:`_token_keys`).
+    at a time (:func:`_token_keys`). Texts of Latin-1 alone (ASCII, accents, the copyright
+    sign) are read a byte per character, the others as UTF-32, each text by its own kind: a
+    batch costs what its texts do, whatever one of them holds.
     """
     # Lower-cased one by one: lower() can change a text's length ("İ" becomes two characters).
     lowered = [t.lower() for t in texts]
     text = "\x00".join(lowered)
-    wide: NDArray[np.uint32] | None
-    if text.isascii():  # constant time: CPython knows whether a str is ASCII
-        narrow = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-        wide = None
-        # No letter of ASCII is a word by itself, and none is a mark: runs of \w only.
-        start, stop = _runs(_ascii_word_characters()[narrow])
-    else:
-        wide = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        narrow = wide.astype(np.uint8)  # meaningful for the tokens below U+0100 only
-        codes = wide.astype(np.uint32)
-        start, stop = _bigrams(*_script_words(codes)) if by_script else _runs(_is_word(codes))
-    # Text k starts at sum(lengths[:k]) + k (one NUL between texts): count its tokens.
     lengths = np.fromiter(map(len, lowered), np.int64, len(lowered))
     text_starts = np.cumsum(lengths + 1) - (lengths + 1)
+    narrow = np.fromiter(map(_is_latin1, lowered), bool, len(lowered))
+    if narrow.all():
+        start, stop, key, check = _narrow_tokens(text)
+    elif not narrow.any():
+        start, stop, key, check = _wide_tokens(text, by_script)
+    else:
+        start, stop, key, check = _tokens_by_kind(lowered, narrow, text_starts, by_script)
+    # Text k starts at sum(lengths[:k]) + k (one NUL between texts): count its tokens.
     first_token = np.searchsorted(start, np.append(text_starts, len(text)))
     doc = np.repeat(np.arange(len(lowered), dtype=np.int64), np.diff(first_token))
-    key, check = _token_keys(narrow, wide, start, stop - start)
     return WordTokens(text, doc, start, stop, key, check)
+
+
+Spans = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.uint64], NDArray[np.uint64]]
+"""(start, stop, key, check) of the tokens of a joined text, in order."""
+
+
+def _is_latin1(text: str) -> bool:
+    if text.isascii():  # constant time: CPython knows whether a str is ASCII
+        return True
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _narrow_tokens(text: str) -> Spans:
+    """The tokens of a text of Latin-1 alone, a byte per character: runs of ``\\w`` (no
+    letter below U+0100 is a word by itself, and none is a mark)."""
+    units = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+    start, stop = _runs(_latin1_word_characters()[units])
+    return start, stop, *_chunk_hashes(units, 1, start, stop - start, _SEED)
+
+
+def _wide_tokens(text: str, by_script: bool) -> Spans:
+    """The tokens of any text, read as UTF-32 (the words of scripts without spaces as pairs
+    of letters, with ``by_script``)."""
+    wide = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    start, stop = _bigrams(*_script_words(wide)) if by_script else _runs(_is_word(wide))
+    narrow = wide.astype(np.uint8)  # meaningful for the tokens below U+0100 only
+    return start, stop, *_token_keys(narrow, wide, start, stop - start)
+
+
+def _tokens_by_kind(
+    lowered: list[str], narrow: NDArray[np.bool_], text_starts: NDArray[np.int64], by_script: bool
+) -> Spans:
+    """The tokens of a batch whose texts are of both kinds: the Latin-1 texts joined and read
+    narrow, the others joined and read wide, their spans moved to the whole batch's text."""
+    parts: list[Spans] = []
+    for chosen in (np.flatnonzero(narrow), np.flatnonzero(~narrow)):
+        joined = "\x00".join([lowered[i] for i in chosen.tolist()])
+        start, stop, key, check = (
+            _narrow_tokens(joined) if narrow[chosen[0]] else _wide_tokens(joined, by_script)
+        )
+        sizes = np.fromiter((len(lowered[i]) + 1 for i in chosen.tolist()), np.int64, chosen.size)
+        starts_here = np.cumsum(sizes) - sizes
+        which = np.searchsorted(starts_here, start, side="right") - 1
+        shift = text_starts[chosen][which] - starts_here[which]
+        parts.append((start + shift, stop + shift, key, check))
+    columns = [np.concatenate([part[i] for part in parts]) for i in range(4)]
+    order = np.argsort(columns[0], kind="stable")  # two sorted runs: merged in linear time
+    start, stop, key, check = (column[order] for column in columns)
+    return start, stop, key, check
 
 
 def _runs(word: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -267,21 +317,26 @@ def _script_words(
     if not np.any(kind > scripts.WORD):  # no letter of those scripts, no mark: runs of \w
         start, stop = _runs(kind == scripts.WORD)
         return start, stop, np.zeros(start.size, dtype=bool)
-    # A mark takes the class of the character it follows (through any marks between).
-    base = np.flatnonzero(kind != scripts.MARK)
-    follows = np.full(kind.size, -1, dtype=np.int64)
-    follows[base] = base
-    follows = np.maximum.accumulate(follows)
-    owner = np.where(follows >= 0, kind[np.maximum(follows, 0)], scripts.OTHER)
+    # A run of marks takes the class of the character before it (none, at the start).
+    mark = kind == scripts.MARK
+    owner = kind
+    if mark.any():
+        first, last = _runs(mark)
+        before = kind[np.maximum(first - 1, 0)]
+        before[first == 0] = scripts.OTHER
+        owner = kind.copy()
+        owner[mark] = np.repeat(before, last - first)
     in_word = owner != scripts.OTHER
     previous = np.concatenate(([scripts.OTHER], owner[:-1]))
-    starts_here = in_word & (kind != scripts.MARK) & ((previous != owner) | (owner == scripts.SOLO))
+    starts_here = in_word & ~mark & ((previous != owner) | (owner == scripts.SOLO))
     start = np.flatnonzero(starts_here)
-    # A word stops at the next start, or at the next character outside words.
-    ends = np.flatnonzero(starts_here | ~in_word)
-    ends = np.append(ends, kind.size)
-    stop = ends[np.searchsorted(ends, start, side="right")]
-    return start.astype(np.int64), stop.astype(np.int64), owner[start] == scripts.SOLO
+    # Every character in a word is in the one that started last, so the words follow one
+    # another: each stops where the next starts, or where a character outside words follows.
+    stops_here = np.append(starts_here | ~in_word, True)
+    stops_here[1:] &= in_word
+    stops_here[0] = False
+    stop = np.flatnonzero(stops_here)
+    return start, stop, owner[start] == scripts.SOLO
 
 
 def _bigrams(
@@ -323,16 +378,21 @@ def _token_keys(
     key = np.empty(start.size, dtype=np.uint64)
     check = np.empty(start.size, dtype=np.uint64)
     if start.size:
-        # Largest code point of every token: reduce over [start, stop) and [stop, next start).
-        bounds = np.stack((start, start + length), axis=1).reshape(-1)
-        latin = np.maximum.reduceat(np.append(wide, np.uint32(0)), bounds)[0::2] < 0x100
-        for units, unit_bytes, chosen, seed in (
-            (narrow, 1, np.flatnonzero(latin), _SEED),
-            (wide, 4, np.flatnonzero(~latin), _WIDE_SEED),
-        ):
-            key[chosen], check[chosen] = _chunk_hashes(
-                units, unit_bytes, start[chosen], length[chosen], seed
-            )
+        # A token is Latin-1 when the first code point above U+00FF at or after its start
+        # is at or after its stop.
+        high = np.flatnonzero(wide > 0xFF)
+        after = np.searchsorted(high, start)
+        latin = np.append(high, len(wide))[after] >= start + length
+        chosen = np.flatnonzero(latin)
+        key[chosen], check[chosen] = _chunk_hashes(
+            narrow, 1, start[chosen], length[chosen], _SEED
+        )
+        # The others read from their own code units alone, not from a copy of the whole text.
+        chosen = np.flatnonzero(~latin)
+        lengths = length[chosen]
+        offsets = np.cumsum(lengths) - lengths
+        units = wide[np.repeat(start[chosen] - offsets, lengths) + np.arange(lengths.sum())]
+        key[chosen], check[chosen] = _chunk_hashes(units, 4, offsets, lengths, _WIDE_SEED)
     return key, check
 
 
