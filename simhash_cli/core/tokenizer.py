@@ -384,9 +384,7 @@ def _token_keys(
         after = np.searchsorted(high, start)
         latin = np.append(high, len(wide))[after] >= start + length
         chosen = np.flatnonzero(latin)
-        key[chosen], check[chosen] = _chunk_hashes(
-            narrow, 1, start[chosen], length[chosen], _SEED
-        )
+        key[chosen], check[chosen] = _chunk_hashes(narrow, 1, start[chosen], length[chosen], _SEED)
         # The others read from their own code units alone, not from a copy of the whole text.
         chosen = np.flatnonzero(~latin)
         lengths = length[chosen]
