@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simhash_cli.cli import main
-from simhash_cli.errors import ExitCode
+from simhash_cli.errors import ExitCode, ParameterError
 
 from conftest import SAMPLE, interruptible, planned
 
@@ -702,6 +702,7 @@ def test_an_address_that_is_not_a_dask_scheduler_is_one_line_not_a_hang(tmp_path
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                env={**os.environ, "DASK_SIMHASH__CONNECT_TIMEOUT": "1s"},  # not 10 s
             )
             for port in (http_port, silent_port)
         ]
@@ -775,17 +776,34 @@ def test_an_external_cluster_dying_mid_run_ends_it_in_one_line(tmp_path: Path, v
             [*SIMHASH, "dedupe", "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
              str(corpus), "-qq", "-f", "jsonl"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "DASK_SIMHASH__NO_WORKER_GRACE": "2"},  # not 20 s
         )  # fmt: skip
         _wait_for_tasks(port)  # listing done, tasks running
         (worker if victim == "workers" else scheduler).kill()
         _, stderr = run_.communicate(timeout=90)
         assert run_.returncode == ExitCode.ERROR, stderr
         assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
-        assert ("every worker" if victim == "workers" else "scheduler went away") in stderr
+        said = "every worker" if victim == "workers" else "scheduler went away"
+        assert said in stderr and (victim == "scheduler" or "(2 s without one)" in stderr)
     finally:
         for process in (worker, scheduler):
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize(("value", "seconds"), [(60, 60.0), ("90s", 90.0), ("2 minutes", 120.0)])
+def test_the_dask_waits_are_dask_settings(value: object, seconds: float) -> None:
+    import dask.config
+
+    from simhash_cli.engines.dask.cluster import NO_WORKER_GRACE, waited
+
+    assert waited("no-worker-grace", NO_WORKER_GRACE) == NO_WORKER_GRACE
+    with dask.config.set({"simhash.no-worker-grace": value}):
+        assert waited("no-worker-grace", NO_WORKER_GRACE) == seconds
+    for wrong in ("soon", -1, 0):
+        refused = pytest.raises(ParameterError, match=r"simhash\.no-worker-grace is not a dur")
+        with dask.config.set({"simhash.no-worker-grace": wrong}), refused:
+            waited("no-worker-grace", NO_WORKER_GRACE)
 
 
 # ---------------------------------------------------------------- 17. a tampered index

@@ -34,14 +34,37 @@ __all__ = ["EXTRA_MISSING", "Cluster", "connect", "import_distributed", "mapper"
 EXTRA_MISSING = "{engine} dask needs the distributed extra: pip install 'simhash-cli[distributed]'"
 
 
-CONNECT_TIMEOUT = 10
-"""Seconds to reach a scheduler and hear it answer as one."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds to reach a scheduler and hear it answer as one (dask's setting
+``simhash.connect-timeout``)."""
 
 POLL = 2.0
 """Seconds between looks at the cluster while waiting for a result."""
 
 NO_WORKER_GRACE = 20.0
-"""Seconds a cluster may have no worker before a run waiting on it gives up."""
+"""Seconds a cluster may have no worker before a run waiting on it gives up (dask's setting
+``simhash.no-worker-grace``: longer where workers are replaced, as under an autoscaler)."""
+
+
+def waited(name: str, default: float) -> float:
+    """The seconds of dask's setting ``simhash.<name>`` (set in a YAML file of dask's
+    configuration or as ``DASK_SIMHASH__<NAME>``: ``60``, ``"90s"``, ``"2 minutes"``), or
+    ``default``.
+
+    Raises:
+        ParameterError: a setting that is not a positive duration.
+    """
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get(f"simhash.{name}", default)
+    try:
+        seconds = parse_timedelta(value, default="seconds")
+    except (KeyError, TypeError, ValueError):
+        seconds = None
+    if seconds is None or not seconds > 0:
+        raise ParameterError(f"dask's setting simhash.{name} is not a duration: {value!r}")
+    return float(seconds)
 
 
 @dataclass(frozen=True)
@@ -57,6 +80,7 @@ class Cluster:
     workers: int
     dashboard: str | None
     owned: bool
+    grace: float = NO_WORKER_GRACE
 
     def gather(self, futures: Sequence[Any]) -> list[Any]:
         """The results of ``futures``, in order."""
@@ -85,9 +109,9 @@ class Cluster:
             if _workers_of(self.client) == 0:
                 now = time.monotonic()
                 alone_since = now if alone_since is None else alone_since
-                if now - alone_since > NO_WORKER_GRACE:
+                if now - alone_since > self.grace:
                     raise WorkerLostError(
-                        f"every worker of the dask cluster went away ({NO_WORKER_GRACE:.0f} s "
+                        f"every worker of the dask cluster went away ({self.grace:g} s "
                         "without one): start workers again, then run the same command"
                     )
             else:
@@ -123,16 +147,18 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
     distributed = import_distributed()
     if scheduler is not None:
         _quiet_client_logs()
+        timeout = waited("connect-timeout", CONNECT_TIMEOUT)
+        grace = waited("no-worker-grace", NO_WORKER_GRACE)
         try:
-            _knock(scheduler)
-            client, count = _answering(distributed, scheduler)
+            _knock(scheduler, timeout)
+            client, count = _answering(distributed, scheduler, timeout)
         except (OSError, TimeoutError, ValueError) as exc:
             raise SimhashError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
         try:
             if count == 0:
                 # Tasks would wait for a worker for ever.
                 raise SimhashError(f"the dask cluster at {scheduler} has no workers")
-            yield Cluster(client, count, client.dashboard_link, owned=False)
+            yield Cluster(client, count, client.dashboard_link, owned=False, grace=grace)
         finally:
             client.close()
         return
@@ -156,7 +182,7 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
         cluster.close()
 
 
-def _answering(distributed: Any, scheduler: str) -> tuple[Any, int]:
+def _answering(distributed: Any, scheduler: str, timeout: float) -> tuple[Any, int]:
     """A client of ``scheduler`` and its number of workers, asked in a thread of its own: an
     address that accepts connections and never answers as a scheduler (an HTTP server, the
     dashboard's port, a silent listener) would otherwise hold the client for ever."""
@@ -164,7 +190,7 @@ def _answering(distributed: Any, scheduler: str) -> tuple[Any, int]:
 
     def ask() -> None:
         try:
-            client = distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
+            client = distributed.Client(scheduler, timeout=f"{timeout}s")
             box["client"] = client
             box["workers"] = len(client.scheduler_info()["workers"])
         except BaseException as exc:  # handed to the caller's thread
@@ -172,13 +198,13 @@ def _answering(distributed: Any, scheduler: str) -> tuple[Any, int]:
 
     thread = threading.Thread(target=ask, name="simhash-connect", daemon=True)
     thread.start()
-    thread.join(CONNECT_TIMEOUT + 5)
+    thread.join(timeout + 5)
     if "error" in box:
         raise box["error"]
     if thread.is_alive() or "workers" not in box:
         raise SimhashError(
             f"{scheduler} does not answer as a dask scheduler (no reply in "
-            f"{CONNECT_TIMEOUT + 5} s): is it the scheduler's address (tcp://HOST:8786), not "
+            f"{timeout + 5:g} s): is it the scheduler's address (tcp://HOST:8786), not "
             "its dashboard's or another server's?"
         )
     return box["client"], box["workers"]
@@ -193,14 +219,14 @@ def _quiet_client_logs() -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _knock(scheduler: str) -> None:
+def _knock(scheduler: str, timeout: float) -> None:
     """Open and close a TCP connection to a ``tcp://`` scheduler: a refused or unknown
     address fails at once, where the client would retry until its timeout."""
     parts = urllib.parse.urlsplit(scheduler)
     if parts.scheme == "tcp":
         if parts.hostname is None or parts.port is None:
             raise ValueError("expected tcp://HOST:PORT")
-        socket.create_connection((parts.hostname, parts.port), CONNECT_TIMEOUT).close()
+        socket.create_connection((parts.hostname, parts.port), timeout).close()
 
 
 def _dashboard(client: Any) -> str | None:
