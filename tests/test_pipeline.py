@@ -22,7 +22,8 @@ from simhash_cli import (
     corpus_from_vectors,
     dedupe,
 )
-from simhash_cli.app.batches import iter_fingerprints
+from simhash_cli.app import batches as batches_module
+from simhash_cli.app.batches import batches_of, iter_fingerprints
 from simhash_cli.core import cosines as cosines_module
 from simhash_cli.core.corpus import Settings, concatenate
 from simhash_cli.core.cosines import sketch
@@ -274,3 +275,26 @@ def test_one_settings_value_makes_a_corpus_and_checks_its_width_once(tmp_path: P
     with pytest.raises(ParameterError, match="of_vectors"):
         corpus_from_vectors(str(source), Settings())
     assert corpus_from_vectors(str(source), Settings.of_vectors(bits=32)).settings.bits == 32
+
+
+def test_batches_are_cut_by_bytes_and_give_the_same_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for number, words in enumerate([10, 500, 30, 30, 700, 5, 40]):
+        text = " ".join(f"w{number}x{i % 97}" for i in range(words))
+        (tmp_path / f"{number}.txt").write_text(text)
+    files = sorted(str(path) for path in tmp_path.iterdir())
+    size = {path: os.path.getsize(path) for path in files}
+    limit = 2_000
+    cut = batches_of(files, 3, limit)
+    assert [path for batch in cut for path in batch] == files and len(cut) >= 4
+    for batch in cut:
+        assert len(batch) <= 3 and (len(batch) == 1 or sum(size[path] for path in batch) <= limit)
+    # Where a stream of fingerprints is cut changes none of them.
+    monkeypatch.setattr(batches_module, "MAX_BATCH_BYTES", limit)
+    small = concatenate(iter_fingerprints([str(tmp_path)], batch_files=3))
+    monkeypatch.setattr(batches_module, "MAX_BATCH_BYTES", 1 << 40)
+    whole = concatenate(iter_fingerprints([str(tmp_path)]))
+    assert small.ids == whole.ids
+    assert np.array_equal(small.fingerprints, whole.fingerprints)
+    assert np.array_equal(small.n_features, whole.n_features)

@@ -7,6 +7,7 @@ somewhere (this process, worker processes, a cluster) and yields the results in 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -31,6 +32,7 @@ from ..errors import ParameterError
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, list_files, read_documents
 
 __all__ = [
+    "MAX_BATCH_BYTES",
     "MAX_BATCH_FILES",
     "MIN_BATCH_FILES",
     "Mapper",
@@ -183,7 +185,7 @@ def fingerprint_files(
     the first batch carries ``listing_skipped``, the files listing left out."""
     batchable(settings)
     per_batch = batch_files or batch_size(len(files), jobs)
-    batches = batches_of(files, per_batch)
+    batches = batches_of(files, per_batch, MAX_BATCH_BYTES)
     if not batches:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         none = stamp_array([])
@@ -255,9 +257,37 @@ def batch_size(n_files: int, jobs: int) -> int:
     return min(MAX_BATCH_FILES, max(MIN_BATCH_FILES, -(-n_files // (2 * max(jobs, 1)))))
 
 
-def batches_of(files: list[str], per_batch: int) -> list[list[str]]:
-    """``files`` cut into consecutive batches of ``per_batch`` (the last one shorter)."""
-    return [files[i : i + per_batch] for i in range(0, len(files), per_batch)]
+MAX_BATCH_BYTES = 8 << 20
+"""Bytes of files a batch holds at most (a larger file is a batch of its own): a batch's
+arrays take about 25 bytes per byte of text while it is tokenized, so this bounds the memory of
+a process, whatever the size of the files."""
+
+
+def batches_of(files: list[str], per_batch: int, max_bytes: int | None = None) -> list[list[str]]:
+    """``files`` cut into consecutive batches of ``per_batch`` (the last one shorter), each
+    also cut where its files' sizes pass ``max_bytes``."""
+    if max_bytes is None:
+        return [files[i : i + per_batch] for i in range(0, len(files), per_batch)]
+    batches: list[list[str]] = []
+    batch: list[str] = []
+    held = 0
+    for path, size in zip(files, map(_size_of, files), strict=True):
+        if batch and (len(batch) == per_batch or held + size > max_bytes):
+            batches.append(batch)
+            batch, held = [], 0
+        batch.append(path)
+        held += size
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _size_of(path: str) -> int:
+    """The bytes a file holds now, 0 for what cannot be asked (its reading will say why)."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0
 
 
 def in_process(

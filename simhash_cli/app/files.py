@@ -16,7 +16,7 @@ from ..core.events import OnEvent, Progress, Skipped
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import apply_weighting, merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
-from .batches import batch_size, batches_of, count_files, listing
+from .batches import MAX_BATCH_BYTES, batch_size, batches_of, count_files, listing
 from .hooks import Hooks
 from .parallel import ordered_map
 from .settings import Reading
@@ -113,7 +113,7 @@ def _count_in_processes(
 ) -> tuple[sp.csr_array, list[str]]:
     """Batches of files read and counted by ``jobs`` processes, merged in file order (their
     ids and stamps appended to ``ids`` and ``stamps``)."""
-    batches = batches_of(files, batch_files)
+    batches = batches_of(files, batch_files, MAX_BATCH_BYTES)
     parts: list[tuple[sp.csr_array, list[str]]] = []
     arguments = [(batch, tokenizer, policy) for batch in batches]
     results = ordered_map(count_files, arguments, jobs)
