@@ -141,7 +141,8 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
     dashboard too (on a free port, when bokeh is installed), closed on exit.
 
     Raises:
-        ParameterError: the extra is not installed.
+        ParameterError: the extra is not installed, or a wait set in dask's configuration is
+            not a duration (:func:`waited`).
         SimhashError: the scheduler cannot be reached, or has no workers.
     """
     distributed = import_distributed()
