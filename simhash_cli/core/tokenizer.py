@@ -234,13 +234,16 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
     text = "\x00".join(lowered)
     lengths = np.fromiter(map(len, lowered), np.int64, len(lowered))
     text_starts = np.cumsum(lengths + 1) - (lengths + 1)
-    narrow = np.fromiter(map(_is_latin1, lowered), bool, len(lowered))
+    latin1 = [_latin1(t) for t in lowered]
+    narrow = np.fromiter((units is not None for units in latin1), bool, len(lowered))
     if narrow.all():
-        start, stop, key, check = _narrow_tokens(text)
+        start, stop, key, check = _narrow_tokens(_joined(latin1))
     elif not narrow.any():
         start, stop, key, check = _wide_tokens(text, by_script)
     else:
-        start, stop, key, check = _tokens_by_kind(lowered, narrow, text_starts, by_script)
+        start, stop, key, check = _tokens_by_kind(
+            lowered, latin1, narrow, lengths, text_starts, by_script
+        )
     # Text k starts at sum(lengths[:k]) + k (one NUL between texts): count its tokens.
     first_token = np.searchsorted(start, np.append(text_starts, len(text)))
     doc = np.repeat(np.arange(len(lowered), dtype=np.int64), np.diff(first_token))
@@ -251,20 +254,23 @@ Spans = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.uint64], NDArray[
 """(start, stop, key, check) of the tokens of a joined text, in order."""
 
 
-def _is_latin1(text: str) -> bool:
-    if text.isascii():  # constant time: CPython knows whether a str is ASCII
-        return True
+def _latin1(text: str) -> bytes | None:
+    """A text's Latin-1 bytes, a byte per character; None for a text with other characters."""
     try:
-        text.encode("latin-1")
+        return text.encode("latin-1")
     except UnicodeEncodeError:
-        return False
-    return True
+        return None
 
 
-def _narrow_tokens(text: str) -> Spans:
-    """The tokens of a text of Latin-1 alone, a byte per character: runs of ``\\w`` (no
-    letter below U+0100 is a word by itself, and none is a mark)."""
-    units = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+def _joined(encoded: list[bytes | None]) -> bytes:
+    """Latin-1 texts' bytes joined by NUL, as their texts are."""
+    return b"\x00".join(units for units in encoded if units is not None)
+
+
+def _narrow_tokens(encoded: bytes) -> Spans:
+    """The tokens of a text of Latin-1 alone, given as its bytes: runs of ``\\w`` (no letter
+    below U+0100 is a word by itself, and none is a mark)."""
+    units = np.frombuffer(encoded, dtype=np.uint8)
     start, stop = _runs(_latin1_word_characters()[units])
     return start, stop, *_chunk_hashes(units, 1, start, stop - start, _SEED)
 
@@ -274,22 +280,29 @@ def _wide_tokens(text: str, by_script: bool) -> Spans:
     of letters, with ``by_script``)."""
     wide = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     start, stop = _bigrams(*_script_words(wide)) if by_script else _runs(_is_word(wide))
-    narrow = wide.astype(np.uint8)  # meaningful for the tokens below U+0100 only
-    return start, stop, *_token_keys(narrow, wide, start, stop - start)
+    return start, stop, *_token_keys(wide, start, stop - start)
 
 
 def _tokens_by_kind(
-    lowered: list[str], narrow: NDArray[np.bool_], text_starts: NDArray[np.int64], by_script: bool
+    lowered: list[str],
+    latin1: list[bytes | None],
+    narrow: NDArray[np.bool_],
+    lengths: NDArray[np.int64],
+    text_starts: NDArray[np.int64],
+    by_script: bool,
 ) -> Spans:
-    """The tokens of a batch whose texts are of both kinds: the Latin-1 texts joined and read
-    narrow, the others joined and read wide, their spans moved to the whole batch's text."""
+    """The tokens of a batch whose texts are of both kinds: the Latin-1 texts' bytes joined
+    and read narrow, the other texts joined and read wide, their spans moved to the whole
+    batch's text."""
     parts: list[Spans] = []
     for chosen in (np.flatnonzero(narrow), np.flatnonzero(~narrow)):
-        joined = "\x00".join([lowered[i] for i in chosen.tolist()])
-        start, stop, key, check = (
-            _narrow_tokens(joined) if narrow[chosen[0]] else _wide_tokens(joined, by_script)
-        )
-        sizes = np.fromiter((len(lowered[i]) + 1 for i in chosen.tolist()), np.int64, chosen.size)
+        if narrow[chosen[0]]:
+            encoded = _joined([latin1[i] for i in chosen.tolist()])
+            start, stop, key, check = _narrow_tokens(encoded)
+        else:
+            joined = "\x00".join([lowered[i] for i in chosen.tolist()])
+            start, stop, key, check = _wide_tokens(joined, by_script)
+        sizes = lengths[chosen] + 1
         starts_here = np.cumsum(sizes) - sizes
         which = np.searchsorted(starts_here, start, side="right") - 1
         shift = text_starts[chosen][which] - starts_here[which]
@@ -359,22 +372,18 @@ def _bigrams(
 
 
 def _token_keys(
-    narrow: NDArray[np.uint8],
-    wide: NDArray[np.uint32] | None,
-    start: NDArray[np.int64],
-    length: NDArray[np.int64],
+    wide: NDArray[np.uint32], start: NDArray[np.int64], length: NDArray[np.int64]
 ) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
-    """A 64-bit key and a check for every token, read eight bytes at a time.
+    """A 64-bit key and a check for every token of a text read as UTF-32, eight bytes at a
+    time.
 
-    A token whose code points are all below U+0100 is read as its Latin-1 bytes (``narrow``),
-    any other as its UTF-32 code units (``wide``), so that a word gets the same key in an
-    ASCII batch as in any other. A Latin-1 token of at most eight characters is its own key
+    A token whose code points are all below U+0100 is read as its Latin-1 bytes, any other as
+    its UTF-32 code units, so that a word gets the same key here as in a text read narrow
+    (:func:`_narrow_tokens`). A Latin-1 token of at most eight characters is its own key
     (its bytes through a bijective mix; no word character is NUL, so the bytes determine the
     token): no two of them ever share a key, and their check is 0. Longer or wider tokens are
     hashed chunk by chunk, with a second, independent hash (never 0) as their check.
     """
-    if wide is None:
-        return _chunk_hashes(narrow, 1, start, length, _SEED)
     key = np.empty(start.size, dtype=np.uint64)
     check = np.empty(start.size, dtype=np.uint64)
     if start.size:
@@ -384,6 +393,7 @@ def _token_keys(
         after = np.searchsorted(high, start)
         latin = np.append(high, len(wide))[after] >= start + length
         chosen = np.flatnonzero(latin)
+        narrow = wide.astype(np.uint8)  # meaningful for the Latin-1 tokens only
         key[chosen], check[chosen] = _chunk_hashes(narrow, 1, start[chosen], length[chosen], _SEED)
         # The others read from their own code units alone, not from a copy of the whole text.
         chosen = np.flatnonzero(~latin)
