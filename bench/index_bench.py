@@ -19,8 +19,9 @@ import numpy as np
 
 from simhash_cli import TokenizerConfig, Weighting
 from simhash_cli.core.corpus import Settings
+from simhash_cli.index.reading import documents
 from simhash_cli.index.search import within
-from simhash_cli.index.store import Store
+from simhash_cli.index.writing import Writer
 
 N = 1_000_000
 QUERIES = 1_000
@@ -68,12 +69,12 @@ def plain(path: str, ids: list[bytes], values: np.ndarray) -> float:
 
 def ours(path: str, ids: list[str], values: np.ndarray) -> float:
     started = time.perf_counter()
-    with Store.open(path, create=Settings(64, 12345, TokenizerConfig(), Weighting.TF)) as store:
+    with Writer.open(path, create=Settings(64, 12345, TokenizerConfig(), Weighting.TF)) as writer:
         features = np.full(len(ids), 100, np.int64)
         for start in range(0, len(ids), BATCH):
             stop = start + BATCH
-            store.add(ids[start:stop], values[start:stop, None], features[start:stop], expected=N)
-        store.finish()
+            writer.add(ids[start:stop], values[start:stop, None], features[start:stop], expected=N)
+        writer.finish()
     return time.perf_counter() - started
 
 
@@ -99,7 +100,8 @@ def main() -> None:
         for _ in range(K):
             flips |= np.uint64(1) << rng.integers(0, 64, QUERIES).astype(np.uint64)
         queries ^= flips
-        with Store.open(index_path) as store:
+        with Writer.open(index_path) as writer:
+            store = writer.store
             within(store, queries[:10, None], K)  # warm the page cache
             single = []
             for q in range(100):
@@ -113,11 +115,11 @@ def main() -> None:
                 batches.append(time.perf_counter() - started)
             first, batch = batches[0], statistics.median(batches)
             started = time.perf_counter()
-            _, _, stored, _ = store.documents()
+            _, _, stored, _ = documents(store)
             load = time.perf_counter() - started
             extra = fingerprints(10_000, 3)
             started = time.perf_counter()
-            store.add([f"/crawl/new/{i}.html" for i in range(10_000)], extra[:, None],
+            writer.add([f"/crawl/new/{i}.html" for i in range(10_000)], extra[:, None],
                       np.full(10_000, 100, np.int64))  # fmt: skip
             incremental = time.perf_counter() - started
         started = time.perf_counter()

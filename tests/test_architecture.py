@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,6 +187,48 @@ def test_the_store_imports_no_application_code() -> None:
         if room(module) == "index"
         for target, line in imported(module, tree, path.name == "__init__.py")
         if room(target) in ("app", "engines", "cli")
+    ]
+    assert wrong == []
+
+
+READERS = ("simhash_cli.index.store", "simhash_cli.index.reading", "simhash_cli.index.search")
+WRITES = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP)\b", re.IGNORECASE)
+
+
+def _writes(node: ast.AST, module: str) -> bool:
+    """A statement that changes an index, in a module that reads it; or a call of the block
+    tables' writes outside the writer."""
+    if module in READERS:
+        return (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and WRITES.match(node.value) is not None
+        )
+    return (
+        module not in ("simhash_cli.index.writing", "simhash_cli.index.lists")
+        and isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("write", "change")
+        and ast.unparse(node.func.value).endswith("lists")
+    )
+
+
+def test_the_index_is_read_apart_from_where_it_is_written() -> None:
+    """index/writing.py alone changes what an index holds: the open file, its reading and its
+    query neither import it nor hold a statement that writes, and the block tables' writes
+    (:mod:`.lists`) are called from the writer alone."""
+    wrong = [
+        f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)} {ast.unparse(node)[:40]}"
+        for module, path, tree in modules()
+        for node in ast.walk(tree)
+        if _writes(node, module)
+    ]
+    wrong += [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for module, path, tree in modules()
+        if module in READERS
+        for target, line in imported(module, tree, False)
+        if target == "simhash_cli.index.writing"
     ]
     assert wrong == []
 

@@ -26,9 +26,11 @@ from simhash_cli.cli import main
 from simhash_cli.core.corpus import Settings
 from simhash_cli.errors import ExitCode, InputError
 from simhash_cli.index import store as index_module
+from simhash_cli.index.reading import documents, find, ids_of, stats
 from simhash_cli.index.schema import decode_id, encode_id
 from simhash_cli.index.search import scan, scans, within
 from simhash_cli.index.store import Store
+from simhash_cli.index.writing import Writer
 from simhash_cli.io.sources import pieces as pieces_module
 
 from conftest import ROOT, SAMPLE
@@ -73,8 +75,9 @@ def test_search_finds_exactly_the_stored_fingerprints_within_k(
     k = min(k, bits - 1)
     path = f"/tmp/simhash-index-{os.getpid()}-{bits}-{seed}.db"
     try:
-        with Store.open(path, create=Settings(bits, 1, TokenizerConfig(), Weighting.TF)) as store:
-            store.add([f"d{i}" for i in range(n)], stored, np.ones(n, np.int64))
+        with Writer.open(path, create=Settings(bits, 1, TokenizerConfig(), Weighting.TF)) as writer:
+            writer.add([f"d{i}" for i in range(n)], stored, np.ones(n, np.int64))
+            store = writer.store
             found = within(store, queries, k)
             look_up = functools.partial(store.lists.look_up, store.connection)
             methods = [functools.partial(scan, store)] + (
@@ -104,15 +107,22 @@ def test_a_bulk_add_cut_short_builds_its_tables_when_next_opened(tmp_path: Path)
     path = str(tmp_path / "bulk.db")
     rng = np.random.default_rng(3)
     fingerprints = rng.integers(0, 2**63, (1000, 1), dtype=np.uint64)
-    store = Store.open(path, create=WORDS)
-    store.add([f"d{i}" for i in range(1000)], fingerprints, np.ones(1000, np.int64), expected=10**6)
+    writer = Writer.open(path, create=WORDS)
+    store = writer.store
+    writer.add(
+        [f"d{i}" for i in range(1000)], fingerprints, np.ones(1000, np.int64), expected=10**6
+    )
     listed = "SELECT count(*) FROM keys0"
-    assert store.stats()["tables_built"] is False
+    assert stats(store)["tables_built"] is False
     assert store.connection.execute(listed).fetchone()[0] == 0  # left for the end of the add
     assert within(store, fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]  # by a scan
-    store.close()  # killed before finish()
-    with Store.open(path) as again:
-        assert again.stats()["tables_built"] is True
+    writer.close()  # killed before finish()
+    with Store.open(path, readonly=True) as looked:  # a reader scans, and builds nothing
+        assert stats(looked)["tables_built"] is False
+        assert within(looked, fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]
+    with Writer.open(path) as writer:  # the next writer builds the tables
+        again = writer.store
+        assert stats(again)["tables_built"] is True
         assert again.connection.execute(listed).fetchone()[0] > 900
         assert not scans(again, 5, 0)
         assert within(again, fingerprints[:5], 0).doc.tolist() == [1, 2, 3, 4, 5]
@@ -125,7 +135,8 @@ def test_the_tables_follow_adds_updates_and_removals(seed: int, bits: int) -> No
     words = -(-bits // 64)
     path = f"/tmp/simhash-index-ops-{os.getpid()}-{seed}-{bits}.db"
     try:
-        with Store.open(path, create=Settings(bits, 1, TokenizerConfig(), Weighting.TF)) as store:
+        with Writer.open(path, create=Settings(bits, 1, TokenizerConfig(), Weighting.TF)) as writer:
+            store = writer.store
             for _ in range(6):
                 ids = [
                     f"d{i}" for i in rng.choice(60, size=int(rng.integers(1, 25)), replace=False)
@@ -134,9 +145,9 @@ def test_the_tables_follow_adds_updates_and_removals(seed: int, bits: int) -> No
                 # Few distinct blocks, so that lists are shared and often emptied.
                 prints &= np.uint64(0x0003000300030003)
                 if rng.random() < 0.3:
-                    store.remove(ids)
+                    writer.remove(ids)
                 else:
-                    store.add(ids, prints, np.ones(len(ids), np.int64))
+                    writer.add(ids, prints, np.ones(len(ids), np.int64))
                 queries = rng.integers(0, 2**64 - 1, (10, words), dtype=np.uint64)
                 queries &= np.uint64(0x0003000300030003)
                 for k in (0, 3):
@@ -162,20 +173,21 @@ def test_a_bulk_add_keeps_the_last_of_a_path_given_twice(tmp_path: Path, empty: 
     rng = np.random.default_rng(8)
     first = rng.integers(0, 2**63, (500, 1), dtype=np.uint64)
     second = rng.integers(0, 2**63, (500, 1), dtype=np.uint64)
-    with Store.open(str(tmp_path / "bulk.db"), create=WORDS) as store:
+    with Writer.open(str(tmp_path / "bulk.db"), create=WORDS) as writer:
+        store = writer.store
         early = ["keep-me"] if not empty else []
-        store.add(early, first[: len(early)], np.ones(len(early), np.int64))
+        writer.add(early, first[: len(early)], np.ones(len(early), np.int64))
         if empty:
-            store.add(["keep-me"], first[:1], np.ones(1, np.int64), expected=10**6)
+            writer.add(["keep-me"], first[:1], np.ones(1, np.int64), expected=10**6)
         ids = [f"d{i}" for i in range(500)]
-        store.add(ids, first, np.ones(500, np.int64), expected=10**6)
-        store.add([*ids[:100], "keep-me"], second[:101], np.ones(101, np.int64), expected=10**6)
-        store.finish()
+        writer.add(ids, first, np.ones(500, np.int64), expected=10**6)
+        writer.add([*ids[:100], "keep-me"], second[:101], np.ones(101, np.int64), expected=10**6)
+        writer.finish()
         assert store.count() == 501
-        found = store.find([*ids, "keep-me"])
+        found = find(store, [*ids, "keep-me"])
         assert len(found) == 501
         again = within(store, second[:101], 0)
-        assert sorted(store.ids_of(again.doc).values()) == sorted([*ids[:100], "keep-me"])
+        assert sorted(ids_of(store, again.doc).values()) == sorted([*ids[:100], "keep-me"])
         gone = within(store, first[:100], 0)  # the first fingerprints of those ids are gone
         assert len(gone.query) == 0
         for k in (0, 3):
@@ -545,13 +557,14 @@ def test_a_cache_never_changes_the_answer(tmp_path: Path, verify: str, scheme: l
 
 def test_a_full_disk_rolls_the_batch_back_and_says_what_to_do(tmp_path: Path) -> None:
     rng = np.random.default_rng(4)
-    with Store.open(str(tmp_path / "full.db"), create=WORDS) as store:
-        store.add(["first"], rng.integers(0, 2**63, (1, 1), dtype=np.uint64), np.ones(1, np.int64))
+    with Writer.open(str(tmp_path / "full.db"), create=WORDS) as writer:
+        store = writer.store
+        writer.add(["first"], rng.integers(0, 2**63, (1, 1), dtype=np.uint64), np.ones(1, np.int64))
         pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
         store.connection.execute(f"PRAGMA max_page_count = {pages + 2}")  # the disk fills up
         many = rng.integers(0, 2**63, (20_000, 1), dtype=np.uint64)
         with pytest.raises(InputError, match="is full: the index keeps every batch"):
-            store.add([f"d{i}" for i in range(20_000)], many, np.ones(20_000, np.int64))
+            writer.add([f"d{i}" for i in range(20_000)], many, np.ones(20_000, np.int64))
         assert store.count() == 1
         assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -595,7 +608,7 @@ def test_records_are_added_piece_by_piece_on_any_jobs_as_fingerprint_makes_them(
         db = str(tmp_path / f"texts-{jobs}.db")
         assert run("index", "add", db, "--texts", str(texts), "-j", jobs).exit_code == ExitCode.OK
         with Store.open(db, readonly=True) as store:
-            _, ids, fingerprints, _ = store.documents()
+            _, ids, fingerprints, _ = documents(store)
         assert len(ids) == len(names) and len(made) == len(names)
         assert {i: f"{int(f[0]):016x}" for i, f in zip(ids, fingerprints, strict=True)} == made
 

@@ -261,7 +261,8 @@ def no_rows(words: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
 def rows_and_prints(
     index: str, located: Sequence[tuple[Any, ...]], words: int
 ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
-    """(rows, fingerprints) from :meth:`Store._locate`'s (row, size, mtime, features, words)."""
+    """(rows, fingerprints) from :meth:`.store.Store.locate`'s (row, size, mtime, features,
+    words)."""
     if not located:
         return no_rows(words)
     numbers = integers(index, [(row[0], *row[4:]) for row in located], 1 + words)

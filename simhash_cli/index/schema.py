@@ -285,7 +285,7 @@ def create_schema(path: str, connection: sqlite3.Connection, settings: Settings)
             "PRIMARY KEY (hash, row)) WITHOUT ROWID"
         )
         # One table per block of the fingerprint: its value, and the list of the documents
-        # having it (packed rows and fingerprints, see Store._entry).
+        # having it (packed rows and fingerprints, see :attr:`.lists.Lists.entry`).
         blocks = block_bounds(settings.bits, max(1, settings.bits // KEY_BITS))
         for j in range(len(blocks)):
             connection.execute(

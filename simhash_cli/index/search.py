@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from ..core.distinct import distinct
 from ..core.matches import Matches
 from .lists import IN_CHUNK, disagreement, unique_matches
+from .reading import check_agree, ids_of
 from .schema import translated
 from .store import Store
 
@@ -85,7 +86,7 @@ def _confirm(
     order = np.argsort(stored_rows)  # sorted here: ORDER BY would make SQLite scan them all
     stored_rows = stored_rows[order]
     if not np.array_equal(stored_rows, wanted):
-        store.ids_of(doc)  # rows the tables name and the index does not hold: damaged
+        ids_of(store, doc)  # rows the tables name and the index does not hold: damaged
     stored = np.concatenate(prints)[order] if prints else np.zeros((0, store.words), np.uint64)
     at = np.searchsorted(stored_rows, doc)
     distance = np.bitwise_count(stored[at] ^ queries[query]).sum(axis=1, dtype=np.int64)
@@ -99,7 +100,7 @@ def scan(
     """(query, row, distance) of every stored fingerprint within ``max_distance`` bits of a
     query, read from the stored fingerprints alone (no ids: they are not needed here)."""
     rows, stored = store.stored("1 ORDER BY id", ())
-    store.check_agree(rows, stored)
+    check_agree(store, rows, stored)
     parts: list[NDArray[np.int64]] = []
     for q in range(queries.shape[0]):
         distance = np.bitwise_count(stored ^ queries[q]).sum(axis=1, dtype=np.int64)

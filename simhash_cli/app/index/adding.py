@@ -1,4 +1,4 @@
-"""Documents into and out of a persistent index (:mod:`simhash_cli.index.store`): files are read
+"""Documents into and out of a persistent index (:mod:`simhash_cli.index`): files are read
 only when they are new or changed, queries and dedupe run on the stored fingerprints.
 """
 
@@ -16,8 +16,10 @@ from ...core.matches import Matches
 from ...core.tokenizer import TokenizerConfig
 from ...core.vectorize import Weighting
 from ...errors import InputError, ParameterError
+from ...index.reading import documents, documents_of, find, ids_of
 from ...index.search import within
 from ...index.store import Store
+from ...index.writing import Writer
 from ...io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 from ..batches import Mapper, fingerprint_files, listing
 from .request import NO_STANDARD_INPUT
@@ -53,7 +55,7 @@ class AddReport:
     """The same files named as the listing named them (as the user would write them)."""
 
 
-def open_for_adding(path: str, requested: Settings | None, default: Settings) -> Store:
+def open_for_adding(path: str, requested: Settings | None, default: Settings) -> Writer:
     """The index at ``path``, made with ``requested`` (or ``default``) settings if there is
     none yet; an existing one must hold fingerprints made as ``requested``, when given.
 
@@ -68,15 +70,15 @@ def open_for_adding(path: str, requested: Settings | None, default: Settings) ->
             "depend on the documents of one run: use tf, binary or log"
         )
     if os.path.exists(path):
-        store = Store.open(path)
+        writer = Writer.open(path)
         if requested is not None:
             try:
-                store.check(requested)
+                writer.store.check(requested)
             except BaseException:
-                store.close()
+                writer.close()
                 raise
-        return store
-    return Store.open(path, create=wanted)
+        return writer
+    return Writer.open(path, create=wanted)
 
 
 def text_reading(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
@@ -95,7 +97,7 @@ def text_reading(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
 
 
 def add_files(
-    store: Store,
+    writer: Writer,
     paths: tuple[str, ...],
     *,
     on_event: OnEvent,
@@ -109,6 +111,7 @@ def add_files(
     (same absolute path, size and mtime) and store them, a batch per transaction: a killed
     add keeps its finished batches, and running it again reads only the rest. ``mapper``
     computes the batches elsewhere (a Dask cluster; see :func:`fingerprint_files`)."""
+    store = writer.store
     text_reading(store.settings)
     report = AddReport()
 
@@ -124,7 +127,7 @@ def add_files(
     report.files, report.listed = absolute, files
     stored = {
         path: (size, mtime)
-        for path, (_, size, mtime) in store.find(absolute).items()
+        for path, (_, size, mtime) in find(store, absolute).items()
         if size is not None
     }
     changed = []
@@ -157,30 +160,30 @@ def add_files(
         read_as = list(
             zip(batch.stamps["size"].tolist(), batch.stamps["mtime_ns"].tolist(), strict=True)
         )
-        store.add(batch.ids, batch.fingerprints, batch.n_features, read_as, expected=len(changed))
+        writer.add(batch.ids, batch.fingerprints, batch.n_features, read_as, expected=len(changed))
         seen.update(batch.ids)
-    store.finish()
+    writer.finish()
     report.updated = len(seen & stored_before)
     report.new = len(seen) - report.updated
     report.removed = sorted(set(changed) & stored_before - seen)
-    store.remove(report.removed)
+    writer.remove(report.removed)
     return report
 
 
-def add_records(store: Store, docs: Corpus) -> AddReport:
+def add_records(writer: Writer, docs: Corpus) -> AddReport:
     """Store fingerprinted records (``--vectors``, ``--fingerprints``) under their ids, a batch
     of :data:`RECORD_BATCH` per transaction."""
-    store.check(docs.settings)
-    known = store.find(docs.ids)
+    writer.store.check(docs.settings)
+    known = find(writer.store, docs.ids)
     for start in range(0, len(docs), RECORD_BATCH):
         stop = min(start + RECORD_BATCH, len(docs))
-        store.add(
+        writer.add(
             docs.ids[start:stop],
             docs.fingerprints[start:stop],
             docs.n_features[start:stop],
             expected=len(docs),
         )
-    store.finish()
+    writer.finish()
     updated = len(known)
     return AddReport(new=len(set(docs.ids)) - updated, updated=updated, skipped=docs.skipped)
 
@@ -188,7 +191,7 @@ def add_records(store: Store, docs: Corpus) -> AddReport:
 def stored_files(store: Store, report: AddReport) -> Corpus:
     """The stored fingerprints of the files an add listed (those that are documents), in
     listing order and named as listed, with what the add skipped."""
-    present, fingerprints, features = store.documents_of(report.files)
+    present, fingerprints, features = documents_of(store, report.files)
     named = dict(zip(report.files, report.listed, strict=True))
     ids = [named[path] for path in present]
     return Corpus(ids, fingerprints, features, store.settings, skipped=report.skipped)
@@ -196,7 +199,7 @@ def stored_files(store: Store, report: AddReport) -> Corpus:
 
 def stored_corpus(store: Store) -> Corpus:
     """Every stored document as a corpus of fingerprints (no vectors): ``index dedupe``."""
-    _, ids, fingerprints, features = store.documents()
+    _, ids, fingerprints, features = documents(store)
     return Corpus(ids, fingerprints, features, store.settings)
 
 
@@ -211,9 +214,9 @@ def search(store: Store, docs: Corpus, max_distance: int) -> tuple[Matches, dict
         doc_id if doc_id == STDIN or docs.stamps is None else os.path.abspath(doc_id)
         for doc_id in docs.ids
     ]
-    stored = store.find(names)
+    stored = find(store, names)
     own = np.array([stored.get(name, (-1,))[0] for name in names], dtype=np.int64)
     if len(matches.query):
         keep = matches.doc != own[matches.query]
         matches = Matches(matches.query[keep], matches.doc[keep], matches.hamming[keep])
-    return matches, store.ids_of(matches.doc)
+    return matches, ids_of(store, matches.doc)

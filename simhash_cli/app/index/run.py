@@ -18,7 +18,9 @@ from ...core.matches import Matches
 from ...core.result import DedupeResult
 from ...core.search import dedupe
 from ...errors import BadValueError, InputError
+from ...index.reading import stats as stats_of
 from ...index.store import Store
+from ...index.writing import Writer
 from ..dedupe.kept import kept
 from ..dedupe.request import DedupeRequest
 from ..dedupe.rereading import placed_vectors, verified_from_candidates
@@ -61,11 +63,11 @@ def _added(db: str, report: AddReport, store: Store, hooks: Hooks) -> None:
 
 
 def _add_files(
-    store: Store, paths: tuple[str, ...], reading: Reading, engine: Engine, hooks: Hooks
+    writer: Writer, paths: tuple[str, ...], reading: Reading, engine: Engine, hooks: Hooks
 ) -> AddReport:
     with hooks.progress("reading files") as progress:
         return add_files(
-            store,
+            writer,
             paths,
             on_event=hooks.event,
             on_listed=progress.on_listed,
@@ -76,7 +78,7 @@ def _add_files(
         )
 
 
-def _open(db: str, reading: Reading, default: Settings) -> Store:
+def _open(db: str, reading: Reading, default: Settings) -> Writer:
     """The index, made with ``default`` if missing; one that exists must hold fingerprints
     made with the settings the user named (if any)."""
     return open_for_adding(db, default if reading.settings_given else None, default)
@@ -89,22 +91,24 @@ def add(request: IndexAddRequest, engine: Engine, hooks: Hooks) -> None:
     docs: Corpus | None = None
     if source.kind is Input.FINGERPRINTS:
         docs = load_records(source, Reading(), hooks)  # the records say their settings
-        store = open_for_adding(request.db, docs.settings, docs.settings)
+        writer = open_for_adding(request.db, docs.settings, docs.settings)
     elif source.kind is Input.VECTORS:
-        store = _open(request.db, reading, reading.vector_settings)
-        docs = fingerprinted_records(source, _reading_of(store.settings, jobs=reading.jobs), hooks)
+        writer = _open(request.db, reading, reading.vector_settings)
+        settings = writer.store.settings
+        docs = fingerprinted_records(source, _reading_of(settings, jobs=reading.jobs), hooks)
     elif source.kind is Input.TEXTS:
-        store = _open(request.db, reading, reading.settings)
-        text_reading(store.settings)  # texts are tokenized as the index's files are
-        docs = fingerprinted_records(source, _reading_of(store.settings, jobs=reading.jobs), hooks)
+        writer = _open(request.db, reading, reading.settings)
+        settings = writer.store.settings
+        text_reading(settings)  # texts are tokenized as the index's files are
+        docs = fingerprinted_records(source, _reading_of(settings, jobs=reading.jobs), hooks)
     else:
-        store = _open(request.db, reading, reading.settings)
-    with store:
+        writer = _open(request.db, reading, reading.settings)
+    with writer:
         if docs is not None:
-            report = add_records(store, docs)
+            report = add_records(writer, docs)
         else:
-            report = _add_files(store, source.paths, reading, engine, hooks)
-        _added(request.db, report, store, hooks)
+            report = _add_files(writer, source.paths, reading, engine, hooks)
+        _added(request.db, report, writer.store, hooks)
 
 
 def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -> DedupeResult:
@@ -113,10 +117,10 @@ def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -
     without the index (:func:`verified_from_candidates`)."""
     assert request.index is not None
     reading = request.reading
-    with _open(request.index, reading, reading.settings) as store:
-        report = _add_files(store, request.source.paths, reading, engine, hooks)
-        _added(request.index, report, store, hooks)
-        docs = stored_files(store, report)
+    with _open(request.index, reading, reading.settings) as writer:
+        report = _add_files(writer, request.source.paths, reading, engine, hooks)
+        _added(request.index, report, writer.store, hooks)
+        docs = stored_files(writer.store, report)
     if request.config.verify is Verify.ESTIMATE:
         return _searched(docs, request.config, hooks)
 
@@ -251,7 +255,7 @@ def dedupe_stored(request: IndexDedupeRequest, hooks: Hooks) -> DedupeResult:
 def stats(db: str) -> dict[str, Any]:
     """``simhash index stats``: documents, settings, tables and size of the index."""
     with Store.open(db, readonly=True) as store:
-        return store.stats()
+        return stats_of(store)
 
 
 @dataclass(frozen=True)
@@ -270,9 +274,9 @@ class Pruned:
 def prune(db: str) -> Pruned:
     """``simhash index prune``: forget the stored files that no longer exist (records from
     vectors and fingerprints stay)."""
-    with Store.open(db) as store:
-        removed = store.prune(lambda path, size, mtime: _still_there(path))
-        return Pruned(db, removed, store.count())
+    with Writer.open(db) as writer:
+        removed = writer.prune(lambda path, size, mtime: _still_there(path))
+        return Pruned(db, removed, writer.store.count())
 
 
 def _still_there(path: str) -> bool:
