@@ -14,40 +14,90 @@ fingerprints every row in one vectorized pass, bit-identical to :func:`fingerpri
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .app.files import corpus_from_paths
-from .app.records import corpus_from_fingerprints, corpus_from_vectors
-from .core.blocking import candidate_probability, candidates
-from .core.cluster import cluster_labels, clusters
-from .core.config import DedupeConfig
-from .core.corpus import Corpus, Settings, corpus_from_texts
-from .core.cosines import Verify, cosine_pairs, score_pairs
-from .core.fingerprint import (
-    estimate_cosine,
-    feature_signs,
-    fingerprint,
-    fingerprint_matrix,
-    fnv1a,
-    from_hex,
-    hamming,
-    hamming_rows,
-    to_hex,
-    to_int,
-)
-from .core.result import DedupeResult
-from .core.search import compare, dedupe
-from .core.tables import pairs_within, within_probability
-from .core.tokenizer import TokenizerConfig, tokenize
-from .core.vectorize import Weighting, from_mappings, vectorize
-from .errors import (
-    ExitCode,
-    InputError,
-    ParameterError,
-    PathNotFoundError,
-    SettingsMismatchError,
-    SimhashError,
-)
+# Where each name lives, imported on first use (PEP 562): a command that needs no array pays
+# nothing for numpy and scipy, and ``import simhash_cli`` is only this file. The imports under
+# TYPE_CHECKING give type checkers the same names; a test keeps the two lists one.
+_HOMES = {
+    "Corpus": ".core.corpus",
+    "DedupeConfig": ".core.config",
+    "DedupeResult": ".core.result",
+    "ExitCode": ".errors",
+    "InputError": ".errors",
+    "ParameterError": ".errors",
+    "PathNotFoundError": ".errors",
+    "Settings": ".core.corpus",
+    "SettingsMismatchError": ".errors",
+    "SimhashError": ".errors",
+    "TokenizerConfig": ".core.tokenizer",
+    "Verify": ".core.cosines",
+    "Weighting": ".core.vectorize",
+    "candidate_probability": ".core.blocking",
+    "candidates": ".core.blocking",
+    "cluster_labels": ".core.cluster",
+    "clusters": ".core.cluster",
+    "compare": ".core.search",
+    "corpus_from_fingerprints": ".app.records",
+    "corpus_from_paths": ".app.files",
+    "corpus_from_texts": ".core.corpus",
+    "corpus_from_vectors": ".app.records",
+    "cosine_pairs": ".core.cosines",
+    "dedupe": ".core.search",
+    "estimate_cosine": ".core.fingerprint",
+    "feature_signs": ".core.fingerprint",
+    "fingerprint": ".core.fingerprint",
+    "fingerprint_matrix": ".core.fingerprint",
+    "fnv1a": ".core.fingerprint",
+    "from_hex": ".core.fingerprint",
+    "from_mappings": ".core.vectorize",
+    "hamming": ".core.fingerprint",
+    "hamming_rows": ".core.fingerprint",
+    "pairs_within": ".core.tables",
+    "score_pairs": ".core.cosines",
+    "to_hex": ".core.fingerprint",
+    "to_int": ".core.fingerprint",
+    "tokenize": ".core.tokenizer",
+    "vectorize": ".core.vectorize",
+    "within_probability": ".core.tables",
+}
+
+if TYPE_CHECKING:
+    from .app.files import corpus_from_paths
+    from .app.records import corpus_from_fingerprints, corpus_from_vectors
+    from .core.blocking import candidate_probability, candidates
+    from .core.cluster import cluster_labels, clusters
+    from .core.config import DedupeConfig
+    from .core.corpus import Corpus, Settings, corpus_from_texts
+    from .core.cosines import Verify, cosine_pairs, score_pairs
+    from .core.fingerprint import (
+        estimate_cosine,
+        feature_signs,
+        fingerprint,
+        fingerprint_matrix,
+        fnv1a,
+        from_hex,
+        hamming,
+        hamming_rows,
+        to_hex,
+        to_int,
+    )
+    from .core.result import DedupeResult
+    from .core.search import compare, dedupe
+    from .core.tables import pairs_within, within_probability
+    from .core.tokenizer import TokenizerConfig, tokenize
+    from .core.vectorize import Weighting, from_mappings, vectorize
+    from .errors import (
+        ExitCode,
+        InputError,
+        ParameterError,
+        PathNotFoundError,
+        SettingsMismatchError,
+        SimhashError,
+    )
 
 __all__ = [
     "Corpus",
@@ -92,3 +142,16 @@ __all__ = [
     "vectorize",
     "within_probability",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

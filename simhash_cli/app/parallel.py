@@ -7,10 +7,11 @@ Lines or Parquet): the one place that starts worker processes.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import multiprocessing
 import signal
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
@@ -83,9 +84,11 @@ def ordered_map(
 
 
 @contextmanager
-def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+def _worker_pool(jobs: int) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
     """Worker processes that ignore Ctrl-C: this process stops them and reports it once."""
-    with ProcessPoolExecutor(
+    # Named through the package, which loads its process pool when first asked for: a run on
+    # one process does not import it.
+    with concurrent.futures.ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=signal.signal,

@@ -9,9 +9,11 @@ exception instead.
 from __future__ import annotations
 
 import errno
+import importlib
 import io
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
@@ -19,7 +21,7 @@ import click
 
 from .. import __version__
 from ..errors import BadValueError, ExitCode, SimhashError, UsageError
-from ..io.sinks.messages import step_of
+from ..io.sinks.steps import step_of
 from ..io.sinks.visible import visible
 
 __all__ = ["Command", "Group", "exit_with", "main", "spell"]
@@ -131,10 +133,27 @@ def _drop_stdout() -> None:
 
 
 class Group(click.Group):
-    """A group whose commands (and groups) are :class:`Command` (and :class:`Group`)."""
+    """A group whose commands (and groups) are :class:`Command` (and :class:`Group`).
+
+    ``lazy`` names commands by where they are declared (``"module:attribute"``), imported
+    when first asked for: ``simhash compare`` does not import what ``dedupe`` needs."""
 
     command_class = Command
     group_class = type
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module, __package__), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 def _buffered(stream: TextIO) -> TextIO:
@@ -160,6 +179,16 @@ def _buffered(stream: TextIO) -> TextIO:
 @click.group(
     cls=Group,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    lazy={
+        "fingerprint": ".documents:fingerprint_command",
+        "compare": ".documents:compare_command",
+        "explain": ".documents:explain_command",
+        "dedupe": ".dedupe:dedupe_command",
+        "apply": ".apply:apply_command",
+        "plan": ".schemes:plan_command",
+        "calibrate": ".schemes:calibrate_command",
+        "index": ".index:index_group",
+    },
 )
 @click.version_option(__version__, prog_name="simhash")
 @click.option("--traceback", is_flag=True, help="Show the full Python traceback on errors.")

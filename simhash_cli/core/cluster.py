@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.sparse.csgraph import connected_components
 
 __all__ = ["cluster_labels", "clusters", "clusters_of_labels", "hook_offers", "hooked"]
 
@@ -21,6 +20,10 @@ def cluster_labels(pairs: NDArray[np.int64], n_docs: int) -> NDArray[np.int64]:
     Returns:
         int64 (n_docs,).
     """
+    # Imported here: scipy.sparse.csgraph brings scipy.linalg, a tenth of a second that
+    # commands which never cluster (compare, fingerprint) do not pay.
+    from scipy.sparse.csgraph import connected_components
+
     graph = sp.coo_array(
         (np.ones(pairs.shape[0], dtype=np.int8), (pairs[:, 0], pairs[:, 1])),
         shape=(n_docs, n_docs),

@@ -14,7 +14,6 @@ from enum import Enum
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.special import bdtr
 
 from ..errors import ParameterError
 from .blocking import size_spans
@@ -76,6 +75,8 @@ def hamming_gate(threshold: float, bits: int, *, miss: float = GATE_MISS) -> int
     whose cumulative probability reaches 1 - miss (scipy.special's binomial CDF: importing
     scipy.stats for its ppf took a second of every run).
     """
+    from scipy.special import bdtr  # here: a command that verifies nothing does not import it
+
     bits = validate_bits(bits)
     p = float(np.arccos(np.clip(validate_threshold(threshold), -1.0, 1.0)) / np.pi)
     cumulative = bdtr(np.arange(bits + 1), bits, p)

@@ -31,6 +31,7 @@ from ...core.result import DedupeResult
 from .dataset import Tally, Targets
 from .formats import counted
 from .records import budget_advice, skip_counts
+from .steps import doing
 from .summary import (
     ambiguity_line,
     clustering_meaning,
@@ -67,27 +68,6 @@ def _named(name: str) -> str:
 
 
 _NUMBER = re.compile(r"[+-]?[\d.,_]*\d[\d.,_]*")  # at least one digit: "-" is a name
-
-
-_DOING = "simhash_doing"
-
-
-@contextmanager
-def doing(description: str) -> Iterator[None]:
-    """Run the block as the step ``description``: memory that runs out inside it is known to
-    have run out there (the innermost step names it; :func:`step_of` reads it)."""
-    try:
-        yield
-    except MemoryError as exc:
-        if not hasattr(exc, _DOING):
-            setattr(exc, _DOING, description)
-        raise
-
-
-def step_of(exc: BaseException) -> str | None:
-    """The step :func:`doing` found ``exc`` in, if any."""
-    found = getattr(exc, _DOING, None)
-    return found if isinstance(found, str) else None
 
 
 class Messages:

@@ -1,0 +1,110 @@
+"""Start-up: the package's door loads its names on first use, and a command imports what it
+uses. What each command may not import is checked in a real process (the modules a command
+loads are a fact of the process, not of a CliRunner sharing this one's imports); its time is
+measured in bench/startup.py, never here."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+import simhash_cli
+
+from conftest import ROOT, SAMPLE
+
+DOOR = ROOT / "simhash_cli" / "__init__.py"
+
+
+def _checked_names() -> dict[str, str]:
+    """The names the door imports under TYPE_CHECKING, by the module they come from."""
+    tree = ast.parse(DOOR.read_text(encoding="utf-8"))
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom):
+                    for alias in inner.names:
+                        names[alias.name] = "." * inner.level + (inner.module or "")
+    return names
+
+
+def test_the_door_loads_each_name_from_where_the_checker_reads_it() -> None:
+    homes = simhash_cli._HOMES
+    assert _checked_names() == homes
+    assert set(simhash_cli.__all__) == {"__version__", *homes}
+    for name, home in homes.items():
+        module = importlib.import_module(home, "simhash_cli")
+        assert getattr(simhash_cli, name) is getattr(module, name)
+    assert sorted(dir(simhash_cli)) == sorted(simhash_cli.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nosuch'"):
+        simhash_cli.nosuch  # noqa: B018
+
+
+# Heavy modules only some paths need: clustering's graph search (with scipy.linalg), the
+# binomial CDF of the exact gate, worker processes, and the extras.
+NOT_AT_START = (
+    "numpy",
+    "scipy.sparse",
+    "scipy.sparse.csgraph",
+    "scipy.special",
+    "concurrent.futures.process",
+    "sklearn",
+    "dask",
+    "pyarrow",
+    "jinja2",
+)
+
+_LOADED = """
+import json, sys
+from simhash_cli.cli import main
+try:
+    main(sys.argv[1:], prog_name="simhash")
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _loaded(*args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    ("args", "allowed"),
+    [
+        (("--version",), ()),
+        (("--help",), ("numpy", "scipy.sparse")),  # every command's summary line
+        (("compare", "a.txt", "b.txt"), ("numpy", "scipy.sparse")),
+    ],
+    ids=["version", "help", "compare"],
+)
+def test_a_command_imports_only_what_it_uses(args: tuple[str, ...], allowed: tuple[str]) -> None:
+    named = [str(SAMPLE / arg) if arg.endswith(".txt") else arg for arg in args]
+    if "compare" in args:
+        named[1:] = [str(path) for path in sorted(SAMPLE.iterdir())[:2]]
+    loaded = _loaded(*named)
+    assert {"simhash_cli.cli.main", "click"} <= loaded
+    assert sorted(set(NOT_AT_START) - set(allowed) & loaded) == []
+
+
+def test_the_package_alone_imports_no_array_library() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, simhash_cli; print(sorted(sys.modules))"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "numpy" not in done.stdout and "simhash_cli.core" not in done.stdout
