@@ -13,7 +13,14 @@ Wall time is the median of the repeats (tools interleaved); peak memory is the l
 the resident memory of the tool's process tree, polled every 0.1 s. Then one ``--jobs 1`` run
 under cProfile says where its time goes.
 
+The same rows for each corpus kind of bench/kinds.py (copyright files, manual pages, Python
+sources, short texts, template pages, scripts without spaces), each a directory of real text,
+and the copyright files five times over (90 MB, a few of them with names in other scripts):
+the "Fingerprinting, by kind of text" section. And the start-up of small commands against
+importing the libraries they need: the "Start-up" section.
+
     python bench/whole.py --sizes 100000 --big 1000000
+    python bench/whole.py --parts kinds startup
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import pstats
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,12 +41,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+import kinds  # noqa: E402
 from peak_rss import measure  # noqa: E402
 from recall import corpus  # noqa: E402
 
 DOCS = HERE.parent / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- whole: begin -->", "<!-- whole: end -->"
 SIMHASH = str(Path(sys.executable).parent / "simhash")
+KINDS_CACHE = HERE / ".cache" / "kinds"
+COPIES = 5
 
 
 def inputs(n: int, *, files: bool) -> dict[str, Path]:
@@ -166,14 +177,117 @@ def breakdown(path: Path) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
-    parser.add_argument("--big", type=int, nargs="*", default=[1_000_000])
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+def copies_of(directory: Path, copies: int) -> Path:
+    """``copies`` copies of a corpus directory side by side, one folder each (made once)."""
+    target = directory.with_name(f"{directory.name}-x{copies}")
+    done = target / ".complete"
+    if not done.exists():
+        shutil.rmtree(target, ignore_errors=True)
+        for copy in range(copies):
+            shutil.copytree(directory, target / str(copy), ignore=shutil.ignore_patterns(".*"))
+        done.touch()
+    return target
+
+
+def described(kind: str, path: Path) -> str:
+    files = [p for p in path.rglob("*.txt")]
+    megabytes = sum(p.stat().st_size for p in files) / 1e6
+    return f"{kind}: {len(files):,} files, {megabytes:.0f} MB"
+
+
+def kinds_section(chosen: list[str], repeats: int) -> list[str]:
     lines = [
-        BEGIN,
+        "## Fingerprinting, by kind of text",
+        "",
+        "Written by `python bench/whole.py --parts kinds`, on this machine (2 cores), in one "
+        "run: the tools and measures of the section above, on each corpus of bench/kinds.py "
+        "(real text this machine has: licences, manual pages rendered at 80 columns, Python "
+        "sources, texts of 10-40 words, pages of one template, Chinese, Japanese and Thai "
+        f"text) as a directory of files, and the copyright files {COPIES} times over (a few "
+        "of them hold names in other scripts or accented letters).",
+        "",
+        "| input | floor: one core, read + regex | simhash-pybind + xxh3, same regex | "
+        "`simhash fingerprint` -j1 | -j2 | vs pybind | vs the floor |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kind in chosen:
+        path = kinds.build(kind, KINDS_CACHE / f"{kind}-0")
+        print(kind, file=sys.stderr)
+        lines.append(row(described(kind, path), path, repeats))
+        if kind == "copyright":
+            many = copies_of(path, COPIES)
+            lines.append(row(described(f"copyright x{COPIES}", many), many, repeats))
+    return lines
+
+
+def startup_section(repeats: int) -> list[str]:
+    """Whole-process times of small commands, and what importing costs them."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    sample = HERE.parent / "sample_corpus"
+    first, second = (str(p) for p in sorted(sample.iterdir())[:2])
+    cases = {
+        "the interpreter alone: `python -c pass`": [sys.executable, "-c", "pass"],
+        "importing click, rich, numpy and scipy.sparse": [
+            sys.executable, "-c", "import click, rich.console, numpy, scipy.sparse"
+        ],
+        "`simhash --version`": [SIMHASH, "--version"],
+        "`simhash compare A B` (two files of sample_corpus/)": [SIMHASH, "compare", first, second],
+        "`simhash dedupe sample_corpus/`": [SIMHASH, "dedupe", str(sample)],
+    }  # fmt: skip
+
+    def timed(command: list[str]) -> float:
+        started = time.perf_counter()
+        subprocess.run(command, env=environment, capture_output=True, check=True)
+        return time.perf_counter() - started
+
+    for command in cases.values():
+        timed(command)  # bytecode written, files in the page cache
+    runs: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, command in cases.items():
+            runs[name].append(timed(command))
+    lines = [
+        "## Start-up",
+        "",
+        "Written by `python bench/whole.py --parts startup`, on this machine (2 cores), in one "
+        f"run: each command as a whole process, the median of {repeats} (interleaved, after "
+        "one run that writes the bytecode, as an installed package has it). The second row "
+        "is the floor of a command that makes arrays: importing what it cannot do without.",
+        "",
+        "| process | median | min | max |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, times in runs.items():
+        lines.append(
+            f"| {name} | {statistics.median(times):.2f} s | {min(times):.2f} s "
+            f"| {max(times):.2f} s |"
+        )
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "simhash_cli", "compare", first, second],
+        env=environment, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    own: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if len(parts) == 3 and parts[0].strip().isdigit():
+            package = parts[2].strip().split(".")[0]
+            own[package] = own.get(package, 0.0) + int(parts[0]) / 1e6
+    total = sum(own.values())
+    lines += [
+        "",
+        f"Where `simhash compare A B` spends its imports (`python -X importtime`: {total:.2f} s "
+        "in all, each module's own time summed by package):",
+        "",
+        "| package | seconds | share |",
+        "|---|---:|---:|",
+    ]
+    for package, seconds in sorted(own.items(), key=lambda item: -item[1])[:8]:
+        lines.append(f"| {package} | {seconds:.3f} | {seconds / total:.0%} |")
+    return lines
+
+
+def prose_section(sizes: list[int], big: list[int], repeats: int) -> list[str]:
+    lines = [
         "## Fingerprinting, whole processes",
         "",
         "Written by `make bench` (`python bench/whole.py`), on this machine (2 cores), in one "
@@ -191,11 +305,11 @@ def main() -> int:
         "`simhash fingerprint` -j1 | -j2 | vs pybind | vs the floor |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for n in args.sizes:
+    for n in sizes:
         for name, path in inputs(n, files=True).items():
             print(name, file=sys.stderr)
-            lines.append(row(f"{n:,}: {name}", path, args.repeats))
-    for n in args.big:
+            lines.append(row(f"{n:,}: {name}", path, repeats))
+    for n in big:
         name, path = next(iter(inputs(n, files=False).items()))
         print(f"{n:,}: {name}", file=sys.stderr)
         lines.append(row(f"{n:,}: {name}", path, 1))
@@ -209,20 +323,45 @@ def main() -> int:
         "| documents | `fingerprint --texts` | `dedupe --texts` | `index add --texts` |",
         "|---:|---:|---:|---:|",
     ]
-    for n in [*args.sizes, *args.big]:
+    for n in [*sizes, *big]:
         lines.append(holding(n, next(iter(inputs(n, files=False).values()))))
     lines += ["", "Where the time goes:", ""]
-    for name, path in inputs(args.sizes[0], files=True).items():
+    for name, path in inputs(sizes[0], files=True).items():
         lines += [f"*{name}*: " + breakdown(path), ""]
-    lines.append(END)
+    return lines
+
+
+def write_section(name: str, lines: list[str]) -> None:
+    """The section between ``<!-- name: begin -->`` and its end in docs/benchmarks.md, made
+    again (appended the first time)."""
+    begin, end = f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
+    section = "\n".join([begin, *lines, end])
     text = DOCS.read_text(encoding="utf-8")
-    section = "\n".join(lines)
-    if BEGIN in text:
-        text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) :]
+    if begin in text:
+        text = text[: text.index(begin)] + section + text[text.index(end) + len(end) :]
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     DOCS.write_text(text, encoding="utf-8")
     print(section)
+
+
+PARTS = ("prose", "kinds", "startup")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--big", type=int, nargs="*", default=[1_000_000])
+    parser.add_argument("--kinds", nargs="+", choices=kinds.KINDS, default=list(kinds.KINDS))
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if "prose" in args.parts:
+        write_section("whole", prose_section(args.sizes, args.big, args.repeats))
+    if "kinds" in args.parts:
+        write_section("whole-kinds", kinds_section(args.kinds, args.repeats))
+    if "startup" in args.parts:
+        write_section("startup", startup_section(max(5, args.repeats)))
     return 0
 
 
