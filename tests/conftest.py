@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
 
+from simhash_cli.app import parallel
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 
@@ -38,6 +39,13 @@ os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="simhash-state-")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_corpus"
+
+
+@pytest.fixture(autouse=True)
+def workers_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of ``-j 2`` in this process starts its workers at once, as a long run does: the
+    suite's inputs end before the time a real run works alone (tests of that time set it)."""
+    monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
 
 
 @pytest.fixture

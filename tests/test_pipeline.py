@@ -23,6 +23,7 @@ from simhash_cli import (
     dedupe,
 )
 from simhash_cli.app import batches as batches_module
+from simhash_cli.app import parallel
 from simhash_cli.app.batches import batches_of, iter_fingerprints
 from simhash_cli.core import cosines as cosines_module
 from simhash_cli.core.corpus import Settings, concatenate
@@ -298,3 +299,23 @@ def test_batches_are_cut_by_bytes_and_give_the_same_documents(
     assert small.ids == whole.ids
     assert np.array_equal(small.fingerprints, whole.fingerprints)
     assert np.array_equal(small.n_features, whole.n_features)
+
+
+def _square(number: int) -> tuple[int, int]:
+    return number * number, os.getpid()
+
+
+def test_workers_start_only_once_this_process_has_worked_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Work that ends before a worker could start is done here; longer work is shared with
+    the workers, results in order either way."""
+    arguments = [(n,) for n in range(12)]
+    monkeypatch.setattr(parallel, "WORKERS_AFTER", 60.0)
+    with mock.patch.object(parallel, "_worker_pool", side_effect=AssertionError("a pool")):
+        alone = list(parallel.ordered_map(_square, arguments, 2))
+    assert alone == [(n * n, os.getpid()) for n in range(12)]
+    monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
+    shared = list(parallel.ordered_map(_square, arguments, 2))
+    assert [square for square, _ in shared] == [n * n for n in range(12)]
+    assert {pid for _, pid in shared} != {os.getpid()}  # a worker took some

@@ -10,6 +10,7 @@ import collections
 import concurrent.futures
 import multiprocessing
 import signal
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -19,6 +20,11 @@ __all__ = ["ordered_map"]
 
 Result = TypeVar("Result")
 
+WORKERS_AFTER = 0.3
+"""Seconds this process works alone before it starts workers: about what a worker takes to
+start (a new interpreter importing numpy and scipy), so that a small run never waits for one
+to start, or to stop, and a large one loses a fraction of a second of the others' time."""
+
 
 def ordered_map(
     function: Callable[..., Result], arguments: Iterable[tuple[Any, ...]], jobs: int
@@ -27,15 +33,20 @@ def ordered_map(
     process and ``jobs - 1`` worker processes. ``arguments`` is drawn as the work needs it (a
     stream of record pieces is never all in memory): at most a few pieces per worker wait.
 
-    This process takes a share of the work instead of waiting: it starts on the first batch
-    at once, while the workers are still starting (a new interpreter importing numpy and
-    scipy takes about 0.3 s), and goes on taking the next batch nobody has started whenever
-    the one due next is not ready.
+    This process takes a share of the work instead of waiting: it works alone for
+    :data:`WORKERS_AFTER` seconds (a run that ends by then starts no worker), then goes on
+    while the workers start, taking the next batch nobody has started whenever the one due
+    next is not ready.
     """
     given = iter(arguments)
     if jobs <= 1:
         yield from (function(*args) for args in given)
         return
+    began = time.monotonic()
+    for args in given:  # work that ends before a worker could start needs none
+        yield function(*args)
+        if time.monotonic() - began >= WORKERS_AFTER:
+            break
     first = next(given, None)
     if first is None:
         return
