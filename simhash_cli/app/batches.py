@@ -257,10 +257,13 @@ def batch_size(n_files: int, jobs: int) -> int:
     return min(MAX_BATCH_FILES, max(MIN_BATCH_FILES, -(-n_files // (2 * max(jobs, 1)))))
 
 
-MAX_BATCH_BYTES = 8 << 20
+MAX_BATCH_BYTES = 2 << 20
 """Bytes of files a batch holds at most (a larger file is a batch of its own): a batch's
 arrays take about 25 bytes per byte of text while it is tokenized, so this bounds the memory of
-a process, whatever the size of the files."""
+a process, whatever the size of the files. Smaller batches also share the work out more evenly
+and keep their arrays nearer the processor's caches: on five copies of the copyright files
+(93 MB), 8 MiB -> 2 MiB took ``fingerprint`` from 5.6 to 4.5 s at -j1 and 3.5 to 3.0 s at
+-j2; below 2 MiB nothing more was gained."""
 
 
 def batches_of(files: list[str], per_batch: int, max_bytes: int | None = None) -> list[list[str]]:
