@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,8 @@ import pytest
 from simhash_cli import InputError, PathNotFoundError
 from simhash_cli.core.events import Event, OnEvent, Skipped, Stamp, Warned
 from simhash_cli.io.sources import files as files_module
-from simhash_cli.io.sources.files import _read_bytes, decode_text, list_files, read_documents
-from simhash_cli.io.sources.records import read_fingerprints, read_vectors
+from simhash_cli.io.sources.files import STDIN, _read_bytes, decode_text, list_files, read_documents
+from simhash_cli.io.sources.records import _open_text, read_fingerprints, read_vectors
 
 TEXT = "Grüße, 世界 😀 — a test"
 
@@ -190,3 +192,15 @@ def test_fingerprint_records(tmp_path: Path) -> None:
         list(
             read_fingerprints(write(tmp_path / "f.jsonl", good.replace('"bits": 64', '"bits": 63')))
         )
+
+
+def test_standard_input_read_unfinished_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reading of stdin stopped half-way and closed later (a generator collected after its
+    run) finds stdin closed already: nothing to detach, and no error then."""
+    stdin = io.TextIOWrapper(io.BytesIO(b'{"id": 1}\n{"id": 2}\n'), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    reading = _open_text(STDIN)
+    handle = reading.__enter__()
+    assert handle.readline() == '{"id": 1}\n'
+    stdin.buffer.close()
+    assert reading.__exit__(None, None, None) is False

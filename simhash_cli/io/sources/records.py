@@ -102,13 +102,15 @@ def _open_text(
                 text.detach()
         return
     if source == STDIN:
-        wrapper = io.TextIOWrapper(
-            sys.stdin.buffer, encoding="utf-8-sig", errors=errors, newline=newline
-        )
+        buffer = sys.stdin.buffer
+        wrapper = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors=errors, newline=newline)
         try:
             yield wrapper
         finally:
-            wrapper.detach()
+            # Detached, so that stdin stays open; a reading left unfinished and closed later
+            # may find stdin closed already, with nothing left to keep open.
+            if not buffer.closed:
+                wrapper.detach()
         return
     try:
         # Opened outside the with-block so that only opening errors are reported as such.
