@@ -43,8 +43,8 @@ def ordered_map(
         yield from (function(*args) for args in given)
         return
     began = time.monotonic()
-    for args in given:  # work that ends before a worker could start needs none
-        yield function(*args)
+    for taken in given:  # work that ends before a worker could start needs none
+        yield function(*taken)
         if time.monotonic() - began >= WORKERS_AFTER:
             break
     first = next(given, None)
