@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections import Counter
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from simhash_cli import (
     tokenize,
     vectorize,
 )
+from simhash_cli.core import vectorize as vectorize_module
 from simhash_cli.core.fingerprint import to_int
 from simhash_cli.core.tokenizer import WordTokens, word_tokens
 from simhash_cli.core.vectorize import (
@@ -175,14 +177,30 @@ def test_the_word_table_grows_without_losing_a_word() -> None:
     words=st.lists(st.integers(0, 300), min_size=1, max_size=400),
     homes=st.integers(1, 8),
     batch=st.integers(1, 64),
+    at_once=st.integers(1, 40),
 )
 def test_the_word_table_numbers_words_as_a_dict_would(
-    words: list[int], homes: int, batch: int
+    words: list[int], homes: int, batch: int, at_once: int
 ) -> None:
     # Keys forced onto a few home slots: long probe chains, and many words claiming one free
-    # slot in a round. Ids must still be those of a dict, numbered in order of first occurrence.
+    # slot in a round; a call's tokens taken a few at a time, the table grown between them.
+    # Ids must still be those of a dict, numbered in order of first occurrence.
     table, names = _WordTable(), list[str]()
+    table._allocate(4)
     expected: dict[int, int] = {}
+    with mock.patch.object(vectorize_module, "_TOKENS_AT_ONCE", at_once):
+        _number_words(table, names, words, homes, batch, expected)
+    assert names == [f"w{w}" for w in expected]
+
+
+def _number_words(
+    table: _WordTable,
+    names: list[str],
+    words: list[int],
+    homes: int,
+    batch: int,
+    expected: dict[int, int],
+) -> None:
     for lo in range(0, len(words), batch):
         part = words[lo : lo + batch]
         text = " ".join(f"w{w}" for w in part)
@@ -197,7 +215,19 @@ def test_the_word_table_numbers_words_as_a_dict_would(
         )
         ids = table.ids(keyed, names)
         assert ids.tolist() == [expected.setdefault(w, len(expected)) for w in part]
-    assert names == [f"w{w}" for w in expected]
+
+
+def test_two_words_of_one_key_are_a_collision_and_keep_the_names_so_far() -> None:
+    table, names = _WordTable(), list[str]()
+    first = word_tokens(["alpha beta"])
+    table.ids(first, names)
+    other = word_tokens(["gamma"])
+    clash = WordTokens(
+        other.text, other.doc, other.start, other.stop, first.key[:1], first.check[:1] + 1
+    )
+    with pytest.raises(KeyCollision):
+        table.ids(clash, names)
+    assert names == ["alpha", "beta"]
 
 
 @given(

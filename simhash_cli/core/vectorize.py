@@ -267,7 +267,7 @@ def _sorted_rows(matrix: sp.csr_array) -> sp.csr_array:
     return result
 
 
-_TOKENS_AT_ONCE = 1 << 20
+_TOKENS_AT_ONCE = 1 << 16
 
 _FLOAT32_EXACT = 1 << 24
 """Integers below this are exact in float32."""
@@ -277,12 +277,12 @@ class _WordTable:
     """Word key -> provisional id: open addressing with linear probing, in array rounds.
 
     Every key starts at its home slot (its low bits) and, when that slot holds another word,
-    goes on to the next. Lookups and insertions proceed for a whole batch of tokens at once,
-    one round per probe step, each round over only the tokens still searching (after the first
-    round, a few percent of them), so there is no Python step per token and no dict. Slots are
-    never emptied, so a key is always found before the first free slot after its home. The
-    table doubles (every word placed again) before it is half full: 20 bytes a slot, 40 to 80
-    bytes per distinct word.
+    goes on to the next. Lookups and insertions are one walk for a whole batch of tokens at
+    once, one round per probe step, each round over only the tokens still searching (after the
+    first round, a few percent of them), so there is no Python step per token, no dict and no
+    sort. Slots are never emptied, so a key is always found before the first free slot after
+    its home. The table doubles (every word placed again) before it could be half full: 24
+    bytes a slot, 48 to 96 bytes per distinct word.
     """
 
     INITIAL_BITS = 16
@@ -296,11 +296,13 @@ class _WordTable:
         self.slot_id = np.full(size, -1, dtype=np.int32)
         self.slot_key = np.zeros(size, dtype=np.uint64)
         self.slot_check = np.zeros(size, dtype=np.uint64)
+        self.slot_claim = np.zeros(size, dtype=np.int32)  # scratch: who claims a free slot
 
     def ids(self, tokens: WordTokens, names: list[str]) -> NDArray[np.int64]:
         """Ids of every token; new words are named (appended to ``names``) and get new ids,
-        numbered in the order they first occur. Resolved a million tokens at a time, so
-        that the arrays made along the way stay small beside the table.
+        numbered in the order they first occur. Found or placed :data:`_TOKENS_AT_ONCE`
+        tokens at a time, the table grown first so that it stays at most half full even if
+        they are all new words.
 
         Raises:
             KeyCollision: two different words share a key. The words named so far keep their
@@ -309,59 +311,61 @@ class _WordTable:
         ids = np.empty(tokens.key.size, dtype=np.int64)
         for lo in range(0, tokens.key.size, _TOKENS_AT_ONCE):
             part = slice(lo, lo + _TOKENS_AT_ONCE)
+            self._grow(self.count + min(_TOKENS_AT_ONCE, tokens.key.size - lo))
             ids[part] = self._resolve(tokens, part, names)
         return ids
 
     def _resolve(self, tokens: WordTokens, part: slice, names: list[str]) -> NDArray[np.int64]:
+        """Find or place every token of ``part`` in rounds of probes: a token whose slot holds
+        its word takes its id; one whose slot holds another word moves on; the tokens that
+        reach a free slot claim it, and the one whose claim stays places its word there, under
+        a provisional mark that its own word's other tokens find in the next round. No sort:
+        each token costs a few probes. The new words' ids follow their first occurrence."""
         key, check = tokens.key[part], tokens.check[part]
-        ids = self._find(key, check)
-        missed = np.flatnonzero(ids < 0)
-        if missed.size == 0:
-            return ids
-        keys, first, inverse = np.unique(key[missed], return_index=True, return_inverse=True)
-        checks = check[missed]
-        if np.any(checks != checks[first][inverse.reshape(-1)]):
-            raise KeyCollision("two different words share a 64-bit key")
-        # Ids in order of first occurrence: the vocabulary reads as the text does.
-        by_occurrence = np.argsort(first, kind="stable")
-        fresh = np.empty(keys.size, dtype=np.int64)
-        fresh[by_occurrence] = np.arange(len(names), len(names) + keys.size)
-        self._name(tokens, part.start + missed[first[by_occurrence]], names)
-        self.count += keys.size
-        self._grow(self.count)
-        self._insert(keys, checks[first], fresh)
-        ids[missed] = fresh[inverse.reshape(-1)]
-        return ids
-
-    def _find(self, key: NDArray[np.uint64], check: NDArray[np.uint64]) -> NDArray[np.int64]:
-        """The id of every key, -1 for keys the table does not hold."""
+        ids = np.empty(key.size, dtype=np.int64)
         slot = (key & self.mask).astype(np.intp)
-        held = self.slot_id[slot].astype(np.int64)
-        ids, going = self._probe(held, slot, key, check)
-        searching = going  # positions in the batch of the keys still searching
-        while going.size:  # another word was in the slot: try the next
-            slot = (slot[going] + 1) & int(self.mask)
-            key, check = key[going], check[going]
-            held = self.slot_id[slot].astype(np.int64)
-            found, going = self._probe(held, slot, key, check)
-            ids[searching] = found  # -1 where not found yet
-            searching = searching[going]
+        going = np.arange(key.size)
+        placed: list[NDArray[np.intp]] = []  # the positions that placed a new word, by mark
+        new = 0
+        while going.size:
+            at = slot[going]
+            held = self.slot_id[at].astype(np.int64)
+            free = held == -1
+            same = ~free & (self.slot_key[at] == key[going])
+            if np.any(same & (self.slot_check[at] != check[going])):
+                raise KeyCollision("two different words share a 64-bit key")
+            ids[going[same]] = held[same]  # an id, or the mark of a word placed this call
+            moving = ~free & ~same
+            slot[going[moving]] = (at[moving] + 1) & int(self.mask)
+            claimants, claimed = going[free], at[free]
+            self.slot_claim[claimed] = claimants
+            won = self.slot_claim[claimed] == claimants
+            takers, taken = claimants[won], claimed[won]
+            marks = -2 - np.arange(new, new + takers.size)
+            self.slot_id[taken] = marks
+            self.slot_key[taken] = key[takers]
+            self.slot_check[taken] = check[takers]
+            ids[takers] = marks
+            placed.append(takers)
+            new += takers.size
+            stay = ~same
+            stay[np.flatnonzero(free)[won]] = False
+            going = going[stay]  # moved on, or lost a claim: the slot is looked at again
+        if new == 0:
+            return ids
+        # Marks -> ids numbered by first occurrence: the vocabulary reads as the text does.
+        fresh = ids < 0
+        mark = -2 - ids[fresh]
+        first = np.full(new, key.size, dtype=np.int64)
+        np.minimum.at(first, mark, np.flatnonzero(fresh))
+        order = np.argsort(first)
+        number = np.empty(new, dtype=np.int64)
+        number[order] = np.arange(len(names), len(names) + new)
+        self.slot_id[slot[np.concatenate(placed)]] = number
+        ids[fresh] = number[mark]
+        self._name(tokens, part.start + first[order], names)
+        self.count += new
         return ids
-
-    def _probe(
-        self,
-        held: NDArray[np.int64],
-        slot: NDArray[np.intp],
-        key: NDArray[np.uint64],
-        check: NDArray[np.uint64],
-    ) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-        """One probe: the ids found in ``slot`` (-1 elsewhere), and which keys go on."""
-        occupied = held >= 0
-        found = occupied & (self.slot_key[slot] == key)
-        if np.any(found & (self.slot_check[slot] != check)):
-            raise KeyCollision("two different words share a 64-bit key")
-        held[~found] = -1
-        return held, np.flatnonzero(occupied & ~found)
 
     def _insert(
         self, keys: NDArray[np.uint64], checks: NDArray[np.uint64], ids: NDArray[np.int64]
