@@ -1,6 +1,6 @@
 """Weighted feature vectors -> SimHash fingerprints, bit-identical to the reference implementation.
 
-The reference (``../shared/spec/simhash-reference-page.txt``) hashes ``feature + ':' + seed``
+The specification's reference implementation hashes ``feature + ':' + seed``
 with 32-bit FNV-1a over UTF-16 code units, seeds xorshift32 (13/17/5) with that hash, and takes
 the generator's output words least-significant bit first as the feature's b sign bits.  Each
 feature adds its weight to the slots whose bit is 1 and subtracts it from the others; slot ``i``

@@ -1,4 +1,4 @@
-// The reference implementation from the specification (shared/spec/simhash-reference-page.txt),
+// The reference implementation of the SimHash specification this project follows, copied
 // unchanged, plus a driver: reads a JSON array of cases {features, bits, seed} on stdin (features
 // as a list of [key, weight] pairs, turned into an object exactly as a JS caller would build it)
 // and writes a JSON array of fingerprints as lower-case hex strings.
