@@ -21,9 +21,9 @@ The analyzers are scikit-learn's, so that :func:`tokenize` and the corpus vector
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -235,14 +235,23 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
     lengths = np.fromiter(map(len, lowered), np.int64, len(lowered))
     text_starts = np.cumsum(lengths + 1) - (lengths + 1)
     latin1 = [_latin1(t) for t in lowered]
+    above: list[_Above | None] = [None] * len(lowered)
+    wide: list[NDArray[np.uint32] | None] = [None] * len(lowered)
+    others = [i for i, units in enumerate(latin1) if units is None]
+    read = None
+    if others:  # read narrow all the same where their other characters allow it
+        read = _narrowed([lowered[i] for i in others], by_script)
+        for k, i in enumerate(others):
+            latin1[i], above[i], wide[i] = read.units[k], read.above[k], read.wide[k]
     narrow = np.fromiter((units is not None for units in latin1), bool, len(lowered))
     if narrow.all():
-        start, stop, key, check = _narrow_tokens(_joined(latin1))
+        start, stop, key, check = _narrow_tokens(_joined(latin1), _placed(above, lengths))
     elif not narrow.any():
-        start, stop, key, check = _wide_tokens(text, by_script)
+        assert read is not None  # every text is one of the others, in order
+        start, stop, key, check = _wide_tokens(read.joined, by_script)
     else:
         start, stop, key, check = _tokens_by_kind(
-            lowered, latin1, narrow, lengths, text_starts, by_script
+            latin1, above, wide, narrow, lengths, text_starts, by_script
         )
     # Text k starts at sum(lengths[:k]) + k (one NUL between texts): count its tokens.
     first_token = np.searchsorted(start, np.append(text_starts, len(text)))
@@ -262,30 +271,131 @@ def _latin1(text: str) -> bytes | None:
         return None
 
 
+_Above = tuple[NDArray[np.int64], NDArray[np.uint32]]
+"""The positions in a text read narrow of its word characters above U+00FF, and their code
+points."""
+
+_WORD_BYTE, _SPACE_BYTE = ord("a"), ord(" ")
+
+
+class _Narrowed(NamedTuple):
+    """Texts with characters above U+00FF, as :func:`_narrowed` reads them."""
+
+    units: list[bytes | None]
+    """Each text as a byte per character, or None for a text read wide."""
+    above: list[_Above | None]
+    """Where each text read narrow has word characters above U+00FF, and which."""
+    wide: list[NDArray[np.uint32] | None]
+    """The UTF-32 code units of each text read wide."""
+    joined: NDArray[np.uint32]
+    """The code units of all the texts, joined by NUL."""
+
+
+def _narrowed(texts: list[str], by_script: bool) -> _Narrowed:
+    """Texts with characters above U+00FF, each as a byte per character when each of those is
+    a word character of a script written with spaces or no word character at all (a dash, a
+    curly quote): the first stand in as ``a``, the others as a space, so that the words and
+    their places are the text's own; their positions and code points, to key the words they
+    are in from what they are (:func:`_narrow_tokens`). A text with letters that are words by
+    themselves, or marks, is read wide: its UTF-32 code units instead. Looked at together,
+    not a text at a time."""
+    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+    starts = np.cumsum(lengths + 1) - (lengths + 1)
+    joined = np.frombuffer("\x00".join(texts).encode("utf-32-le", "surrogatepass"), "<u4")
+    high = np.flatnonzero(joined > 0xFF)
+    codes = joined[high]
+    # Each text's characters above U+00FF: high[first[i] : first[i + 1]].
+    first = np.searchsorted(high, np.append(starts, len(joined)))
+    if by_script:
+        kind = scripts.classes(codes)
+        special = np.concatenate(([0], np.cumsum(kind > scripts.WORD)))
+        wide_read = special[first[1:]] > special[first[:-1]]
+        word = kind == scripts.WORD
+    else:
+        wide_read = np.zeros(len(texts), dtype=bool)
+        word = _is_word(codes)
+    spans = list(zip(starts.tolist(), (starts + lengths).tolist(), strict=True))
+    wide = [joined[a:b] if wide_read[i] else None for i, (a, b) in enumerate(spans)]
+    if wide_read.all():
+        return _Narrowed([None] * len(texts), [None] * len(texts), wide, joined)
+    bytes_of = joined.astype(np.uint8)
+    bytes_of[high] = np.where(word, _WORD_BYTE, _SPACE_BYTE)
+    at, points = high[word], codes[word]
+    bounds = np.searchsorted(at, np.append(starts, len(joined))).tolist()  # as first, of words
+    units: list[bytes | None] = []
+    above: list[_Above | None] = []
+    for i, (a, b) in enumerate(spans):
+        if wide_read[i]:
+            units.append(None)
+            above.append(None)
+        else:
+            mine = slice(bounds[i], bounds[i + 1])
+            units.append(bytes_of[a:b].tobytes())
+            above.append((at[mine] - a, points[mine]))
+    return _Narrowed(units, above, wide, joined)
+
+
+def _placed(above: Sequence[_Above | None], lengths: NDArray[np.int64]) -> _Above:
+    """The characters above U+00FF of texts read narrow, placed in the texts joined by NUL."""
+    offsets = np.cumsum(lengths + 1) - (lengths + 1)
+    parts = [(at + offsets[i], codes) for i, (at, codes) in _present(above)]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint32)
+    return np.concatenate([at for at, _ in parts]), np.concatenate([codes for _, codes in parts])
+
+
+def _present(above: Sequence[_Above | None]) -> Iterator[tuple[int, _Above]]:
+    return ((i, found) for i, found in enumerate(above) if found is not None and found[0].size)
+
+
 def _joined(encoded: list[bytes | None]) -> bytes:
     """Latin-1 texts' bytes joined by NUL, as their texts are."""
     return b"\x00".join(units for units in encoded if units is not None)
 
 
-def _narrow_tokens(encoded: bytes) -> Spans:
-    """The tokens of a text of Latin-1 alone, given as its bytes: runs of ``\\w`` (no letter
-    below U+0100 is a word by itself, and none is a mark)."""
+def _joined_wide(wide: Sequence[NDArray[np.uint32] | None]) -> NDArray[np.uint32]:
+    """Texts' UTF-32 code units joined by NUL, as their texts are."""
+    parts = [part for units in wide if units is not None for part in (units, _NUL)]
+    return np.concatenate(parts[:-1]) if parts else np.zeros(0, np.uint32)
+
+
+_NUL = np.zeros(1, dtype=np.uint32)
+
+
+def _narrow_tokens(encoded: bytes, above: _Above) -> Spans:
+    """The tokens of texts read a byte per character: runs of ``\\w`` (no letter below U+0100
+    is a word by itself, and none is a mark). A word holding a character above U+00FF
+    (``above``: where, and which) is keyed from its code points, as it is when read wide."""
     units = np.frombuffer(encoded, dtype=np.uint8)
     start, stop = _runs(_latin1_word_characters()[units])
-    return start, stop, *_chunk_hashes(units, 1, start, stop - start, _SEED)
+    length = stop - start
+    key, check = _chunk_hashes(units, 1, start, length, _SEED)
+    at, codes = above
+    if at.size:
+        wide = np.append(at, len(units))[np.searchsorted(at, start)] < stop
+        chosen = np.flatnonzero(wide)
+        lengths = length[chosen]
+        offsets = np.cumsum(lengths) - lengths
+        where = np.repeat(start[chosen] - offsets, lengths) + np.arange(lengths.sum())
+        points = units[where].astype(np.uint32)
+        found = np.searchsorted(at, where)
+        high = at[np.minimum(found, at.size - 1)] == where
+        points[high] = codes[found[high]]
+        key[chosen], check[chosen] = _chunk_hashes(points, 4, offsets, lengths, _WIDE_SEED)
+    return start, stop, key, check
 
 
-def _wide_tokens(text: str, by_script: bool) -> Spans:
-    """The tokens of any text, read as UTF-32 (the words of scripts without spaces as pairs
-    of letters, with ``by_script``)."""
-    wide = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+def _wide_tokens(wide: NDArray[np.uint32], by_script: bool) -> Spans:
+    """The tokens of any text, given as its UTF-32 code units (the words of scripts without
+    spaces as pairs of letters, with ``by_script``)."""
     start, stop = _bigrams(*_script_words(wide)) if by_script else _runs(_is_word(wide))
     return start, stop, *_token_keys(wide, start, stop - start)
 
 
 def _tokens_by_kind(
-    lowered: list[str],
     latin1: list[bytes | None],
+    above: list[_Above | None],
+    wide: list[NDArray[np.uint32] | None],
     narrow: NDArray[np.bool_],
     lengths: NDArray[np.int64],
     text_starts: NDArray[np.int64],
@@ -298,9 +408,10 @@ def _tokens_by_kind(
     for chosen in (np.flatnonzero(narrow), np.flatnonzero(~narrow)):
         if narrow[chosen[0]]:
             encoded = _joined([latin1[i] for i in chosen.tolist()])
-            start, stop, key, check = _narrow_tokens(encoded)
+            placed = _placed([above[i] for i in chosen.tolist()], lengths[chosen])
+            start, stop, key, check = _narrow_tokens(encoded, placed)
         else:
-            joined = "\x00".join([lowered[i] for i in chosen.tolist()])
+            joined = _joined_wide([wide[i] for i in chosen.tolist()])
             start, stop, key, check = _wide_tokens(joined, by_script)
         sizes = lengths[chosen] + 1
         starts_here = np.cumsum(sizes) - sizes
