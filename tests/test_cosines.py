@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
+from simhash_cli.core import cosines as cosines_module
 from simhash_cli.core.cosines import (
     SKETCH_BITS,
     THRESHOLD_TOLERANCE,
@@ -97,3 +98,20 @@ def test_a_sketch_gate_keeps_near_copies_and_drops_unrelated_rows() -> None:
     for pairs, expected in ((near, True), (far, False)):
         distance = np.bitwise_count(sketches[pairs[:, 0]] ^ sketches[pairs[:, 1]]).sum(axis=1)
         assert np.all((distance <= gate) == expected)
+
+
+@pytest.mark.parametrize("chunk", [3, 40, 1 << 22])
+def test_pairs_of_a_few_documents_score_as_each_pair_alone(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk makes each of its documents unit once, however many pairs it is in: every
+    cosine is the one the pair gets alone, to the last bit."""
+    rng = np.random.default_rng(5)
+    weights = sp.random_array((30, 50), density=0.3, rng=rng, format="csr")
+    weights.data = np.round(weights.data * 7) - 2  # repeats, zeros and negative weights
+    weights = sp.csr_array(weights)
+    pairs = rng.integers(0, 8, (400, 2))  # many pairs of eight documents
+    pairs = np.vstack([pairs, [[9, 9], [3, 29]]]).astype(np.int64)
+    alone = np.array([cosine_pairs(weights, pairs[k : k + 1])[0] for k in range(len(pairs))])
+    monkeypatch.setattr(cosines_module, "_CHUNK_ENTRIES", chunk)
+    np.testing.assert_array_equal(cosine_pairs(weights, pairs), alone)

@@ -203,8 +203,12 @@ def unit_cosine_pairs(unit: UnitRows, pairs: NDArray[np.int64]) -> NDArray[np.fl
     row_sizes = np.diff(unit.weights.indptr).astype(np.int64)
     cost = row_sizes[pairs[:, 0]] + row_sizes[pairs[:, 1]]
     for lo, hi in size_spans(cost, _CHUNK_ENTRIES):
-        chunk = pairs[lo:hi]
-        dots = unit.rows(chunk[:, 0]).multiply(unit.rows(chunk[:, 1])).sum(axis=1)
+        # Each document of the chunk made unit once, however many of its pairs there are (a
+        # family of near-copies is mostly pairs of few documents); the same rows, the same sums.
+        docs, local = np.unique(pairs[lo:hi], return_inverse=True)
+        local = local.reshape(-1, 2)
+        made = unit.rows(docs)
+        dots = made[local[:, 0]].multiply(made[local[:, 1]]).sum(axis=1)
         out[lo:hi] = np.asarray(dots).ravel()
     has_norm = unit.has_norm
     out[~(has_norm[pairs[:, 0]] & has_norm[pairs[:, 1]])] = np.nan
