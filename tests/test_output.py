@@ -22,7 +22,14 @@ from simhash_cli.core.events import Skipped
 from simhash_cli.core.result import DedupeResult
 from simhash_cli.errors import InputError
 from simhash_cli.io.sinks import records as sink_records
-from simhash_cli.io.sinks.formats import Format, Listing, RecordWriter, default_format
+from simhash_cli.io.sinks.formats import (
+    Format,
+    Listing,
+    RecordWriter,
+    default_format,
+    member_item,
+    to_json,
+)
 from simhash_cli.io.sinks.messages import Messages
 from simhash_cli.io.sinks.records import dedupe_document, fingerprint_records, pair_records
 from simhash_cli.io.sinks.tables import emit_dedupe, emit_fingerprints
@@ -247,3 +254,27 @@ def test_csv_names_are_their_bytes_never_an_escape_a_name_could_forge(tmp_path: 
     assert made.returncode == 0, made.stderr
     back = [record.id for record in read_fingerprints(str(written))]
     assert sorted(back) == sorted(every)
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(),
+)
+
+
+@given(
+    st.dictionaries(st.text(), st.one_of(scalars, st.lists(scalars, max_size=3)), min_size=1),
+    st.booleans(),
+)
+def test_an_array_item_is_what_json_writes_there(
+    record: dict[str, object], ascii_only: bool
+) -> None:
+    """A record written as an item of a top-level member array is what json.dumps(indent=2)
+    writes there, scalars alone (by the C encoder) or not."""
+    document = {"pairs": [record]}
+    expected = to_json(document, ascii_only=ascii_only, indent=2)
+    written = '{\n  "pairs": [\n' + member_item(record, ascii_only=ascii_only) + "\n  ]\n}"
+    assert written == expected

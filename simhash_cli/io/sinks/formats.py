@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import io
 import json
 import math
@@ -32,6 +33,7 @@ __all__ = [
     "indented",
     "json_number",
     "json_text",
+    "member_item",
     "name_bytes",
     "to_json",
     "unicode_capable",
@@ -129,6 +131,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 # Characters that some line readers (Python's str.splitlines, editors) take as line breaks.
 # JSON allows them raw inside strings; escaped, every JSON Lines record stays on one line.
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
 def unicode_capable(out: IO[str]) -> bool:
@@ -146,6 +149,28 @@ def to_json(value: Any, *, ascii_only: bool, indent: int | None = None) -> str:
     # non-ASCII as JSON \u escapes rather than fail or write text that is not JSON.
     text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=False, indent=indent)
     return text.translate(_LINE_BREAKS)
+
+
+def member_item(record: Record, *, ascii_only: bool) -> str:
+    """``record`` as an item of an array that is a member of the top-level object, as
+    ``json.dumps(indent=2)`` writes it there. A record of scalars (a pair) goes through the
+    json module's C encoder, its item separator carrying the newline and the indentation;
+    json's own indentation is pure Python, about ten times slower."""
+    if record and not any(isinstance(value, (dict, list, tuple)) for value in record.values()):
+        flat = _item_encoder(ascii_only).encode(record)
+        if not ascii_only and any(brk in flat for brk in _BREAKS):
+            flat = flat.translate(_LINE_BREAKS)
+        return "    {\n      " + flat[1:-1] + "\n    }"
+    return indented(to_json(record, ascii_only=ascii_only, indent=2), "    ")
+
+
+@functools.cache
+def _item_encoder(ascii_only: bool) -> json.JSONEncoder:
+    """One encoder for every item: json.dumps with arguments makes one per call, which took
+    most of an item's time."""
+    return json.JSONEncoder(
+        ensure_ascii=ascii_only, allow_nan=False, separators=(",\n      ", ": ")
+    )
 
 
 def indented(text: str, prefix: str) -> str:

@@ -19,7 +19,7 @@ from ...core.matches import Matches
 from ...core.result import DedupeResult
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
 from ...core.search import Comparison
-from .formats import Record, estimate_number, indented, json_number, to_json, unicode_capable
+from .formats import Record, estimate_number, json_number, member_item, to_json, unicode_capable
 
 __all__ = [
     "budget_advice",
@@ -365,9 +365,7 @@ def _write_array_member(
     out.write(f'  "{name}": ')
     count = 0
     for chunk in chunks:
-        items = [
-            indented(to_json(record, ascii_only=ascii_only, indent=2), "    ") for record in chunk
-        ]
+        items = [member_item(record, ascii_only=ascii_only) for record in chunk]
         if items:
             out.write(("[\n" if count == 0 else ",\n") + ",\n".join(items))
             count += len(items)
