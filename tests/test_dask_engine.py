@@ -68,8 +68,8 @@ from simhash_cli.errors import (
     WorkerLostError,
 )
 from simhash_cli.io.sinks import records as sink_records
+from simhash_cli.io.sinks.dedupe import emit_dedupe
 from simhash_cli.io.sinks.formats import Format, Listing
-from simhash_cli.io.sinks.tables import emit_dedupe
 from simhash_cli.io.sources.files import ReadPolicy
 
 from conftest import SAMPLE

@@ -22,6 +22,7 @@ from simhash_cli.core.events import Skipped
 from simhash_cli.core.result import DedupeResult
 from simhash_cli.errors import InputError
 from simhash_cli.io.sinks import records as sink_records
+from simhash_cli.io.sinks.dedupe import emit_dedupe
 from simhash_cli.io.sinks.formats import (
     Format,
     Listing,
@@ -32,7 +33,7 @@ from simhash_cli.io.sinks.formats import (
 )
 from simhash_cli.io.sinks.messages import Messages
 from simhash_cli.io.sinks.records import dedupe_document, fingerprint_records, pair_records
-from simhash_cli.io.sinks.tables import emit_dedupe, emit_fingerprints
+from simhash_cli.io.sinks.tables import emit_fingerprints
 from simhash_cli.io.sources.records import read_fingerprints
 
 ids = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12)

@@ -21,9 +21,9 @@ from ..engines.local import LocalEngine
 from ..errors import ExitCode
 from ..io.sinks.against import emit_against
 from ..io.sinks.atomic import opened
+from ..io.sinks.dedupe import emit_dedupe
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
-from ..io.sinks.tables import emit_dedupe
 from .main import Command, exit_with
 from .options import (
     BANDS,

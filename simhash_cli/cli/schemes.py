@@ -12,7 +12,7 @@ from ..core.calibrate import DEFAULT_MAX_DOCS
 from ..engines.local import LocalEngine
 from ..io.sinks.atomic import opened
 from ..io.sinks.messages import Messages
-from ..io.sinks.tables import emit_calibration, emit_survey
+from ..io.sinks.schemes import emit_calibration, emit_survey
 from .main import Command
 from .options import (
     collapse,

@@ -1,57 +1,37 @@
-"""Results -> the table a person reads at a terminal, or the records of the asked format.
+"""The small commands' results -> the table a person reads at a terminal, or the records of
+the asked format: fingerprints, comparisons, apply's steps, the index's matches and stats.
 
 Each ``emit_*`` writes one command's output: Rich tables for ``table``, the records of
-:mod:`.records` for json, jsonl and csv.
+:mod:`.records` for json, jsonl and csv. A dedupe's output is :mod:`.dedupe`'s, the planner's
+:mod:`.schemes`'.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ...core.calibrate import Calibration
 from ...core.corpus import Corpus, concatenate
 from ...core.matches import Matches
-from ...core.result import DedupeResult
-from ...core.schemes import Survey
 from ...core.search import Comparison
-from .atomic import write_bytes
 from .console import cosine_text, data_console, pair_numbers
-from .formats import Format, Listing, Record, RecordWriter, counted, json_text, write_records
+from .formats import Format, Record, RecordWriter, counted, json_text, write_records
 from .paths import Elided, shared_directory
-from .records import (
-    PAIR_CHUNK,
-    budget_advice,
-    calibration_record,
-    comparison_record,
-    fingerprint_lines,
-    fingerprint_records,
-    iter_cluster_records,
-    iter_member_rows,
-    iter_pair_records,
-    match_records,
-    pair_records,
-    survey_record,
-    write_dedupe_document,
-)
+from .records import comparison_record, fingerprint_lines, fingerprint_records, match_records
 from .visible import visible
 
 __all__ = [
     "emit_apply",
-    "emit_calibration",
     "emit_comparison",
-    "emit_dedupe",
     "emit_fingerprints",
     "emit_index_stats",
     "emit_matches",
     "emit_records",
-    "emit_survey",
 ]
 
 
@@ -182,137 +162,6 @@ def _comparison_rows(comparisons: Sequence[Comparison], threshold: float) -> Tab
     return table
 
 
-def emit_dedupe(
-    result: DedupeResult, fmt: Format, out: IO[str], listing: Listing, *, null: bool = False
-) -> None:
-    """Write ``simhash dedupe`` output: clusters or pairs (``listing``; json holds both). Every
-    form but the table is written a chunk at a time, never all pairs as records."""
-    if fmt is Format.JSON:
-        write_dedupe_document(result, out)
-        return
-    if fmt is Format.GROUPS:
-        _write_groups(_groups(result, listing), out, null=null)
-        return
-    if fmt is not Format.TABLE:
-        writer = RecordWriter(fmt, out)
-        if listing is Listing.PAIRS:
-            chunks = iter_pair_records(result)
-        elif fmt is Format.CSV:
-            chunks = iter_member_rows(result)
-        else:
-            chunks = iter_cluster_records(result)
-        for chunk in chunks:
-            writer.write(chunk)
-        writer.close()
-        return
-    console = data_console(out)
-    prefix = shared_directory(result.corpus.ids)
-    under = f" (paths under {visible(prefix)})" if prefix else ""
-    if listing is Listing.PAIRS:
-        console.print(_pair_table(result, prefix, under))
-    else:
-        console.print(_cluster_table(result, prefix, under))
-
-
-def _groups(result: DedupeResult, listing: Listing) -> Iterator[list[str]]:
-    """Each cluster's ids, its representative first (or each pair's two ids)."""
-    ids = result.corpus.ids
-    if listing is Listing.PAIRS:
-        for chunk in result.pairs.chunks(PAIR_CHUNK):
-            yield from ([ids[i], ids[j]] for i, j in chunk.pairs.tolist())
-        return
-    for number in range(len(result.clusters)):
-        yield [ids[m] for m in result.groups.ordered(number).tolist()]
-
-
-def _write_groups(groups: Iterable[list[str]], out: IO[str], *, null: bool) -> None:
-    """fdupes' and jdupes' form: a name per line, a blank line after each group; with
-    ``null``, each name ended by NUL and each group by one more. Names are written as their
-    bytes are, except to a terminal (where they are made visible, as ls does)."""
-    end = "\0" if null else "\n"
-    if out.isatty():
-        for names in groups:
-            out.write("".join(visible(name) + "\n" for name in names) + "\n")
-        return
-    for names in groups:
-        write_bytes(
-            out, ("".join(name + end for name in names) + end).encode("utf-8", "surrogateescape")
-        )
-
-
-def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
-    """Every flagged pair, cluster by cluster."""
-    pairs = sorted(
-        pair_records(result),
-        key=lambda pair: (pair["cluster"] is None, pair["cluster"] or 0),
-    )
-
-    def shown(doc_id: str | int) -> Elided:
-        return Elided(str(doc_id)[len(prefix) :])
-
-    table = Table(
-        title=counted(len(pairs), "near-duplicate pair") + under,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-    )
-    table.add_column("cluster", justify="right", no_wrap=True)
-    table.add_column("a", ratio=1)
-    table.add_column("b", ratio=1)
-    table.add_column("hamming", justify="right", no_wrap=True)
-    table.add_column("estimate", justify="right", no_wrap=True)
-    table.add_column("cosine", justify="right", no_wrap=True)
-    for pair in pairs:
-        table.add_row(
-            "-" if pair["cluster"] is None else str(pair["cluster"]),
-            shown(pair["a"]),
-            shown(pair["b"]),
-            str(pair["hamming"]),
-            cosine_text(pair["estimated_cosine"]),
-            cosine_text(pair["cosine"]),
-        )
-    return table
-
-
-def _clustered(result: DedupeResult) -> list[int]:
-    """Every clustered document, cluster by cluster."""
-    return [m for members in result.clusters for m in members.tolist()]
-
-
-def _cluster_table(result: DedupeResult, prefix: str, under: str) -> Table:
-    """Clusters in the order of their first member (their numbers in every format), each with
-    its members: the representative first, the others by their cosine to it."""
-    ids = result.corpus.ids
-    members = result.groups
-    documents = sum(int(c.size) for c in result.clusters)
-    table = Table(
-        title=f"{counted(len(result.clusters), 'cluster')} of {counted(documents, 'document')}"
-        + under,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-    )
-    table.add_column("cluster", justify="right", no_wrap=True)
-    table.add_column("size", justify="right", no_wrap=True)
-    table.add_column("member (the one kept first)", ratio=1)
-    table.add_column("cosine" if members.exact else "estimate", justify="right", no_wrap=True)
-    for number in range(len(result.clusters)):
-        ordered = members.ordered(number).tolist()
-        for place, m in enumerate(ordered):
-            table.add_row(
-                str(number) if place == 0 else "",
-                str(len(ordered)) if place == 0 else "",
-                Elided(ids[m][len(prefix) :], style="bold" if place == 0 else ""),
-                "kept" if place == 0 else cosine_text(float(members.cosine[m])),
-                end_section=place == len(ordered) - 1,
-            )
-    if any(math.isnan(value) for value in members.cosine[_clustered(result)].tolist()):
-        table.caption = (
-            "-: a member joined through other members (--clustering components), not itself "
-            "within the threshold of the one kept"
-        )
-        table.caption_justify = "left"
-    return table
-
-
 def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]) -> Counter[str]:
     """Write ``simhash apply``'s step records as they are taken (the table at the end); returns
     how many steps ended in each status."""
@@ -430,141 +279,3 @@ def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
     console = data_console(out)
     console.print(numbers)
     console.print(tables)
-
-
-# ---------------------------------------------------------------------------- stderr
-
-
-# ---------------------------------------------------------------------------- plan
-
-_BARS = "▁▂▃▄▅▆▇█"
-
-
-def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
-    """Write ``simhash plan``: the schemes worth considering with their S-curves."""
-    document = survey_record(plan)
-    if fmt in (Format.JSON, Format.JSONL):
-        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
-        return
-    if fmt is Format.CSV:
-        rows = [{k: v for k, v in r.items() if k != "curve"} for r in document["schemes"]]
-        write_records(rows, fmt, out)
-        return
-    distinct = (
-        f" ({counted(plan.n_docs, 'distinct fingerprint')})"
-        if plan.n_docs != plan.all_documents
-        else ""
-    )
-    all_pairs = plan.n_docs * (plan.n_docs - 1) // 2
-    table = Table(
-        title=(
-            f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
-            f"{counted(plan.all_documents, 'document')}{distinct} (target recall "
-            f"{plan.target:g})"
-        ),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        caption=(
-            f"unrelated pairs: of the {all_pairs:,} pairs of distinct fingerprints, those a "
-            "scheme would compare by chance; comparisons: counted once per block or table "
-            "(what the candidate budget, --max-candidates, bounds)"
-        ),
-        caption_justify="left",
-    )
-    table.add_column("")
-    table.add_column("scheme", no_wrap=True)
-    table.add_column(f"recall at {plan.threshold:g}", justify="right")
-    table.add_column("unrelated pairs", justify="right")
-    table.add_column("comparisons", justify="right")
-    table.add_column("P(candidate) at cosine 0.5..1", no_wrap=True)
-    chosen = document["chosen"]
-    for entry in document["schemes"]:
-        bars = "".join(_BARS[min(int(p * len(_BARS)), len(_BARS) - 1)] for _, p in entry["curve"])
-        table.add_row(
-            "*" if chosen is not None and entry["scheme"] == chosen["scheme"] else "",
-            entry["scheme"],
-            f"{entry['recall']:.2f}",
-            f"{entry['expected_pairs']:,.0f}",
-            f"{entry['expected_candidates']:,.0f}"
-            + ("" if entry["in_budget"] else " (over budget)"),
-            bars,
-        )
-    console = data_console(out)
-    console.print(table)
-    if chosen is None:
-        console.print(
-            f"No scheme at {plan.bits} bits reaches recall {plan.target:g} at cosine "
-            f"{plan.threshold:g} within the candidate budget{budget_advice(plan)}; or more "
-            f"--bits, or a higher --threshold. dedupe would use "
-            f"{plan.best_effort().scheme.label(plan.bits)}."
-        )
-    else:
-        console.print(f"* chosen: {chosen['scheme']} (the least expected work)")
-
-
-# ---------------------------------------------------------------------------- calibrate
-
-
-def emit_calibration(result: Calibration, fmt: Format, out: IO[str]) -> None:
-    """Write ``simhash calibrate``: three tables a person can read, or one JSON to keep."""
-    document = calibration_record(result)
-    if fmt in (Format.JSON, Format.JSONL):
-        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
-        return
-    if fmt is Format.CSV:
-        write_records(document["error_by_bits"], fmt, out)
-        return
-    console = data_console(out)
-    sweep = Table(
-        title=(
-            f"Estimated against true cosine: {result.pairs:,} pairs of {result.documents:,} "
-            f"documents, {result.seeds} seeds"
-        ),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        min_width=80,
-    )
-    sweep.add_column("bits", justify="right")
-    sweep.add_column("mean absolute error", justify="right")
-    sweep.add_column("x previous (1/sqrt(2) = 0.71)", justify="right")
-    previous = None
-    for entry in document["error_by_bits"]:
-        error = entry["mean_absolute_error"]
-        ratio = "" if previous in (None, 0) else f"{error / previous:.2f}"
-        sweep.add_row(str(entry["bits"]), f"{error:.3f}", ratio)
-        previous = error
-    console.print(sweep)
-    if result.weighted_error is None or result.unweighted_error is None:
-        console.print(f"No pair reaches cosine {result.threshold:g}: nothing to compare below.")
-        return
-    weights = Table(
-        title=(
-            f"Weights matter: the {result.similar_pairs:,} pairs with true cosine >= "
-            f"{result.threshold:g}, {result.bits} bits"
-        ),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        min_width=80,
-    )
-    weights.add_column("fingerprint")
-    weights.add_column("mean absolute error", justify="right")
-    weights.add_row("weighted", f"{result.weighted_error:.3f}")
-    weights.add_row("unweighted (a set)", f"{result.unweighted_error:.3f}")
-    console.print(weights)
-    schemes = Table(
-        title=f"Blocking at {result.bits} bits against true cosine >= {result.threshold:g}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        min_width=80,
-    )
-    for name in ("scheme", "measured recall", "expected recall", "false-candidate rate"):
-        schemes.add_column(name, justify="left" if name == "scheme" else "right")
-    for entry in document["schemes"]:
-        width = result.bits // entry["blocks"]
-        schemes.add_row(
-            counted(entry["blocks"], "block") + f" of {width} bits",
-            f"{entry['recall']:.3f}",
-            f"{entry['expected_recall']:.3f}",
-            f"{entry['false_candidate_rate']:.4f}",
-        )
-    console.print(schemes)

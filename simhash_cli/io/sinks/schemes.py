@@ -1,0 +1,151 @@
+"""The planner's outputs: ``simhash plan``'s schemes with their S-curves and ``simhash
+calibrate``'s sweep, as tables a person reads or one document to keep.
+"""
+
+from __future__ import annotations
+
+from typing import IO
+
+from rich import box
+from rich.table import Table
+
+from ...core.calibrate import Calibration
+from ...core.schemes import Survey
+from .console import data_console
+from .formats import Format, counted, json_text, write_records
+from .records import budget_advice, calibration_record, survey_record
+
+__all__ = ["emit_calibration", "emit_survey"]
+
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash plan``: the schemes worth considering with their S-curves."""
+    document = survey_record(plan)
+    if fmt in (Format.JSON, Format.JSONL):
+        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        return
+    if fmt is Format.CSV:
+        rows = [{k: v for k, v in r.items() if k != "curve"} for r in document["schemes"]]
+        write_records(rows, fmt, out)
+        return
+    distinct = (
+        f" ({counted(plan.n_docs, 'distinct fingerprint')})"
+        if plan.n_docs != plan.all_documents
+        else ""
+    )
+    all_pairs = plan.n_docs * (plan.n_docs - 1) // 2
+    table = Table(
+        title=(
+            f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
+            f"{counted(plan.all_documents, 'document')}{distinct} (target recall "
+            f"{plan.target:g})"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        caption=(
+            f"unrelated pairs: of the {all_pairs:,} pairs of distinct fingerprints, those a "
+            "scheme would compare by chance; comparisons: counted once per block or table "
+            "(what the candidate budget, --max-candidates, bounds)"
+        ),
+        caption_justify="left",
+    )
+    table.add_column("")
+    table.add_column("scheme", no_wrap=True)
+    table.add_column(f"recall at {plan.threshold:g}", justify="right")
+    table.add_column("unrelated pairs", justify="right")
+    table.add_column("comparisons", justify="right")
+    table.add_column("P(candidate) at cosine 0.5..1", no_wrap=True)
+    chosen = document["chosen"]
+    for entry in document["schemes"]:
+        bars = "".join(_BARS[min(int(p * len(_BARS)), len(_BARS) - 1)] for _, p in entry["curve"])
+        table.add_row(
+            "*" if chosen is not None and entry["scheme"] == chosen["scheme"] else "",
+            entry["scheme"],
+            f"{entry['recall']:.2f}",
+            f"{entry['expected_pairs']:,.0f}",
+            f"{entry['expected_candidates']:,.0f}"
+            + ("" if entry["in_budget"] else " (over budget)"),
+            bars,
+        )
+    console = data_console(out)
+    console.print(table)
+    if chosen is None:
+        console.print(
+            f"No scheme at {plan.bits} bits reaches recall {plan.target:g} at cosine "
+            f"{plan.threshold:g} within the candidate budget{budget_advice(plan)}; or more "
+            f"--bits, or a higher --threshold. dedupe would use "
+            f"{plan.best_effort().scheme.label(plan.bits)}."
+        )
+    else:
+        console.print(f"* chosen: {chosen['scheme']} (the least expected work)")
+
+
+# ---------------------------------------------------------------------------- calibrate
+
+
+def emit_calibration(result: Calibration, fmt: Format, out: IO[str]) -> None:
+    """Write ``simhash calibrate``: three tables a person can read, or one JSON to keep."""
+    document = calibration_record(result)
+    if fmt in (Format.JSON, Format.JSONL):
+        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        return
+    if fmt is Format.CSV:
+        write_records(document["error_by_bits"], fmt, out)
+        return
+    console = data_console(out)
+    sweep = Table(
+        title=(
+            f"Estimated against true cosine: {result.pairs:,} pairs of {result.documents:,} "
+            f"documents, {result.seeds} seeds"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    sweep.add_column("bits", justify="right")
+    sweep.add_column("mean absolute error", justify="right")
+    sweep.add_column("x previous (1/sqrt(2) = 0.71)", justify="right")
+    previous = None
+    for entry in document["error_by_bits"]:
+        error = entry["mean_absolute_error"]
+        ratio = "" if previous in (None, 0) else f"{error / previous:.2f}"
+        sweep.add_row(str(entry["bits"]), f"{error:.3f}", ratio)
+        previous = error
+    console.print(sweep)
+    if result.weighted_error is None or result.unweighted_error is None:
+        console.print(f"No pair reaches cosine {result.threshold:g}: nothing to compare below.")
+        return
+    weights = Table(
+        title=(
+            f"Weights matter: the {result.similar_pairs:,} pairs with true cosine >= "
+            f"{result.threshold:g}, {result.bits} bits"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    weights.add_column("fingerprint")
+    weights.add_column("mean absolute error", justify="right")
+    weights.add_row("weighted", f"{result.weighted_error:.3f}")
+    weights.add_row("unweighted (a set)", f"{result.unweighted_error:.3f}")
+    console.print(weights)
+    schemes = Table(
+        title=f"Blocking at {result.bits} bits against true cosine >= {result.threshold:g}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=80,
+    )
+    for name in ("scheme", "measured recall", "expected recall", "false-candidate rate"):
+        schemes.add_column(name, justify="left" if name == "scheme" else "right")
+    for entry in document["schemes"]:
+        width = result.bits // entry["blocks"]
+        schemes.add_row(
+            counted(entry["blocks"], "block") + f" of {width} bits",
+            f"{entry['recall']:.3f}",
+            f"{entry['expected_recall']:.3f}",
+            f"{entry['false_candidate_rate']:.4f}",
+        )
+    console.print(schemes)
