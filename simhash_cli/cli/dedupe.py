@@ -26,8 +26,6 @@ from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from .main import Command, exit_with
 from .options import (
-    BANDS,
-    BLOCKS,
     ENGINE,
     as_enum,
     collapse,
@@ -40,6 +38,7 @@ from .options import (
     threshold_option,
 )
 from .outputs import REPORT_OUTPUT, dataset_output, quiet_option, side_file
+from .types import BANDS, BLOCKS
 
 __all__ = ["dedupe_command"]
 

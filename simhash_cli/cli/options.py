@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, ClassVar, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import click
 from click.core import ParameterSource
@@ -32,16 +32,15 @@ from ..core.blocking import DEFAULT_MAX_CANDIDATES
 from ..core.config import DEFAULT_MAX_PAIRS, DEFAULT_THRESHOLD
 from ..core.corpus import Settings
 from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
-from ..core.minhash import MAX_SLOTS
 from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import SimhashError, UsageError
 from ..io.sources.fields import Fields
 from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
 from ..io.sources.selection import Selection
+from .types import ByteSize
 
 __all__ = [
-    "BLOCKS",
     "ENGINE",
     "OptionGroup",
     "as_enum",
@@ -149,33 +148,6 @@ def _check_bits(ctx: click.Context, param: click.Parameter, value: int | None) -
         except SimhashError as exc:
             raise click.BadParameter(str(exc)) from None
     return value
-
-
-class ByteSize(click.ParamType):  # type: ignore[type-arg]
-    """A number of bytes: 1000000, 500K, 64M, 2G (powers of 1024); 0 for no limit."""
-
-    name = "size"
-    _UNITS: ClassVar[dict[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    LARGEST: ClassVar[int] = 1 << 60
-    """A size beyond which a bound means nothing (and would not fit the reads it bounds)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().upper().removesuffix("B")
-        unit = text[-1:] if text[-1:] in self._UNITS else ""
-        number = text[: len(text) - len(unit)]
-        if not (number.isascii() and number.isdigit()):
-            self.fail(f"{value!r} is not a size like 1000000, 500K, 64M or 2G", param, ctx)
-        size = int(number) * self._UNITS[unit]
-        if size > self.LARGEST:
-            self.fail(
-                f"{value!r} is more than any file holds (at most {self.LARGEST >> 30:,}G); "
-                "0 for no limit",
-                param,
-                ctx,
-            )
-        return size
 
 
 _SETTINGS = [
@@ -519,51 +491,3 @@ def protect_option(help_text: str) -> Callable[[Any], Any]:
         metavar="PATH",
         help=f"{help_text} (repeatable)",
     )
-
-
-class BlocksType(click.ParamType):  # type: ignore[type-arg]
-    """``auto``, ``every`` or a whole number of blocks."""
-
-    name = "auto|every|N"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> int | str:
-        if value in ("auto", "every"):
-            return str(value)
-        if isinstance(value, int):
-            return value
-        try:
-            number = int(value)
-        except ValueError:
-            self.fail(f"{value!r} is not 'auto', 'every' nor a whole number", param, ctx)
-        if not 1 <= number <= MAX_BITS:
-            self.fail(f"{number} is not from 1 to {MAX_BITS}", param, ctx)
-        return number
-
-
-BLOCKS = BlocksType()
-
-
-class BandsType(click.ParamType):  # type: ignore[type-arg]
-    """``BANDSxROWS``: MinHash bands of ROWS bins each, at most MAX_SLOTS bins in all."""
-
-    name = "BANDSxROWS"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> tuple[int, int]:
-        if isinstance(value, tuple):
-            return value
-        bands, x, rows = str(value).lower().partition("x")
-        if not (x and bands.isdigit() and rows.isdigit()):
-            self.fail(f"{value!r} is not BANDSxROWS (for example 16x8)", param, ctx)
-        pair = (int(bands), int(rows))
-        if min(pair) < 1 or pair[0] * pair[1] > MAX_SLOTS:
-            self.fail(
-                f"{value!r}: bands and rows from 1, at most {MAX_SLOTS} bins in all", param, ctx
-            )
-        return pair
-
-
-BANDS = BandsType()
