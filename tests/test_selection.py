@@ -136,3 +136,46 @@ def test_a_line_of_an_ignore_file_that_is_no_pattern_is_passed_over(tmp_path: Pa
     root = tree(tmp_path / "r", {".gitignore": "!\n\\\n*.log\n", "a.log": "x", "b.txt": "x"})
     files, _ = listed(root, Selection())
     assert files == ["b.txt"]
+
+
+def test_a_walk_below_the_top_reads_the_ignore_files_above_it_as_git_does(repo: Path) -> None:
+    """The same files are left out wherever the walk starts: a subdirectory walked alone is
+    judged by the work tree's .gitignore above it and by .git/info/exclude."""
+    tree(repo, {".git/info/exclude": "guide.md\n", "docs/notes.log": "x", "docs/more.txt": "x"})
+    files, left_out = listed(repo / "docs", Selection())
+    assert files == ["more.txt"]
+    assert {str(Path(e.id).relative_to(repo / "docs")): e.rule for e in left_out} == {
+        "guide.md": "ignored",  # .git/info/exclude
+        "old/guide.md": "ignored",  # the same, at any depth
+        "notes.log": "ignored",  # the top's .gitignore: *.log
+    }
+    whole, _ = listed(repo, Selection())
+    assert [f for f in whole if f.startswith("docs/")] == ["docs/more.txt"]
+    # The top's anchored /top.txt judges the top only, not a/top.txt walked from a/.
+    files, _ = listed(repo / "a", Selection())
+    assert files == ["keep.log", "top.txt"]
+
+
+def test_outside_a_work_tree_no_ignore_file_above_the_walk_is_read(tmp_path: Path) -> None:
+    root = tree(tmp_path / "plain", {".gitignore": "*.txt\n", "sub/a.txt": "x"})
+    assert listed(root / "sub", Selection())[0] == ["a.txt"]
+    assert listed(root, Selection())[0] == []  # the walked directory's own file still is
+
+
+def test_no_ignore_reads_past_the_ignore_files_above_too(repo: Path) -> None:
+    tree(repo, {".git/info/exclude": "*.md\n"})
+    files, _ = listed(repo / "docs", Selection(ignore_files=False))
+    assert files == ["guide.md", "old/guide.md"]
+
+
+def test_a_link_to_a_file_of_the_walk_gives_way_to_the_file(tmp_path: Path) -> None:
+    """The file itself is the document a plan keeps or removes, even where its link sorts
+    first; a link to a file outside the walk is read as before."""
+    root = tree(tmp_path / "w", {"real.txt": "x", "elsewhere/outside.txt": "y"})
+    (root / "a-link.txt").symlink_to(root / "real.txt")
+    (root / "b-out.txt").symlink_to(root / "elsewhere" / "outside.txt")
+    events: list[Event] = []
+    files = list_files([str(root)], events.append, selection=Selection(exclude=("elsewhere/",)))
+    assert [Path(f).name for f in files] == ["b-out.txt", "real.txt"]
+    skipped = [(Path(e.id).name, getattr(e, "reason", "")) for e in events]
+    assert ("a-link.txt", f"same file as {root / 'real.txt'}") in skipped

@@ -9,7 +9,8 @@ The encoding and skip policy lives here, and only here:
   devices, which could block forever), are skipped.  A FIFO named explicitly, like
   ``<(curl ...)``, is read.
 * The same file reached twice (a path given twice, a root inside another, a hard link) is read
-  once, so it can never be reported as its own duplicate.
+  once, so it can never be reported as its own duplicate; when a walk meets a symbolic link
+  to a file and the file itself, the file is the one read.
 
 Every skip and warning goes to the caller's ``on_event`` callback; nothing here prints.
 """
@@ -102,6 +103,7 @@ def list_files(
     """
     check_paths_exist(paths)
     seen: dict[tuple[int, int], str] = {}
+    linked: set[tuple[int, int]] = set()  # files seen first through a symbolic link, in a walk
     files: list[str] = []
     own = _own_output()
 
@@ -119,8 +121,18 @@ def list_files(
             on_event(Skipped(path, "this command's own output (standard output is this file)"))
             return
         if distinct and stat.S_ISREG(info.st_mode) and key in seen:
-            on_event(Skipped(path, f"same file as {seen[key]}"))
-            return
+            first = seen[key]
+            if not (key in linked and not explicit and not os.path.islink(path)):
+                on_event(Skipped(path, f"same file as {first}"))
+                return
+            # A link met first in a walk gives way to the file it names: the file itself is
+            # the document (what a plan keeps or removes), the link only a second name.
+            files.remove(first)
+            on_event(Skipped(first, f"same file as {path}"))
+        if not explicit and os.path.islink(path):
+            linked.add(key)
+        else:
+            linked.discard(key)
         seen[key] = path
         files.append(path)
 
@@ -157,7 +169,7 @@ def _walk(
     With ``visited`` (directories seen, by device and inode), symbolic links to directories are
     followed, and a directory reached again is reported once and not entered: a link loop ends
     there. Iterative, so a tree of any depth is walked (os.walk recurses)."""
-    pending = [(root, selection.rules(root))]
+    pending = [(root, selection.rules(root, on_event))]
     while pending:
         directory, rules = pending.pop()
         if visited is not None:

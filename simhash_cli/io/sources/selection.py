@@ -7,6 +7,9 @@
   the directory it is in and those below it, with git's rules (the ``pathspec`` library's
   implementation of them: ``*``, ``**``, a leading ``/``, a trailing ``/`` for directories,
   ``!`` to take a pattern back). A deeper file's patterns come after its parents', so they win.
+  Inside a git work tree, as git reads them, so do the ignore files of the directories above
+  the one walked, up to the work tree's top, and its ``.git/info/exclude`` (weakest of all):
+  what is left out does not depend on where the walk starts.
 * ``--exclude`` patterns, in the same syntax, leave out files and whole directories wherever
   they are; ``--include`` patterns, when there are any, keep only the files matching one.
   Both are matched against the path below the directory given (``*.txt``, a pattern without a
@@ -56,15 +59,58 @@ class Selection:
             if not _valid(pattern):
                 raise UsageError(f"invalid pattern {pattern!r} (the syntax of .gitignore)")
 
-    def rules(self, root: str) -> Rules:
-        """The rules of a walk of ``root`` (its patterns compiled once)."""
+    def rules(self, root: str, on_event: OnEvent) -> Rules:
+        """The rules of a walk of ``root`` (its patterns compiled once), with the ignore files
+        above it (see the module's docstring)."""
         return Rules(
             self,
             root,
-            (),
+            _above(root, on_event) if self.ignore_files else (),
             _spec(self.exclude) if self.exclude else None,
             _spec(self.include) if self.include else None,
         )
+
+
+# An ignore file's patterns: (where the paths it judges start, what goes before the part of
+# a path below it, the patterns). A walked directory's own file judges the paths below it
+# (no prefix); a file above the walk's root judges them as ``prefix + path below the root``.
+Ignore = tuple[str, str, pathspec.GitIgnoreSpec]
+
+
+def work_tree_of(directory: str) -> str | None:
+    """The top of the git work tree ``directory`` is in (the nearest directory holding a
+    ``.git``, itself included), or None outside any."""
+    current = os.path.abspath(directory)
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _above(root: str, on_event: OnEvent) -> tuple[Ignore, ...]:
+    """The ignore files that judge a walk of ``root`` from above it: its work tree's
+    ``.git/info/exclude``, then the ignore files of each directory from the work tree's top
+    down to ``root``'s parent; none outside a work tree (``root``'s own are read as it is
+    entered)."""
+    top = work_tree_of(root)
+    if top is None:
+        return ()
+    here = os.path.abspath(root)
+    found: list[Ignore] = []
+    places = [(os.path.join(top, ".git", "info", "exclude"), top)]
+    directory = here
+    while directory != top:
+        directory = os.path.dirname(directory)
+        places[1:1] = [(os.path.join(directory, name), directory) for name in IGNORE_FILES]
+    for path, base in places:
+        spec = _ignore_file(path, on_event, missing_ok=True)
+        if spec is not None:
+            prefix = os.path.relpath(here, base)
+            found.append((root, "" if prefix == "." else prefix + "/", spec))
+    return tuple(found)
 
 
 def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
@@ -94,11 +140,19 @@ IGNORE_FILE_LIMIT = 1 << 20
 """The largest ignore file read (git's own are a few KiB); a larger one is passed over."""
 
 
-def _ignore_file(path: str, on_event: OnEvent) -> pathspec.GitIgnoreSpec | None:
-    """The patterns of the ignore file at ``path``, or None when there is none to honour."""
+def _ignore_file(
+    path: str, on_event: OnEvent, *, missing_ok: bool = False
+) -> pathspec.GitIgnoreSpec | None:
+    """The patterns of the ignore file at ``path``, or None when there is none to honour
+    (``missing_ok``: a path that is not a file, as ``.git/info/exclude`` of a work tree whose
+    ``.git`` is a file, is none)."""
     try:
         data = read_bounded(path, IGNORE_FILE_LIMIT)
     except FileNotFoundError:
+        return None
+    except (NotADirectoryError, IsADirectoryError) as exc:
+        if not missing_ok:
+            on_event(Warned(path, f"ignore file not read: {exc.strerror or exc}"))
         return None
     except TooLarge:
         on_event(Warned(path, f"ignore file of more than {IGNORE_FILE_LIMIT:,} bytes: not read"))
@@ -121,7 +175,7 @@ class Rules:
 
     selection: Selection
     root: str
-    ignores: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+    ignores: tuple[Ignore, ...]
     exclude: pathspec.GitIgnoreSpec | None
     include: pathspec.GitIgnoreSpec | None
 
@@ -133,7 +187,7 @@ class Rules:
         for name in IGNORE_FILES:
             spec = _ignore_file(os.path.join(directory, name), on_event)
             if spec is not None:
-                found.append((directory, spec))
+                found.append((directory, "", spec))
         if not found:
             return self
         return Rules(
@@ -150,8 +204,8 @@ class Rules:
         if self.exclude is not None and self.exclude.match_file(below):
             return "excluded"
         ignored = None
-        for base, spec in self.ignores:
-            verdict = spec.check_file(_relative(path, base, directory)).include
+        for base, prefix, spec in self.ignores:
+            verdict = spec.check_file(prefix + _relative(path, base, directory)).include
             if verdict is not None:
                 ignored = verdict
         if ignored:
