@@ -78,7 +78,11 @@ def test_the_summary_says_so_and_the_json_holds_it() -> None:
         json.dumps({"id": k, "text": text}) + "\n"
         for k, text in enumerate(texts(120, seed=3, common_share=0.85))
     )
-    done = CliRunner().invoke(main, ["dedupe", "--texts", "-", "-f", "json"], input=records)
+    short = CliRunner().invoke(main, ["dedupe", "--texts", "-", "-f", "json"], input=records)
+    assert short.stderr.splitlines()[-1] == (
+        "hint: unrelated documents come near cosine 0.9 here; try --weighting tfidf (-v)"
+    )
+    done = CliRunner().invoke(main, ["dedupe", "-v", "--texts", "-", "-f", "json"], input=records)
     assert "hint: unrelated documents come near the threshold here" in done.stderr
     assert "with --weighting tfidf the same pairs sit at median" in done.stderr
     chance = json.loads(done.stdout)["summary"]["chance_pairs"]

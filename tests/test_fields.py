@@ -123,7 +123,9 @@ def test_vectors_take_their_id_from_the_named_field(tmp_path: Path) -> None:
     source = tmp_path / "v.jsonl"
     write_jsonl(source, [{"key": {"k": "a"}, "features": {"x": 1, "y": 2}},
                          {"key": {"k": "b"}, "features": {"x": 1, "y": 2}}])  # fmt: skip
-    done = run("dedupe", "--vectors", str(source), "--id-field", "key.k", "-f", "jsonl", "-qq")
+    done = run(
+        "dedupe", "--list", "pairs", "--vectors", str(source), "--id-field", "key.k", "-f", "jsonl"
+    )
     assert done.exit_code == 0, done.output
     pair = json.loads(done.stdout.splitlines()[0])
     assert (pair["a"], pair["b"]) == ("a", "b")

@@ -239,7 +239,9 @@ def test_the_summary_states_the_share_its_pilot_measured(tmp_path: Path) -> None
     assert summary["priced_on"] == "pilot" and measured["exact"]
     assert summary["estimated_recall"] == measured["recall"] == 1.0
     assert measured["pairs_at_threshold"] == measured["pairs"] > 0
-    assert "(the pilot compared every pair exactly): recall 1.00" in done.stderr
+    assert "recall 1.00: every pair was compared, none was missed" in done.stderr
+    told = run("dedupe", "-v", str(tmp_path), "-f", "json")
+    assert "(the pilot compared every pair exactly): recall 1.00" in told.stderr
     unpiloted = json.loads(run("dedupe", str(tmp_path), "-f", "json", "--no-pilot").stdout)
     assert unpiloted["summary"]["measured_recall"] is None
     assert unpiloted["summary"]["priced_on"] == "threshold"

@@ -117,6 +117,6 @@ def test_the_key_is_private_and_one_open_to_others_seals_nothing(
     assert run("apply", str(plan), "--action", "move-to", str(tmp_path)).exit_code == ExitCode.OK
 
     key.chmod(0o644)
-    again = run("dedupe", "-q", "--plan", str(tmp_path / "again.json"), str(corpus))
+    again = run("dedupe", "--plan", str(tmp_path / "again.json"), str(corpus))
     assert "the plan is not sealed" in again.stderr and "mode 644" in again.stderr
     assert run("apply", str(plan), "--action", "hardlink").exit_code == ExitCode.USAGE

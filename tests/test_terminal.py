@@ -29,8 +29,8 @@ def test_records_reach_a_file_while_progress_is_drawn_on_the_terminal(
         code, shown = on_a_terminal([command, "-f", "jsonl", str(SAMPLE)], handle.fileno())
     assert code == 0, shown.decode(errors="replace")
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert len(records) == (8 if command == "fingerprint" else 4)
-    assert b'"fingerprint"' not in shown and b'"hamming"' not in shown  # none on the screen
+    assert len(records) == (8 if command == "fingerprint" else 2)  # 2 clusters
+    assert b'"fingerprint"' not in shown and b'"members"' not in shown  # none on the screen
 
 
 def test_records_reach_a_pipe_while_progress_is_drawn_on_the_terminal(tmp_path: Path) -> None:
@@ -247,3 +247,24 @@ def test_a_name_in_a_status_line_is_shown_not_obeyed(tmp_path: Path) -> None:
     assert code == 0, shown.decode(errors="replace")
     assert b"reading the reference ref\\x1b]0;pwned\\x07[bold].jsonl" in shown
     assert b"\x1b]0;pwned" not in shown and b"\x07" not in shown
+
+
+def test_the_summary_fits_a_screen_and_wraps_only_at_spaces(tmp_path: Path) -> None:
+    """dedupe's summary at 80 columns: three lines by default; -v's whole account wraps its
+    long lines at a space, never mid-word (the same words as the one-line-each log)."""
+    out = tmp_path / "out.jsonl"
+    with open(out, "wb") as handle:
+        code, shown = on_a_terminal(["dedupe", str(SAMPLE)], handle.fileno(), columns=80)
+    assert code == 0 and screen_of(shown, 80) == [
+        "read 8 documents",
+        "4 near-duplicate pairs in 2 clusters (cosine >= 0.9)",
+        "recall 1.00: every pair was compared, none was missed",
+    ]
+    with open(out, "wb") as handle:
+        code, shown = on_a_terminal(["dedupe", "-v", str(SAMPLE)], handle.fileno(), columns=80)
+    screen = screen_of(shown, 80)
+    logged = subprocess.run(
+        [SIMHASH, "dedupe", "-v", str(SAMPLE)], capture_output=True, text=True, check=True
+    ).stderr
+    assert max(len(line) for line in logged.splitlines()) > 80  # there is something to wrap
+    assert " ".join(screen).split() == logged.split()

@@ -78,11 +78,9 @@ class Output:
     null: bool = False
 
     def lists(self, fmt: Format) -> Listing:
-        """What a dedupe report in ``fmt`` lists: as asked, else clusters in a table and in
-        groups (what a person reads), pairs in the data formats."""
-        if self.listing is not None:
-            return self.listing
-        return Listing.CLUSTERS if fmt in (Format.TABLE, Format.GROUPS) else Listing.PAIRS
+        """What a dedupe report in ``fmt`` lists: as asked, else clusters, in every format
+        (``json`` holds both): a pipe gets what the screen shows, only its form changes."""
+        return Listing.CLUSTERS if self.listing is None else self.listing
 
     @property
     def to_file(self) -> bool:

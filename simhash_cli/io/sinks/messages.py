@@ -37,9 +37,12 @@ from .summary import (
     clustering_meaning,
     estimated_pairs,
     expected_recall_meaning,
+    found_line,
     group_pairs_line,
+    hint_line,
     measured_line,
     rare_pairs,
+    recall_line,
     unmeasured,
 )
 from .visible import visible
@@ -77,13 +80,17 @@ class Messages:
 
     Args:
         stream: standard error.
-        quiet: 1: no warnings or progress, the summary still shown; 2: nothing but errors.
+        quiet: 1 or more: nothing but errors (no warnings, progress, summary or hints).
         verbose: a line for every document skipped or warned about, and every path a walk
-            left out, even on a terminal (where they are otherwise summed up by kind).
+            left out, even on a terminal (where they are otherwise summed up by kind); a
+            dedupe's whole account instead of its short summary.
     """
 
     def __init__(self, stream: IO[str], *, quiet: int = 0, verbose: bool = False) -> None:
-        self.console = Console(file=stream, highlight=False, soft_wrap=True)
+        self.console = Console(file=stream, highlight=False)
+        # On a terminal a long line is wrapped at a space, never mid-word; to a log or a pipe
+        # it stays one line, whatever its length.
+        self.console.soft_wrap = not self.console.is_terminal
         self.level = int(quiet)
         self.verbose = verbose
         self.skips: dict[str, _Kind] = {}
@@ -92,8 +99,8 @@ class Messages:
 
     @property
     def quiet(self) -> bool:
-        """Whether the summary and the hints are kept to oneself too (``-qq``)."""
-        return self.level >= 2
+        """Whether nothing but errors is shown (``-q``)."""
+        return self.level >= 1
 
     @property
     def lists_documents(self) -> bool:
@@ -296,9 +303,28 @@ class Messages:
             self.info(f"{counts or 'no steps'}; journal: {journal}")
 
     def dedupe_summary(self, result: DedupeResult, verb: str = "read") -> None:
-        """Counts, expected recall, a hint when it is low, and the audit."""
+        """What was read and found, how much of it, and one hint at most; with ``-v`` the
+        whole account (:meth:`dedupe_account`). Nothing more when nothing was read."""
+        if self.verbose:
+            self.dedupe_account(result, verb)
+            return
+        self.corpus_summary(result.corpus, verb)
+        if not len(result.corpus):
+            return
+        self.info(found_line(result))
+        self.info(recall_line(result))
+        hint = hint_line(result)
+        if hint is not None:
+            self.info(Text(hint, style="yellow"))
+        if result.audit is not None:
+            self.info(_audit_line(result))
+
+    def dedupe_account(self, result: DedupeResult, verb: str = "read") -> None:
+        """Counts, the scheme, expected and measured recall, every hint, and the audit."""
         config, bits = result.config, result.corpus.settings.bits
         self.corpus_summary(result.corpus, verb)
+        if not len(result.corpus):
+            return
         scheme = result.scheme.label(bits)
         how = "chosen by the planner" if result.survey is not None else "as asked"
         gate = (
@@ -389,11 +415,17 @@ class Messages:
             )
         elif result.expected_recall < 0.9:
             self.info(Text("hint: recall is low; try more --bits", style="yellow"))
-        audit = result.audit
-        if audit is not None:
-            self.info(
-                f"audit: {counted(audit.similar_pairs, 'pair')} with true cosine >= "
-                f"{config.threshold:g}; the blocks found {audit.found:,} (recall "
-                f"{audit.recall:.2f}) and proposed "
-                f"{counted(audit.false_candidates, 'false candidate')}"
-            )
+        if result.audit is not None:
+            self.info(_audit_line(result))
+
+
+def _audit_line(result: DedupeResult) -> str:
+    """What ``--audit`` measured: asked for, so shown in the short summary too."""
+    audit = result.audit
+    assert audit is not None
+    return (
+        f"audit: {counted(audit.similar_pairs, 'pair')} with true cosine >= "
+        f"{result.config.threshold:g}; the blocks found {audit.found:,} (recall "
+        f"{audit.recall:.2f}) and proposed "
+        f"{counted(audit.false_candidates, 'false candidate')}"
+    )

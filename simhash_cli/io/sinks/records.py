@@ -183,8 +183,9 @@ def iter_cluster_records(
 
 def iter_member_rows(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
     """One flat row per clustered document (for CSV), ``chunk`` clusters at a time: cluster,
-    size, id, central (the representative), duplicate_of (the same, empty for the
-    representative itself) and cosine to it, each cluster's representative first."""
+    size, id, representative (the member kept, as the JSON key names it), duplicate_of (the
+    same, empty for the representative itself) and cosine to it, each cluster's representative
+    first."""
     ids = given_ids(result.corpus.ids)
     groups = result.groups
     chunk = chunk or PAIR_CHUNK
@@ -198,7 +199,7 @@ def iter_member_rows(result: DedupeResult, *, chunk: int | None = None) -> Itera
                     "cluster": number,
                     "size": size,
                     "id": ids[m],
-                    "central": ids[kept],
+                    "representative": ids[kept],
                     "duplicate_of": None if m == kept else ids[kept],
                     "cosine": json_number(float(groups.cosine[m])),
                 }

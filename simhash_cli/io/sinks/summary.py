@@ -1,7 +1,10 @@
-"""The sentences of a dedupe's summary, made from its result alone: the recall measured on the
+"""The sentences of a dedupe's summary, made from its result alone. By default a few plain
+lines (:func:`found_line`, :func:`recall_line`, :func:`hint_line`): what was found, how much of
+it, one hint at most. With ``-v`` the whole account: the scheme, the recall measured on the
 pilot's pairs or expected at the threshold, the pairs likely missed, where chance pairs sit,
-what the clustering means, what checking inside groups added. Pure words from numbers:
-:class:`.messages.Messages` prints them on standard error.
+what the clustering means, what checking inside groups added (the JSON summary always holds
+every figure). Pure words from numbers: :class:`.messages.Messages` prints them on standard
+error.
 """
 
 from __future__ import annotations
@@ -17,12 +20,86 @@ __all__ = [
     "clustering_meaning",
     "estimated_pairs",
     "expected_recall_meaning",
+    "found_line",
     "group_pairs_line",
+    "hint_line",
     "likely_missed",
     "measured_line",
     "rare_pairs",
+    "recall_line",
     "unmeasured",
 ]
+
+
+def found_line(result: DedupeResult) -> str:
+    """``4 near-duplicate pairs in 2 clusters (cosine >= 0.9)``."""
+    config = result.config
+    cosine = "cosine" if config.verify.value == "exact" else "estimated cosine"
+    empty = (
+        f", {counted(result.empty_pairs, 'pair')} of empty documents" if result.empty_pairs else ""
+    )
+    kind = "cluster" if result.groups.kind is Clustering.REPRESENTATIVE else "chain"
+    pairs = len(result.pairs) - result.empty_pairs
+    return (
+        f"{counted(pairs, 'near-duplicate pair')} in {counted(len(result.clusters), kind)} "
+        f"({cosine} >= {config.threshold:g}{empty})"
+    )
+
+
+def recall_line(result: DedupeResult) -> str:
+    """How much of what is there the run found, in one line: measured, estimated or expected."""
+    measured, found = result.measured_recall, result.run_recall
+    if measured is not None and measured.exact:
+        if measured.value >= 1.0:
+            return "recall 1.00: every pair was compared, none was missed"
+        return (
+            f"recall {measured.value:.2f}: every pair was compared, "
+            f"{counted(likely_missed(result), 'pair')} missed"
+        )
+    if measured is not None:
+        missed = likely_missed(result)
+        tail = f"; about {counted(missed, 'pair')} missed" if missed else ""
+        return (
+            f"recall about {measured.value:.2f} ({measured.low:.2f} to {measured.high:.2f}), "
+            f"measured on a random sample{tail}"
+        )
+    if found is not None:
+        return f"recall about {found.recall:.2f}, estimated from the pairs found"
+    return f"expected recall {result.expected_recall:.2f} (not measured on these documents)"
+
+
+def hint_line(result: DedupeResult) -> str | None:
+    """The one hint worth a person's time, if any: a scheme that finds more first, then a
+    corpus whose unrelated documents come near the threshold."""
+    advice = result.advice
+    if advice is not None:
+        return (
+            f"hint: {advice.assessment.scheme.option} would raise recall to about "
+            f"{advice.recall:.2f}"
+        )
+    chance = (
+        f"a pair at cosine {result.config.threshold:g} is a candidate with chance "
+        f"{result.expected_recall:.2f}"
+    )
+    if result.suggested_blocks is not None:
+        return f"hint: {chance}; --blocks {result.suggested_blocks} makes it 0.95"
+    if result.suggested_max_distance is not None:
+        return f"hint: {chance}; --max-distance {result.suggested_max_distance} makes it 0.95"
+    if result.survey is not None and result.survey.chosen is None:
+        return (
+            f"hint: no scheme reaches recall {result.survey.target:g} within the candidate "
+            "budget; -v says what would"
+        )
+    if result.expected_recall < 0.9:
+        return f"hint: {chance}; more --bits would raise it"
+    found = result.ambiguity
+    if found is not None:
+        instead = (
+            "--ngram 3" if found.instead is None else f"--weighting {found.instead.weighting.value}"
+        )
+        near = f"unrelated documents come near cosine {found.threshold:g} here"
+        return f"hint: {near}; try {instead} (-v)"
+    return None
 
 
 def measured_line(result: DedupeResult) -> str:
