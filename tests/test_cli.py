@@ -45,6 +45,39 @@ def test_help(command: list[str]) -> None:
     assert "Example" in result.stdout
 
 
+def test_help_is_in_sections_the_first_hour_first() -> None:
+    full = run("dedupe", "--help").stdout
+    titles = [
+        line[:-1] for line in full.splitlines() if line and line[0] != " " and line[-1] == ":"
+    ]
+    assert titles[:4] == ["Input", "Search", "Output", "Plan and apply"]
+    assert {"Dataset", "Files", "Fingerprints", "Engine"} <= set(titles)
+    assert "Options" not in titles  # no option is left unplaced
+    search = full[full.index("\nSearch:") : full.index("\nOutput:")]
+    assert search.index("--threshold") < search.index("--max-candidates")
+
+
+@pytest.mark.parametrize(
+    ("command", "rare"),
+    [
+        ("dedupe", "--seed"),
+        ("fingerprint", "--char-ngrams"),
+        ("apply", "--journal"),
+        ("index add", "--char-ngrams"),
+        ("plan", "--max-candidates"),
+    ],
+)
+def test_dash_h_is_the_short_help_and_names_what_it_leaves_out(command: str, rare: str) -> None:
+    words = command.split()
+    short, full = run(*words, "-h"), run(*words, "--help")
+    assert short.exit_code == full.exit_code == 0
+    assert short.stdout.startswith(full.stdout.split("\n\n", 1)[0])  # the same usage line
+    assert len(short.stdout.splitlines()) < len(full.stdout.splitlines())
+    more = short.stdout.strip().splitlines()[-1]
+    assert "more options: " in more and more.endswith(f" {command} --help"), more
+    assert rare in full.stdout and rare not in short.stdout
+
+
 def test_version() -> None:
     result = run("--version")
     assert result.exit_code == 0 and result.stdout.startswith("simhash, version ")
@@ -205,22 +238,14 @@ def test_messy_directory_warns_and_goes_on(messy_dir: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_quiet_keeps_the_summary_and_twice_silences_it(messy_dir: Path) -> None:
-    quiet = run("dedupe", "-q", str(messy_dir))
-    assert quiet.exit_code == 0
-    lines = quiet.stderr.splitlines()
-    assert not any("image.png: binary" in line for line in lines)  # no line per file
-    assert lines[0] == (
-        f"warning: skipped 3 files: 2 empty ({messy_dir}/blank.txt, {messy_dir}/empty.txt); "
-        f"1 binary ({messy_dir}/image.png)"
-    )
-    assert lines[1] == (
-        f"warning: warned about 1 file: 1 bytes that are not valid text were replaced "
-        f"({messy_dir}/latin1.txt)"
-    )
-    assert lines[2] == "read 4 documents (3 skipped: 1 binary, 2 empty)"
-    silent = run("dedupe", "-qq", str(messy_dir))
-    assert silent.exit_code == 0 and silent.stderr == ""
+def test_quiet_silences_all_but_errors(messy_dir: Path) -> None:
+    loud = run("dedupe", str(messy_dir))
+    assert "read 4 documents (3 skipped: 1 binary, 2 empty)" in loud.stderr.splitlines()
+    for flags in (["-q"], ["-qq"]):
+        quiet = run("dedupe", *flags, str(messy_dir))
+        assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == loud.stdout
+    failed = run("dedupe", "-q", str(messy_dir / "nope"))
+    assert failed.exit_code == ExitCode.USAGE and "no such file" in failed.stderr
 
 
 def test_skips_are_counted_by_kind_never_by_path(tmp_path: Path) -> None:
@@ -299,15 +324,23 @@ def test_dedupe_json_document() -> None:
 
 
 def test_dedupe_jsonl_is_one_pair_per_line_and_csv_matches() -> None:
-    lines = jsonl(run("dedupe", str(SAMPLE)).stdout)
-    rows = list(csv.DictReader(io.StringIO(run("dedupe", "-f", "csv", str(SAMPLE)).stdout)))
+    lines = jsonl(run("dedupe", "--list", "pairs", str(SAMPLE)).stdout)
+    rows = list(
+        csv.DictReader(
+            io.StringIO(run("dedupe", "--list", "pairs", "-f", "csv", str(SAMPLE)).stdout)
+        )
+    )
     assert len(lines) == len(rows) == 4
     assert [(r["a"], r["b"]) for r in rows] == [(p["a"], p["b"]) for p in lines]
     assert [float(r["cosine"]) for r in rows] == [p["cosine"] for p in lines]
 
 
 def test_dedupe_estimate_leaves_cosine_null() -> None:
-    lines = jsonl(run("dedupe", "--verify", "estimate", "--threshold", "0.8", str(SAMPLE)).stdout)
+    lines = jsonl(
+        run(
+            "dedupe", "--list", "pairs", "--verify", "estimate", "--threshold", "0.8", str(SAMPLE)
+        ).stdout
+    )
     assert lines and all(p["cosine"] is None for p in lines)
     assert all(p["estimated_cosine"] >= 0.8 for p in lines)
 
@@ -371,7 +404,12 @@ def test_dedupe_audit_reports_recall() -> None:
 
 
 def test_dedupe_low_recall_hint() -> None:
-    result = run("dedupe", "--blocks", "4", str(SAMPLE))
+    short = run("dedupe", "--blocks", "4", str(SAMPLE)).stderr.splitlines()
+    assert short[-2:] == [
+        "recall about 0.84, estimated from the pairs found",
+        "hint: --blocks 8 would raise recall to about 1.00",
+    ]
+    result = run("dedupe", "-v", "--blocks", "4", str(SAMPLE))
     assert "expected recall at cosine 0.9: 0.30" in result.stderr
     assert "this run found about 0.84 of the pairs at cosine >= 0.9" in result.stderr
     assert "hint: --blocks 8 would find about 1.00 of them" in result.stderr
@@ -436,6 +474,8 @@ def test_a_locale_that_cannot_encode_the_ids(tmp_path: Path) -> None:
                 "-m",
                 "simhash_cli",
                 "dedupe",
+                "--list",
+                "pairs",
                 "--vectors",
                 str(source),
                 "--threshold",
@@ -551,7 +591,7 @@ def test_max_distance_and_blocks_are_exclusive() -> None:
 
 
 def test_max_distance_hint() -> None:
-    result = run("dedupe", "--max-distance", "3", str(SAMPLE))
+    result = run("dedupe", "-v", "--max-distance", "3", str(SAMPLE))
     assert "from 4 Manku tables for pairs within 3 bits (as asked)" in result.stderr
     assert "hint: --max-distance 6 would find about 0.95 of them" in result.stderr
 
@@ -607,7 +647,7 @@ def test_plan_needs_a_corpus_or_its_size() -> None:
 
 
 def test_dedupe_auto_is_the_default_and_says_so() -> None:
-    result = run("dedupe", "-f", "json", str(SAMPLE))
+    result = run("dedupe", "-v", "-f", "json", str(SAMPLE))
     summary = json.loads(result.stdout)["summary"]
     assert summary["planned"] is True and summary["expected_recall"] >= 0.95
     assert "(chosen by the planner)" in result.stderr
@@ -628,7 +668,7 @@ def test_calibrate_command() -> None:
 
 
 def test_minhash_scheme_on_the_command_line(tmp_path: Path) -> None:
-    result = run("dedupe", "--minhash", "16x8", "-f", "json", str(SAMPLE))
+    result = run("dedupe", "-v", "--minhash", "16x8", "-f", "json", str(SAMPLE))
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)["summary"]
     assert summary["kind"] == "minhash" and summary["minhash"] == {"bands": 16, "rows": 8}
@@ -734,7 +774,9 @@ def test_ids_come_back_as_the_records_gave_them() -> None:
         {"id": 30, "text": "the same words here and there again"},
     ]
     source = "".join(json.dumps(line) + "\n" for line in lines)
-    pairs = jsonl(run("dedupe", "--texts", "-", "--threshold", "0.5", input=source).stdout)
+    pairs = jsonl(
+        run("dedupe", "--list", "pairs", "--texts", "-", "--threshold", "0.5", input=source).stdout
+    )
     assert [(p["a"], p["b"]) for p in pairs] == [(1, "2"), (1, 30), ("2", 30)]
     clusters = json.loads(
         run("dedupe", "-f", "json", "--texts", "-", "--threshold", "0.5", input=source).stdout

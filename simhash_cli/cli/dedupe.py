@@ -50,11 +50,9 @@ SCHEME_OPTIONS = [
         type=BLOCKS,
         default=None,
         metavar="auto|every|N",
-        help="Equal blocks per fingerprint; a shared block makes a candidate. 1 strict, 4 "
-        "balanced, 8 loose (the page's schemes), any divisor of --bits; every: every pair's "
-        "true cosine, by exact products; or auto: the cheapest scheme reaching 0.95 recall "
-        "at --threshold on this corpus's own near-duplicates, measured by a pilot "
-        "[default: auto].",
+        help="auto: the cheapest scheme that finds 0.95 of this corpus's near-duplicates; "
+        "N: N equal blocks per fingerprint, a shared one makes a candidate (1 strict, 4 "
+        "balanced, 8 loose); every: every pair, exactly [default: auto].",
     ),
     click.option(
         "--max-distance",
@@ -99,19 +97,18 @@ PLAN_OPTIONS = [
         metavar="FILE",
         default=None,
         callback=side_file,
-        help="Also write what would be done with each cluster to FILE (JSON): the file kept "
-        "and why, the others to remove, the protected ones. Nothing is changed.",
+        help="Write what would be done to FILE (JSON): each cluster's file kept, the others "
+        "to remove. Nothing is changed; `simhash apply FILE` acts on it.",
     ),
     click.option(
         "--keep",
         type=click.Choice([k.value for k in Keep]),
         default=None,
         callback=as_enum(Keep),
-        help="Which member of each cluster is kept, in every output (the table, groups, "
-        "--plan, --report, --kept): central, the one the others are near-duplicates of; "
-        "first, first read; longest, the largest file or longest text; oldest, newest or "
-        "shortest-path, of the files read. Each cluster is made around it; the path breaks "
-        f"ties [default: {DEFAULT_KEEP.value}].",
+        metavar="RULE",
+        help="The member each cluster keeps, in every output: "
+        + ", ".join(k.value for k in Keep)
+        + f" [default: {DEFAULT_KEEP.value}, the one the others are near-duplicates of].",
     ),
     protect_option(
         "With --plan: PATH (a file, or the files under a directory) is never marked for "
@@ -168,20 +165,17 @@ PLAN_OPTIONS = [
             metavar="FILE",
             default=None,
             callback=dataset_output,
-            help="With --texts or --vectors FILE: write the records kept (those in no cluster "
-            "and each cluster's kept one) to FILE (a new directory for shards: each shard "
-            "under its own name), whole and unchanged, in input order and "
-            "in the input's format (JSON Lines or Parquet); the counts and settings go in its "
-            "metadata (FILE.simhash.json beside JSON Lines).",
+            help="Write the records of --texts or --vectors kept (in no cluster, or kept by "
+            "one) to FILE, whole and unchanged, in the input's order and format (shards: a new "
+            "directory).",
         ),
         click.option(
             "--dropped",
             metavar="FILE",
             default=None,
             callback=dataset_output,
-            help="With --texts or --vectors FILE: write the records dropped as near-duplicates "
-            "to FILE, each with what it duplicates, their cosine and the cluster (a simhash "
-            "key, or simhash_* columns).",
+            help="Write the records dropped as near-duplicates to FILE, each with what it "
+            "duplicates, their cosine and its cluster.",
         ),
         click.option(
             "--annotated",
@@ -231,11 +225,9 @@ PLAN_OPTIONS = [
             "--against",
             metavar="REF",
             default=None,
-            help="Decontaminate: flag every document within --threshold of a document of REF "
-            "(an evaluation set), and with --kept/--dropped drop it, naming the reference "
-            "document it matches best; REF's documents are never flagged, and the documents "
-            "are not compared with each other. REF is read as the input is (files, or records "
-            "of the same kind and fields), or is an index (with --verify estimate).",
+            help="Decontaminate: flag each document within --threshold of one of REF (an "
+            "evaluation set: read as the input is, or an index), and drop it with --kept; "
+            "documents are not compared with each other.",
         ),
         click.option(
             "--against-text-field",
@@ -266,16 +258,12 @@ PLAN_OPTIONS = [
 )
 @quiet_option
 def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
-    """Find near-duplicate pairs and group them into clusters.
+    """Find near-duplicate documents and group them into clusters.
 
-    Candidates come from the blocks of the fingerprints (--blocks: auto picks the cheapest
-    scheme that reaches 0.95 expected recall at --threshold on this corpus), from Manku's
-    tables (--max-distance) or from bands of a MinHash of the words (--minhash). Each
-    candidate is verified against --threshold, then the pairs inside each group they form
-    (--group-pairs). Pairs that pass make clusters around the member each keeps, every other
-    member a near-duplicate of that one (--clustering). The summary on stderr says which
-    scheme ran, its expected recall and the share of the pairs this run is estimated to have
-    found, and when unrelated documents come near the threshold.
+    Each candidate pair is verified against --threshold (the true cosine of the documents'
+    word counts); the scheme that finds the candidates is chosen for this corpus unless
+    --blocks, --max-distance or --minhash names one. The summary on stderr says what was
+    found and how much of it (the recall); -v says how.
 
     \b
     Examples:

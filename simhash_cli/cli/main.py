@@ -23,6 +23,7 @@ from .. import __version__
 from ..errors import BadValueError, ExitCode, SimhashError, UsageError
 from ..io.sinks.steps import step_of
 from ..io.sinks.visible import visible
+from .help import format_sections, with_short_help
 
 __all__ = ["Command", "Group", "exit_with", "main", "spell"]
 
@@ -59,7 +60,14 @@ def exit_with(code: ExitCode) -> NoReturn:
 
 
 class Command(click.Command):
-    """A command whose errors are shown the one way (see the module's docstring)."""
+    """A command whose errors are shown the one way (see the module's docstring), and whose
+    help is in sections, ``-h`` the short one (:mod:`.help`)."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        return with_short_help(super().get_params(ctx), ctx)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        format_sections(self, ctx, formatter)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -145,6 +153,9 @@ class Group(click.Group):
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy or {})
 
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        return with_short_help(super().get_params(ctx), ctx)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
 
@@ -178,7 +189,7 @@ def _buffered(stream: TextIO) -> TextIO:
 
 @click.group(
     cls=Group,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    context_settings={"help_option_names": ["--help"], "max_content_width": 100},
     lazy={
         "fingerprint": ".documents:fingerprint_command",
         "compare": ".documents:compare_command",

@@ -202,15 +202,15 @@ _FILES = [
         "--follow-symlinks",
         is_flag=True,
         help="Descend into symbolic links to directories (each directory once; a link loop "
-        "is reported, not followed). Links to files are always read.",
+        "is reported, not followed). A link to a file is read, unless the walk meets the file "
+        "itself.",
     ),
     click.option(
         "--exclude",
         multiple=True,
         metavar="GLOB",
-        help="Leave out the files and directories a walk finds that match GLOB, in "
-        ".gitignore's syntax ('*.log', 'build/', 'docs/**/old'), matched below the directory "
-        "given. (repeatable)",
+        help="Leave out what a walk finds that matches GLOB ('*.log', 'build/'), in "
+        ".gitignore's syntax. (repeatable)",
     ),
     click.option(
         "--include",
@@ -228,7 +228,8 @@ _FILES = [
     click.option(
         "--no-ignore",
         is_flag=True,
-        help="Do not honour the .gitignore and .ignore files of the directories walked.",
+        help="Do not honour .gitignore, .ignore and .git/info/exclude (read as git reads "
+        "them, up to the top of a work tree).",
     ),
     click.option(
         "--weighting",
@@ -264,8 +265,7 @@ _JOBS = click.option(
     default=None,
     callback=_cap_jobs,
     show_default="all cores",
-    help="Processes that read and tokenize files, and that parse and tokenize the records of "
-    "--texts and --vectors (results are the same for any number).",
+    help="Processes that read and tokenize (the results are the same for any number).",
 )
 
 
@@ -335,13 +335,13 @@ def jobs_option(command: F) -> F:
 # ---------------------------------------------------------------------------- sources
 
 _RECORD_HELP = {
-    Input.VECTORS: 'JSON Lines (or Parquet) of {"id": ..., "features": {feature: weight}}, '
-    "used exactly as given; a file, or a directory or quoted glob of shards.",
-    Input.TEXTS: 'JSON Lines (or Parquet) of {"id": ..., "text": "..."}, each text read as a '
-    "file holding it would be: a file, or a directory or quoted glob of shards ('data/*.jsonl.gz'; "
-    ".gz and .zst are decompressed), or with --engine dask a URL the workers can open.",
-    Input.FINGERPRINTS: "What 'simhash fingerprint' wrote, as JSON Lines, JSON or CSV (estimated "
-    "cosine only).",
+    Input.VECTORS: 'Records {"id": ..., "features": {feature: weight}}, used as given: JSON '
+    "Lines or Parquet, a file or shards (a directory, a quoted glob).",
+    Input.TEXTS: 'Records {"id": ..., "text": "..."}, each text read as a file holding it: JSON '
+    "Lines (.gz, .zst) or Parquet, a file or shards (a directory, a quoted glob); with "
+    "--engine dask also a URL.",
+    Input.FINGERPRINTS: "What 'simhash fingerprint' wrote (JSON Lines, JSON or CSV); cosines "
+    "are then estimated.",
 }
 
 
@@ -372,8 +372,8 @@ def source_group(
             type=click.Choice(["stop", "skip"]),
             default="stop",
             show_default=True,
-            help="A malformed line of --vectors or --fingerprints input: stop with FILE:LINE "
-            "and nothing written, or skip it with a warning and count it.",
+            help="A malformed record of --texts, --vectors or --fingerprints: stop with "
+            "FILE:LINE and nothing written, or skip it with a warning and count it.",
         )
     )
 
@@ -403,9 +403,8 @@ TEXT_FIELD = click.option(
     "--text-field",
     metavar="PATH",
     multiple=True,
-    help="With --texts: the field that holds the text, a path as jq writes it (content, "
-    ".meta.body, .turns[0].text); given several times, the fields are joined by a line end "
-    "(a missing or null one left out) [default: text]. (repeatable)",
+    help="The field of --texts that holds the text, as jq writes it (.meta.body); several: "
+    "joined by a line end [default: text]. (repeatable)",
 )
 
 
@@ -455,7 +454,7 @@ def threshold_option(command: F) -> F:
         type=click.FloatRange(-1.0, 1.0),
         default=DEFAULT_THRESHOLD,
         show_default=True,
-        help="Pairs whose cosine is at least this are near-duplicates.",
+        help="A pair is a near-duplicate when its cosine is at least this.",
     )(command)
 
 

@@ -64,7 +64,9 @@ def _format_option(formats: Sequence[Format]) -> Callable[[Any], Any]:
         "format",
         type=click.Choice([f.value for f in formats]),
         default=None,
-        help="Output format [default: table on a terminal, jsonl when piped].",
+        metavar="FORMAT",
+        help=", ".join(f.value for f in formats[:-1])
+        + f" or {formats[-1].value} [default: table on a terminal, jsonl into a pipe or file].",
     )
 
 
@@ -75,9 +77,8 @@ _OUTPUT_FILE = click.option(
     metavar="FILE",
     default=None,
     callback=writable_file,
-    help="Write the report to FILE instead of standard output, whole or not at all (a "
-    "temporary file renamed over FILE when complete). Its format follows the extension "
-    "(.json, .csv, else JSON Lines) unless -f says otherwise.",
+    help="Write to FILE instead of standard output, whole or not at all; its extension "
+    "(.json, .csv, else JSON Lines) is the format unless -f says otherwise.",
 )
 
 
@@ -116,16 +117,15 @@ REPORT_OUTPUT = OptionGroup(
             "listing",
             type=click.Choice([listing.value for listing in Listing]),
             default=None,
-            help="One row (record) per cluster, with each member's cosine to the member the "
-            "cluster keeps, or per flagged pair [default: clusters in a table and in groups, "
-            "pairs in jsonl and csv; json holds both].",
+            help="clusters: each cluster's members, the one kept first, with their cosine to "
+            "it; pairs: each flagged pair (the same in every format; json holds both) "
+            "[default: clusters].",
         ),
         click.option(
             "-0",
             "--null",
             is_flag=True,
-            help="The groups format with each name ended by NUL and each group by one more "
-            "(for xargs -0), instead of newlines and a blank line.",
+            help="-f groups with each name ended by NUL and each group by one more (for xargs -0).",
         ),
     ],
     _report_output,
@@ -135,23 +135,23 @@ names, blank-line separated, as fdupes and jdupes print them), ``--list`` and ``
 
 
 def quiet_option(command: F) -> F:
-    """``messages: Messages`` on stderr: ``-q/--quiet`` (no warnings or progress; twice, no
-    summary either: errors only) and ``-v/--verbose`` (a line for every file skipped, warned
-    about or left out). What was skipped and not listed is summed up when the command ends,
-    whichever way it ends."""
+    """``messages: Messages`` on stderr: ``-q/--quiet`` (errors only) and ``-v/--verbose``
+    (a line for every file skipped, warned about or left out, and the whole account of a
+    dedupe). What was skipped and not listed is summed up when the command ends, whichever way
+    it ends."""
     options = [
         click.option(
             "-q",
             "--quiet",
             count=True,
-            help="No warnings or progress on stderr, only the summary; -qq: errors only.",
+            help="Nothing on stderr but errors: no warnings, progress or summary.",
         ),
         click.option(
             "-v",
             "--verbose",
             is_flag=True,
-            help="A line for every file skipped, warned about or left out (on a terminal they "
-            "are summed up by kind, with examples).",
+            help="The whole account on stderr: the scheme, how recall was measured, every "
+            "hint, each file skipped or left out.",
         ),
     ]
     group = OptionGroup(
