@@ -134,7 +134,7 @@ def test_tables_fit_the_terminal_without_breaking_a_name(
     assert code == 0, "\n".join(screen)
     names = sorted(p.name for p in (workdir / "c").rglob("*.txt"))
     rule = next(n for n, line in enumerate(screen) if "────" in line)
-    body = [line for line in screen[rule + 1 :] if line.strip()]
+    body = [line for line in screen[rule + 1 :] if line.strip() and "dist:" not in line]
     # One line per row, nothing folded: 6 members of 2 clusters, or 6 + 1 pairs.
     assert len(body) == (6 if listing == "clusters" else 7), "\n".join(screen)
     for line in body:
@@ -170,7 +170,7 @@ def test_apply_draws_its_table_after_the_bar_is_gone(workdir: Path) -> None:
     screen = screen_of(shown, 80)
     assert code == 0, "\n".join(screen)
     assert screen[0].startswith("acting only inside "), "\n".join(screen)
-    assert any(line.startswith("3 steps (move-to, paths under ") for line in screen)
+    assert any(line.startswith("3 steps: move each file to ") for line in screen)
     assert not any("━" in line for line in screen)
     assert screen[-1].startswith("dry run: 3 would be taken")
 
@@ -268,3 +268,35 @@ def test_the_summary_fits_a_screen_and_wraps_only_at_spaces(tmp_path: Path) -> N
     ).stderr
     assert max(len(line) for line in logged.splitlines()) > 80  # there is something to wrap
     assert " ".join(screen).split() == logged.split()
+
+
+def test_each_table_at_80_columns_shows_what_it_exists_to_show(tmp_path: Path) -> None:
+    """At 80 columns: plan keeps its recall and cost columns, apply's dry run says where the
+    files go, whole, and fingerprint and index query keep each name on one line."""
+    deep = tmp_path / "a rather long directory name" / "and another level below it"
+    shutil.copytree(SAMPLE, deep)
+    plan = tmp_path / "plan.json"
+    moved = tmp_path / "near-duplicates-moved-out-of-the-way"
+    made = (
+        ["dedupe", "-q", "--plan", str(plan), str(tmp_path)],
+        ["index", "add", "-q", str(tmp_path / "db"), str(tmp_path)],
+    )
+    for args in made:
+        subprocess.run([SIMHASH, *args], capture_output=True, check=True)
+
+    def screen(*args: str) -> list[str]:
+        code, shown = on_a_terminal(list(args), None, columns=80, cwd=tmp_path)
+        lines = screen_of(shown, 80)
+        assert code == 0, "\n".join(lines)
+        return lines
+
+    header = next(line for line in screen("plan", str(deep)) if "scheme" in line)
+    assert header.split() == ["scheme", "recall", "unrelated", "comparisons", "cosine", "0.5..1"]
+    dry = screen("apply", str(plan), "--action", "move-to", str(moved))
+    assert str(moved) in "".join(dry)  # whole, if folded where it has no space
+    assert "followed by its absolute path" in " ".join(dry)
+    rows = [line for line in screen("fingerprint", "--include", "*.txt", ".") if line[:1] == "│"]
+    assert len(rows) == 8  # a line per document: no name folded, however long its path
+    found = screen("index", "query", str(tmp_path / "db"), str(deep / "shipping-policy.txt"))
+    rule = next(n for n, line in enumerate(found) if "────" in line)
+    assert len([line for line in found[rule + 1 :] if ".txt" in line]) == 2  # a line a match

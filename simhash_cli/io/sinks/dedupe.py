@@ -97,16 +97,21 @@ def _pair_table(result: DedupeResult, prefix: str, under: str) -> Table:
     def shown(doc_id: str | int) -> Elided:
         return Elided(str(doc_id)[len(prefix) :])
 
+    # The names take what the numbers leave: short headings, one space between columns.
     table = Table(
         title=counted(len(pairs), "near-duplicate pair") + under,
         title_justify="left",
         box=box.SIMPLE_HEAD,
+        padding=0,
+        show_edge=False,
+        caption="dist: bits that differ; est.: the cosine they estimate",
+        caption_justify="left",
     )
-    table.add_column("cluster", justify="right", no_wrap=True)
-    table.add_column("a", ratio=1)
-    table.add_column("b", ratio=1)
-    table.add_column("hamming", justify="right", no_wrap=True)
-    table.add_column("estimate", justify="right", no_wrap=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("a")
+    table.add_column("b")
+    table.add_column("dist", justify="right", no_wrap=True)
+    table.add_column("est.", justify="right", no_wrap=True)
     table.add_column("cosine", justify="right", no_wrap=True)
     for pair in pairs:
         table.add_row(

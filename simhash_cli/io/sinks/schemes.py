@@ -37,27 +37,30 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
         else ""
     )
     all_pairs = plan.n_docs * (plan.n_docs - 1) // 2
+    title = (
+        f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
+        f"{counted(plan.all_documents, 'document')}{distinct} (target recall {plan.target:g})"
+    )
     table = Table(
-        title=(
-            f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
-            f"{counted(plan.all_documents, 'document')}{distinct} (target recall "
-            f"{plan.target:g})"
-        ),
-        title_justify="left",
         box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        show_edge=False,
         caption=(
-            f"unrelated pairs: of the {all_pairs:,} pairs of distinct fingerprints, those a "
-            "scheme would compare by chance; comparisons: counted once per block or table "
-            "(what the candidate budget, --max-candidates, bounds)"
+            f"recall: of the pairs at cosine {plan.threshold:g}; unrelated: of the "
+            f"{all_pairs:,} pairs of distinct fingerprints, those a scheme would compare by "
+            "chance; comparisons: counted once per block or table (what --max-candidates "
+            "bounds); cosine 0.5..1: the chance of a pair at each to be a candidate"
         ),
         caption_justify="left",
     )
+    # Every column fits 80 columns: the numbers and the curve whole, a scheme's name wrapped
+    # at its words when it must be.
     table.add_column("")
-    table.add_column("scheme", no_wrap=True)
-    table.add_column(f"recall at {plan.threshold:g}", justify="right")
-    table.add_column("unrelated pairs", justify="right")
-    table.add_column("comparisons", justify="right")
-    table.add_column("P(candidate) at cosine 0.5..1", no_wrap=True)
+    table.add_column("scheme", ratio=1)
+    table.add_column("recall", justify="right", no_wrap=True)
+    table.add_column("unrelated", justify="right", no_wrap=True)
+    table.add_column("comparisons", justify="right", no_wrap=True)
+    table.add_column("cosine 0.5..1", no_wrap=True)
     chosen = document["chosen"]
     for entry in document["schemes"]:
         bars = "".join(_BARS[min(int(p * len(_BARS)), len(_BARS) - 1)] for _, p in entry["curve"])
@@ -71,6 +74,7 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             bars,
         )
     console = data_console(out)
+    console.print(title)  # a line of its own, wrapped at the terminal's width, not the table's
     console.print(table)
     if chosen is None:
         console.print(

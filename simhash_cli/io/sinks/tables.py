@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import IO
 
 from rich import box
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -53,16 +54,19 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
     docs = docs if isinstance(docs, Corpus) else concatenate(batches)
     records = fingerprint_records(docs)
     s = docs.settings
+    prefix = shared_directory([str(record["id"]) for record in records])
+    under = f", paths under {visible(prefix)}" if prefix else ""
     table = Table(
-        title=f"{counted(len(records), 'fingerprint')} ({s.describe()})", title_justify="left"
+        title=f"{counted(len(records), 'fingerprint')} ({s.describe()}{under})",
+        title_justify="left",
     )
-    table.add_column("id", overflow="fold")
+    table.add_column("id")
     table.add_column("fingerprint", no_wrap=True)
-    table.add_column("features", justify="right")
+    table.add_column("features", justify="right", no_wrap=True)
     for record in records:
-        # An id is a string, or an integer as its record gave it.
+        # An id is a string, or an integer as its record gave it; shortened, never folded.
         table.add_row(
-            Text(visible(str(record["id"]))), record["fingerprint"], str(record["features"])
+            Elided(str(record["id"])[len(prefix) :]), record["fingerprint"], str(record["features"])
         )
     data_console(out).print(table)
 
@@ -175,27 +179,61 @@ def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]
         return statuses
     taken = list(records)
     prefix = shared_directory([record["path"] for record in taken])
-    table = Table(box=box.SIMPLE_HEAD, title_justify="left")
+    links = action in ("hardlink", "symlink")
+    # What every step does is said once, in the title (a move's destination is its directory
+    # and the file's absolute path); a row says only what is its own: the kept file a link
+    # names, and why a step was refused or failed, wrapped whole.
+    table = Table(box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     table.add_column("step", justify="right", no_wrap=True)
     table.add_column("cluster", justify="right", no_wrap=True)
     table.add_column("file", ratio=1)
     table.add_column("status", no_wrap=True)
-    table.add_column("detail", ratio=1)
+    if links:
+        table.add_column("link to", ratio=1)
+    reasons = any(record["status"] in ("refused", "failed") for record in taken)
+    if reasons:
+        table.add_column("why", ratio=1)
     styles = {"done": "green", "would_do": "cyan", "refused": "yellow", "failed": "red"}
     for record in taken:
         statuses[record["status"]] += 1
         status = record["status"].replace("_", " ")
-        table.add_row(
+        why = record["detail"] if record["status"] in ("refused", "failed") else ""
+        cells: list[RenderableType] = [
             str(record["step"]),
             str(record["cluster"]),
             Elided(record["path"][len(prefix) :]),
             Text(status, style=styles.get(record["status"], "")),
-            Elided(record["detail"]),
-        )
-    under = f", paths under {visible(prefix)}" if prefix else ""
-    table.title = f"{counted(sum(statuses.values()), 'step')} ({action}{under})"
-    data_console(out).print(table)
+        ]
+        if links:
+            cells.append(Elided(str(record["kept"] or "")[len(prefix) :]))
+        if reasons:
+            cells.append(Text(visible(why)))
+        table.add_row(*cells)
+    under = f"; paths under {visible(prefix)}" if prefix else ""
+    console = data_console(out)
+    # The title is a line of its own, wrapped at the terminal's width, not the table's.
+    console.print(
+        Text(f"{counted(sum(statuses.values()), 'step')}: {_apply_rule(action, taken)}{under}")
+    )
+    console.print(table)
     return statuses
+
+
+def _apply_rule(action: str, steps: Sequence[Record]) -> str:
+    """What each step does, in the table's title: where a move puts a file, whole."""
+    if action == "move-to":
+        for step in steps:
+            destination, path = str(step.get("destination") or ""), str(step["path"])
+            if destination.endswith(path):
+                return (
+                    f"move each file to {visible(destination[: len(destination) - len(path)])}"
+                    " followed by its absolute path"
+                )
+        return "move each file"
+    if action == "delete":
+        return "delete each file"
+    kind = "a hard link" if action == "hardlink" else "a symbolic link"
+    return f"replace each file by {kind} to its cluster's kept file"
 
 
 def emit_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
@@ -216,23 +254,25 @@ def emit_matches(
     out: IO[str],
 ) -> None:  # fmt: skip
     """Write ``simhash index query`` output."""
-    records = match_records(matches, names, queries, bits)
+    records = list(match_records(matches, names, queries, bits))
     if fmt is not Format.TABLE:
-        write_records(list(records), fmt, out)
+        write_records(records, fmt, out)
         return
+    prefix = shared_directory([str(r[key]) for r in records for key in ("query", "match")])
+    under = f" (paths under {visible(prefix)})" if prefix else ""
     table = Table(
-        title=counted(len(matches.query), "match", "matches"),
+        title=counted(len(matches.query), "match", "matches") + under,
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
-    table.add_column("query", overflow="fold", ratio=1)
-    table.add_column("stored document", overflow="fold", ratio=1)
-    table.add_column("hamming", justify="right", no_wrap=True)
+    table.add_column("query")
+    table.add_column("stored document")
+    table.add_column("dist", justify="right", no_wrap=True)
     table.add_column("estimate", justify="right", no_wrap=True)
     for record in records:
         table.add_row(
-            Text(visible(str(record["query"]))),
-            Text(visible(str(record["match"]))),
+            Elided(str(record["query"])[len(prefix) :]),
+            Elided(str(record["match"])[len(prefix) :]),
             str(record["hamming"]),
             cosine_text(record["estimated_cosine"]),
         )
