@@ -204,7 +204,9 @@ def test_protected_roots_and_two_names_of_one_file_are_refused(tmp_path: Path) -
     os.link(kept["path"], other["path"])
     other.update({k: kept[k] for k in ("device", "inode", "size", "mtime_ns", "sha256")})
     plan.write_text(json.dumps(document))
-    linked = run("apply", str(plan), "--action", "delete")  # a dry run says the same
+    linked = run(  # a dry run says the same
+        "apply", str(plan), "--action", "delete", "--delete-near-duplicates"
+    )
     assert linked.exit_code == ExitCode.ERROR
     assert "are recorded as one file (same device and inode)" in linked.stderr
     assert Path(other["path"]).exists() and Path(kept["path"]).exists()
@@ -215,6 +217,8 @@ def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
     before = state(tmp_path)
     cases = [
         (["--action", "delete", "--yes"], "add --delete-near-duplicates"),
+        (["--action", "delete"], "add --delete-near-duplicates"),  # a dry run as --yes
+        ([], "Missing option '--action'. Choose move-to, hardlink, symlink or delete."),
         (["--action", "delete", "--script", str(tmp_path / "s.sh")], "--delete-near-duplicates"),
         (["--action", "move-to"], "needs a DIR"),
         (["--action", "hardlink", str(tmp_path)], "takes no DIR"),

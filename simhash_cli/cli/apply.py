@@ -20,6 +20,7 @@ from ..io.sources.files import STDIN
 from .main import Command, exit_with
 from .options import as_enum, collapse, own, protect_option
 from .outputs import OUTPUT, quiet_option, writable_file
+from .types import Choices
 
 __all__ = ["apply_command"]
 
@@ -33,7 +34,7 @@ __all__ = ["apply_command"]
         click.argument("directory", metavar="[DIR]", required=False),
         click.option(
             "--action",
-            type=click.Choice([a.value for a in Action]),
+            type=Choices([a.value for a in Action]),
             required=True,
             callback=as_enum(Action),
             help="move-to DIR: move each file marked remove to DIR (under its absolute path); "
@@ -50,8 +51,9 @@ __all__ = ["apply_command"]
             "--delete-near-duplicates",
             is_flag=True,
             help="Consent to lose what only a near-duplicate says: required for --action delete "
-            "with --yes or --script, and for hardlink / symlink over a file whose bytes differ "
-            "from the kept file's (byte-identical files need none).",
+            "(its dry run too, which takes every check --yes would), and for hardlink / "
+            "symlink over a file whose bytes differ from the kept file's (byte-identical files "
+            "need none).",
         ),
         click.option(
             "--journal",

@@ -1,6 +1,6 @@
 """The values click parses that no builtin type names: sizes (``64M``), ``--blocks``
-(``auto``, ``every`` or a number) and ``--bands`` (``BANDSxROWS``). Each refuses a bad value
-with click's own usage error, naming the option.
+(``auto``, ``every`` or a number) and ``--bands`` (``BANDSxROWS``), and a choice whose absence
+is told in one line. Each refuses a bad value with click's own usage error, naming the option.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import click
 from ..core.fingerprint import MAX_BITS
 from ..core.minhash import MAX_SLOTS
 
-__all__ = ["BANDS", "BLOCKS", "ByteSize"]
+__all__ = ["BANDS", "BLOCKS", "ByteSize", "Choices"]
 
 
 class ByteSize(click.ParamType):  # type: ignore[type-arg]
@@ -88,3 +88,12 @@ class BandsType(click.ParamType):  # type: ignore[type-arg]
 
 
 BANDS = BandsType()
+
+
+class Choices(click.Choice):  # type: ignore[type-arg]
+    """A choice that, when it is required and missing, names its choices in one line
+    (click's own lists them a line each, tab-indented)."""
+
+    def get_missing_message(self, param: click.Parameter, ctx: click.Context | None) -> str:
+        names = [str(choice) for choice in self.choices]
+        return "Choose " + ", ".join(names[:-1]) + f" or {names[-1]}."

@@ -62,8 +62,9 @@ class ApplyRequest:
                 "{script} writes what {execute} would do: choose one",
                 parameters=("script", "execute"),
             )
-        acts = self.execute or self.script is not None
-        if self.action is Action.DELETE and acts and not self.delete_near_duplicates:
+        # Asked of a dry run too: it takes every check a run would, so that what it says
+        # would be taken is what --yes takes.
+        if self.action is Action.DELETE and not self.delete_near_duplicates:
             raise UsageError(
                 "{action} delete deletes files that are near, not exact, duplicates of the kept "
                 "ones: add {delete_near_duplicates} to say so",
