@@ -608,7 +608,7 @@ def test_plan_command() -> None:
     }
     assert all(len(s["curve"]) == 11 for s in out["schemes"])
     table = run("plan", "--docs", "10000", "--threshold", "0.95", "-f", "table")
-    assert "* chosen: " in table.stdout and "P(candidate)" in table.stdout
+    assert "* chosen: " in table.stdout and "cosine 0.5..1" in table.stdout
 
 
 def test_plan_says_when_nothing_reaches_the_target() -> None:
@@ -619,7 +619,8 @@ def test_plan_says_when_nothing_reaches_the_target() -> None:
     # ... but one does at a larger budget, and the advice names a budget large enough for it.
     beyond = out["over_budget"]
     assert beyond["recall"] >= 0.95 and not beyond["in_budget"]
-    budget = int(result.stdout.split("--max-candidates ")[1].split(")")[0])
+    advice = result.stdout[result.stdout.index("No scheme at") :]
+    budget = int(advice.split("--max-candidates ")[1].split(")")[0])
     assert beyond["expected_candidates"] <= budget <= 1.1 * beyond["expected_candidates"]
     again = run("plan", "--docs", "1000000", "--max-candidates", str(budget), "-f", "json")
     assert json.loads(again.stdout)["chosen"]["scheme"] == beyond["scheme"]
@@ -750,13 +751,47 @@ def test_compare_one_with_many_and_check() -> None:
     result = run("compare", "--check", "-f", "jsonl", a, *others)
     assert result.exit_code == ExitCode.DUPLICATES_FOUND, result.stderr
     records = jsonl(result.stdout)
-    assert [r["b"] for r in records] == others
-    assert [r["near_duplicate"] for r in records] == [False, True]
-    assert records[1]["cosine"] == pytest.approx(0.975, abs=1e-3)
+    assert [r["b"] for r in records] == others[::-1]  # the most similar first
+    assert [r["near_duplicate"] for r in records] == [True, False]
+    assert records[0]["cosine"] == pytest.approx(0.975, abs=1e-3)
     unrelated = run("compare", "--check", "-f", "jsonl", a, others[0])
     assert unrelated.exit_code == ExitCode.OK
     strict = run("compare", "--threshold", "0.99", "--check", "-f", "jsonl", a, others[1])
     assert strict.exit_code == ExitCode.OK and not jsonl(strict.stdout)[0]["near_duplicate"]
+
+
+def test_compare_with_a_glob_leaves_a_itself_out_and_ranks_by_similarity() -> None:
+    a = str(SAMPLE / "shipping-policy.txt")
+    every = sorted(str(path) for path in SAMPLE.glob("*.txt"))  # A among them, as a glob has it
+    records = jsonl(run("compare", "-f", "jsonl", a, *every).stdout)
+    assert a not in [r["b"] for r in records] and len(records) == len(every) - 1
+    cosines = [r["cosine"] for r in records]
+    assert cosines == sorted(cosines, reverse=True)
+    alone = jsonl(run("compare", "-f", "jsonl", a, a).stdout)  # asked for: A with itself
+    assert [(r["b"], r["hamming"]) for r in alone] == [(a, 0)]
+
+
+@pytest.mark.parametrize("kind", ["texts", "vectors"])
+def test_compare_takes_records_by_id(tmp_path: Path, kind: str) -> None:
+    texts = ["my parcel has not arrived yet", "my parcel has not arrived", "reset my password"]
+    source = tmp_path / "records.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps(
+                {"id": n + 1, "text": text}
+                if kind == "texts"
+                else {"id": n + 1, "features": dict.fromkeys(text.split(), 1)}
+            )
+            + "\n"
+            for n, text in enumerate(texts)
+        )
+    )
+    result = run("compare", f"--{kind}", str(source), "1", "3", "2", "-f", "jsonl")
+    assert result.exit_code == 0, result.stderr
+    assert [(r["a"], r["b"]) for r in jsonl(result.stdout)] == [(1, 2), (1, 3)]
+    missing = run("compare", f"--{kind}", str(source), "1", "9")
+    assert missing.exit_code == ExitCode.ERROR
+    assert missing.stderr == f"Error: no record of {source} has the id '9'\n"
 
 
 def test_compare_says_where_its_idf_comes_from() -> None:

@@ -19,7 +19,7 @@ from ..io.sources.fields import Fields
 from ..io.sources.files import check_paths_exist, read_documents
 from .guard import refuse_output_over_input
 from .hooks import Hooks
-from .records import find_records, from_vector_records
+from .records import from_vector_records, records_by_id
 from .settings import Input, Reading, Source
 
 __all__ = ["MAX_DIFF_CHARS", "ExplainRequest", "explain_documents", "explained"]
@@ -139,13 +139,7 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
 
 def _records(source: Source, kind: Any, ids: tuple[str, str], max_line: int | None) -> list[Any]:
     """The records of ``ids`` in ``source`` (A's first), read until both are found."""
-    location = source.location or "-"
-    wanted = find_records(location, kind, set(ids), max_line, source.fields)
-    name = "standard input" if location == "-" else location
-    for doc_id in ids:
-        if doc_id not in wanted:
-            raise InputError(f"no record of {name} has the id {doc_id!r}")
-    return [wanted[doc_id] for doc_id in ids]
+    return records_by_id(source.location or "-", kind, ids, max_line, source.fields)
 
 
 def _both(docs: Corpus, ids: tuple[str, str]) -> None:

@@ -25,7 +25,7 @@ from ..core.fingerprint import (
 )
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import apply_weighting, count_matrix, from_mappings
-from ..errors import MalformedLineError, ParameterError, SettingsMismatchError
+from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources import iter_records, read_records
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_MAX_BYTES
@@ -254,6 +254,27 @@ def find_records(
             if len(found) == len(ids):
                 break
     return found
+
+
+def records_by_id(
+    source: str,
+    kind: RecordKind,
+    ids: Sequence[str],
+    max_line: int | None = DEFAULT_MAX_BYTES,
+    fields: Fields = DEFAULT_FIELDS,
+) -> list[Any]:
+    """The record of each of ``ids`` in ``source``, in the order of ``ids`` (``explain A B``
+    and ``compare A B...`` of records).
+
+    Raises:
+        InputError: an id no record has, the first one named.
+    """
+    wanted = find_records(source, kind, set(ids), max_line, fields)
+    name = "standard input" if source == "-" else source
+    for doc_id in ids:
+        if doc_id not in wanted:
+            raise InputError(f"no record of {name} has the id {doc_id!r}")
+    return [wanted[doc_id] for doc_id in ids]
 
 
 def skipping(on_event: OnEvent, skipped: list[Skipped]) -> Callable[[MalformedLineError], None]:

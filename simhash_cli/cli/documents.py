@@ -100,6 +100,27 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
     messages.counts_summary(tally.documents, tally.skipped, "fingerprinted")
 
 
+# compare and explain: A and B named by id in a file of records instead of as files.
+_RECORDS_BY_ID = (
+    click.option(
+        "--texts",
+        metavar="FILE|-",
+        default=None,
+        help='A and B are ids of the {"id": ..., "text": ...} records of FILE (JSON Lines '
+        "or Parquet).",
+    ),
+    click.option(
+        "--vectors",
+        metavar="FILE|-",
+        default=None,
+        help='A and B are ids of the {"id": ..., "features": {...}} records of FILE (no text '
+        "to diff).",
+    ),
+    TEXT_FIELD,
+    ID_FIELD,
+)
+
+
 @click.command(
     "compare", cls=Command, short_help="Compare a document with others: Hamming and cosines."
 )
@@ -114,6 +135,7 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
             is_flag=True,
             help=f"Exit {int(ExitCode.DUPLICATES_FOUND)} when A is a near-duplicate of any B.",
         ),
+        *_RECORDS_BY_ID,
     ),
     reading_group(jobs=False),
     OUTPUT,
@@ -124,7 +146,9 @@ def compare_command(request: CompareRequest, messages: Messages) -> None:
     """Compare A with each B: Hamming distance, estimated and true cosine, and whether they
     are near-duplicates at --threshold.
 
-    With one B, a terminal shows both fingerprints bit by bit, agreeing bits highlighted.
+    With one B, a terminal shows both fingerprints bit by bit, agreeing bits highlighted; with
+    several, the most similar come first, and A itself among them (a glob that matches it) is
+    left out. With --texts or --vectors FILE, A and the Bs are ids of its records.
     With --weighting tfidf, idf is taken over A and the Bs only (dedupe takes it over all it
     reads): their cosines differ from dedupe's.
 
@@ -148,22 +172,7 @@ def compare_command(request: CompareRequest, messages: Messages) -> None:
     own(
         click.argument("a", metavar="A"),
         click.argument("b", metavar="B"),
-        click.option(
-            "--texts",
-            metavar="FILE|-",
-            default=None,
-            help='A and B are ids of the {"id": ..., "text": ...} records of FILE (JSON Lines '
-            "or Parquet).",
-        ),
-        click.option(
-            "--vectors",
-            metavar="FILE|-",
-            default=None,
-            help='A and B are ids of the {"id": ..., "features": {...}} records of FILE: '
-            "features and blocks only, there is no text to diff.",
-        ),
-        TEXT_FIELD,
-        ID_FIELD,
+        *_RECORDS_BY_ID,
         click.option(
             "--blocks",
             type=click.IntRange(1),

@@ -48,7 +48,8 @@ def compare(pair: Corpus) -> Comparison:
 
 
 def compare_with(docs: Corpus) -> list[Comparison]:
-    """The first document of ``docs`` compared with each of the others, in order."""
+    """The first document of ``docs`` compared with each of the others, the most similar
+    first (by true cosine where there is one, else by the estimate; input order breaks ties)."""
     others = np.arange(1, len(docs), dtype=np.int64)
     scored = cosines.score_pairs(
         np.stack([np.zeros_like(others), others], axis=1),
@@ -57,6 +58,8 @@ def compare_with(docs: Corpus) -> list[Comparison]:
         weights=docs.weights,
     )
     first = to_int(docs.fingerprints[0])
+    similarity = np.where(np.isnan(scored.cosine), scored.estimated_cosine, scored.cosine)
+    order = np.argsort(-similarity, kind="stable")
     return [
         Comparison(
             a=docs.ids[0],
@@ -69,10 +72,10 @@ def compare_with(docs: Corpus) -> list[Comparison]:
             cosine=None if math.isnan(cosine) else cosine,
         )
         for other, hamming, estimate, cosine in zip(
-            others.tolist(),
-            scored.hamming.tolist(),
-            scored.estimated_cosine.tolist(),
-            scored.cosine.tolist(),
+            others[order].tolist(),
+            scored.hamming[order].tolist(),
+            scored.estimated_cosine[order].tolist(),
+            scored.cosine[order].tolist(),
             strict=True,
         )
     ]

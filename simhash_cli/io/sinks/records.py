@@ -90,9 +90,10 @@ def comparison_record(comparison: Comparison, threshold: float | None = None) ->
             "near_duplicate": comparison.reaches(threshold),
         }
     )
+    a, b = given_ids([comparison.a, comparison.b])
     return {
-        "a": comparison.a,
-        "b": comparison.b,
+        "a": a,
+        "b": b,
         "fingerprint_a": to_hex(comparison.fingerprint_a, bits),
         "fingerprint_b": to_hex(comparison.fingerprint_b, bits),
         "hamming": comparison.hamming,
