@@ -206,3 +206,15 @@ def test_on_a_terminal_with_stdout_to_a_file_the_data_is_json_and_the_screen_cle
     screen = " ".join(screen_of(shown, 100))
     assert code == ExitCode.OK and "Features that carry the cosine" in screen
     assert "Differences: A only, B only" in screen
+
+
+def test_the_diff_keeps_its_markers_without_colour_and_its_colours_on_a_terminal() -> None:
+    """Into a pipe, -f table marks the changes as git's --word-diff=plain does; on a terminal
+    they are struck through and underlined, with no markers to read past."""
+    a, b = str(SAMPLE / "shipping-policy.txt"), str(SAMPLE / "shipping-policy-revised.txt")
+    piped = run("explain", a, b, "-f", "table").stdout
+    assert "[-usually -]{+normally +}" in piped and "\x1b[" not in piped
+    code, shown = on_a_terminal(["explain", a, b], None, columns=100)
+    assert code == 0
+    assert "[-usually" not in " ".join(screen_of(shown, 100))
+    assert b"\x1b[9" in shown  # struck through

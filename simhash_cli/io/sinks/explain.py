@@ -121,16 +121,19 @@ def emit_explanation(explained: Explained, fmt: Format, out: IO[str]) -> None:
             console.print(_features(title, items, "share of its length²", weight))
     if explained.diff is not None:
         cut = " (texts cut short)" if explained.cut else ""
+        # Without colour (a pipe, a file, NO_COLOR) the changes are marked as git's
+        # --word-diff=plain marks them, so that they survive.
+        marked = console.no_color or console.color_system is None
         console.print(
             Text.assemble(
                 ("Differences", "bold"),
                 f"{cut}: ",
-                ("A only", "red strike"),
+                _changed("A only", "a", marked=marked),
                 ", ",
-                ("B only", "green underline"),
+                _changed("B only", "b", marked=marked),
             )
         )
-        console.print(diff_text(explained.diff))
+        console.print(diff_text(explained.diff, marked=marked))
 
 
 def _features(
@@ -155,9 +158,18 @@ def _shown(text: str) -> str:
     return "\n".join(visible(line) for line in text.split("\n"))
 
 
-def diff_text(diff: list[Segment]) -> Text:
+def _changed(text: str, side: str, *, marked: bool) -> tuple[str, str]:
+    """A side's words, styled (A struck through in red, B underlined in green), or with
+    ``marked`` between ``[-`` and ``-]`` (A) or ``{+`` and ``+}`` (B)."""
+    if side == "a":
+        return (f"[-{text}-]" if marked else text), "red strike"
+    return (f"{{+{text}+}}" if marked else text), "green underline"
+
+
+def diff_text(diff: list[Segment], *, marked: bool = False) -> Text:
     """The diff as one text: unchanged stretches plain (long ones shortened around the
-    changes), A's side struck through in red, B's underlined in green."""
+    changes), A's side struck through in red, B's underlined in green; with ``marked``, also
+    between git's word-diff markers (for a reader without colour)."""
     text = Text()
     for at, segment in enumerate(diff):
         if segment.op == "equal":
@@ -169,7 +181,7 @@ def diff_text(diff: list[Segment]) -> Text:
             text.append(_shown(shown))
             continue
         if segment.a:
-            text.append(_shown(segment.a), style="red strike")
+            text.append(*_changed(_shown(segment.a), "a", marked=marked))
         if segment.b:
-            text.append(_shown(segment.b), style="green underline")
+            text.append(*_changed(_shown(segment.b), "b", marked=marked))
     return text
