@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -300,3 +301,18 @@ def test_each_table_at_80_columns_shows_what_it_exists_to_show(tmp_path: Path) -
     found = screen("index", "query", str(tmp_path / "db"), str(deep / "shipping-policy.txt"))
     rule = next(n for n, line in enumerate(found) if "────" in line)
     assert len([line for line in found[rule + 1 :] if ".txt" in line]) == 2  # a line a match
+
+
+def test_reading_records_counts_them_on_the_terminal(tmp_path: Path) -> None:
+    """dedupe --texts FILE shows how many records it has read (a spinner alone said nothing
+    of how far a large file had come), and the count is gone when the search begins."""
+    records = tmp_path / "t.jsonl"
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    records.write_text(
+        "".join(json.dumps({"id": n, "text": f"{text} {n}"}) + "\n" for n in range(3000))
+    )
+    with open(tmp_path / "out", "wb") as handle:
+        code, shown = on_a_terminal(["dedupe", "-j", "2", "--texts", str(records)], handle.fileno())
+    assert code == 0
+    assert b"reading the records of " in shown and re.search(rb"\d records", shown)
+    assert not any("records " in line for line in screen_of(shown, 100))  # gone when done

@@ -23,8 +23,11 @@ class Hooks(Protocol):
     def info(self, text: str) -> None:
         """A line of information (a summary, what was written where)."""
 
-    def progress(self, description: str, *, shown: bool = True) -> AbstractContextManager[Progress]:
-        """Progress over counted work (files read, steps taken) while the block runs."""
+    def progress(
+        self, description: str, *, shown: bool = True, unit: str | None = None
+    ) -> AbstractContextManager[Progress]:
+        """Progress over counted work (files read, steps taken) while the block runs; with
+        ``unit``, a count of work whose whole is not known (``records``)."""
 
     def status(self, description: str) -> AbstractContextManager[None]:
         """A spinner for work without a count while the block runs."""
@@ -40,7 +43,9 @@ class Silent:
         """Nothing."""
 
     @contextmanager
-    def progress(self, description: str, *, shown: bool = True) -> Iterator[Progress]:
+    def progress(
+        self, description: str, *, shown: bool = True, unit: str | None = None
+    ) -> Iterator[Progress]:
         """No callbacks: nothing is counted."""
         yield Progress()
 

@@ -6,8 +6,9 @@ both places."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from contextlib import nullcontext
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,17 +87,16 @@ def load(
     pieces' counts costs more than it saves)."""
     if source.is_records:
         report_passed_over(source, hooks)
-        where = source.location or STDIN
-        # A spinner, but not over what a person types at the terminal.
-        with nullcontext() if where == STDIN else hooks.status(f"reading the records of {where}"):
-            if source.kind is Input.FINGERPRINTS:
-                docs = load_records(source, reading, hooks)
-            elif source.kind is Input.VECTORS and not vectors_needed:
-                # No word sets to keep for MinHash: vectors are not texts.
-                docs = fingerprinted_records(source, reading, hooks)
-            elif source.kind is Input.TEXTS and reading.jobs > 1:
-                docs = counted_records(source, reading, hooks)
-            else:
+        if source.kind is Input.VECTORS and not vectors_needed:
+            # No word sets to keep for MinHash: vectors are not texts.
+            docs = fingerprinted_records(source, reading, hooks)
+        elif source.kind is Input.TEXTS and reading.jobs > 1:
+            docs = counted_records(source, reading, hooks)
+        else:
+            where = source.location or STDIN
+            # A spinner, but not over what a person types at the terminal.
+            spinner = f"reading the records of {where}"
+            with nullcontext() if where == STDIN else hooks.status(spinner):
                 docs = load_records(source, reading, hooks)
     else:
         with hooks.progress("reading files") as progress:
@@ -153,17 +153,29 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
         )
         for piece in split.pieces
     )
-    for done in ordered_map(fingerprint_piece, arguments, reading.jobs):
-        for event in done.events:
-            hooks.event(event)
-        repeats = split.repeats(done.ids, done.lines, done.name, hooks.event)
-        docs = done.docs
-        if repeats:
-            keep = np.array([doc_id not in repeats for doc_id in docs.ids], dtype=bool)
-            docs = dataclasses.replace(
-                docs.select(np.flatnonzero(keep)), skipped=[*docs.skipped, *repeats.values()]
-            )
-        yield docs
+    with reading_records(source, hooks) as advance:
+        for done in ordered_map(fingerprint_piece, arguments, reading.jobs):
+            for event in done.events:
+                hooks.event(event)
+            advance(len(done.lines))
+            repeats = split.repeats(done.ids, done.lines, done.name, hooks.event)
+            docs = done.docs
+            if repeats:
+                keep = np.array([doc_id not in repeats for doc_id in docs.ids], dtype=bool)
+                docs = dataclasses.replace(
+                    docs.select(np.flatnonzero(keep)), skipped=[*docs.skipped, *repeats.values()]
+                )
+            yield docs
+
+
+@contextmanager
+def reading_records(source: Source, hooks: Hooks) -> Iterator[Callable[[int], None]]:
+    """A count of the records read so far, piece by piece, on the person's terminal (not
+    over what they type into standard input): a large file shows it is being read."""
+    where = source.location or STDIN
+    description = f"reading the records of {os.path.basename(where.rstrip('/')) or where}"
+    with hooks.progress(description, shown=where != STDIN, unit="records") as progress:
+        yield progress.on_advance or (lambda n: None)
 
 
 def fingerprinted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
@@ -201,6 +213,7 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
         for done in ordered_map(count_piece, arguments, reading.jobs):
             for event in done.events:
                 hooks.event(event)
+            advance(len(done.lines))
             skipped.extend(done.skipped)
             repeats = split.repeats(done.ids, done.lines, done.name, hooks.event)
             counts, piece_ids = done.counts, done.ids
@@ -211,7 +224,8 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             ids.extend(piece_ids)
             yield counts, done.features
 
-    counts, features = merge_counts(parts())
+    with reading_records(source, hooks) as advance:
+        counts, features = merge_counts(parts())
     return from_weights(
         ids,
         apply_weighting(counts, reading.weighting),

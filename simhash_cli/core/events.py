@@ -96,8 +96,10 @@ OnEvent = Callable[[Event], None]
 
 @dataclass
 class Progress:
-    """Callbacks a reader calls as it lists and reads files, or takes steps (None: nothing is
-    shown, so nothing need be counted)."""
+    """Callbacks a reader calls as it lists and reads files, or takes steps, or reads records
+    a piece at a time (None: nothing is shown, so nothing need be counted)."""
 
     on_listed: Callable[[int], None] | None = None
     on_read: Callable[[], None] | None = None
+    on_advance: Callable[[int], None] | None = None
+    """``n`` more done at once (the records of a piece), where the whole is not counted."""

@@ -22,6 +22,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.progress import Progress as RichProgress
+from rich.table import Column
 from rich.text import Text
 
 from ...core.against import Decontamination
@@ -171,21 +172,39 @@ class Messages:
             self.console.print(Text(visible(text)) if isinstance(text, str) else text)
 
     @contextmanager
-    def progress(self, description: str, *, shown: bool = True) -> Iterator[Progress]:
-        """Progress bar over files, shown only when stderr is a terminal (and ``shown``)."""
+    def progress(
+        self, description: str, *, shown: bool = True, unit: str | None = None
+    ) -> Iterator[Progress]:
+        """Progress bar over files, shown only when stderr is a terminal (and ``shown``); with
+        ``unit``, a running count of what is done (``12,345 records``) whose whole is not
+        known."""
         hooks = Progress()
         with doing(description), ExitStack() as stack:
             if shown and self._draws:
+                whole = Column(no_wrap=True, min_width=len(f"1,000,000 {unit}"))
+                done: ProgressColumn = (
+                    MofNCompleteColumn()
+                    if unit is None
+                    else TextColumn(
+                        "{task.completed:,.0f} " + unit, markup=False, table_column=whole
+                    )
+                )
                 columns = (
-                    TextColumn("{task.description}", markup=False),
-                    BarColumn(),
-                    MofNCompleteColumn(),
+                    # A long name is shortened, never the count and the time after it.
+                    TextColumn(
+                        "{task.description}",
+                        markup=False,
+                        table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1),
+                    ),
+                    BarColumn(bar_width=None if unit is None else 20),
+                    done,
                     TimeElapsedColumn(),
                 )
                 bar = stack.enter_context(self._live(*columns))
                 task = bar.add_task(visible(description), total=None)
                 hooks.on_listed = lambda total: bar.update(task, total=total)
                 hooks.on_read = lambda: bar.advance(task)
+                hooks.on_advance = lambda n: bar.advance(task, n)
             yield hooks
 
     @property
