@@ -220,8 +220,13 @@ def test_an_index_is_compared_by_estimate_only(tmp_path: Path) -> None:
     db = tmp_path / "ref.db"
     (tmp_path / "a.txt").write_text("some words of a text")
     assert run("index", "add", str(db), str(tmp_path / "a.txt"), "-q").exit_code == 0
-    done = run("dedupe", str(tmp_path / "a.txt"), "--against", str(db))
-    assert done.exit_code == ExitCode.USAGE and "--verify estimate" in done.stderr
+    done = run("dedupe", str(tmp_path / "a.txt"), "--against", str(db), "-f", "jsonl")
+    assert done.exit_code == ExitCode.OK, done.stderr  # estimates chosen, not asked for
+    (pair,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert pair["cosine"] is None and pair["estimated_cosine"] == 1.0
+    assert "within estimate cosine 0.9" in done.stderr
+    exact = run("dedupe", str(tmp_path / "a.txt"), "--against", str(db), "--verify", "exact")
+    assert exact.exit_code == ExitCode.USAGE and "leave out --verify exact" in exact.stderr
 
 
 def test_an_index_made_with_other_settings_reads_the_documents_with_its_own(

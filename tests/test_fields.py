@@ -152,7 +152,13 @@ def test_a_record_without_its_named_text_is_malformed(tmp_path: Path) -> None:
     done = run("fingerprint", "--texts", str(source), "--text-field", "body", "-f", "jsonl")
     assert done.exit_code == ExitCode.ERROR
     assert done.output.strip().splitlines()[-1] == (
-        f"Error: {source}:2: no text at body (--text-field): a string was expected"
+        f"Error: {source}:2: no text at body (--text-field): a string was expected; it has the "
+        'keys "id", "text" (--text-field names the one to read)'
+    )
+    plain = run("fingerprint", "--texts", str(source), "-f", "jsonl")
+    assert plain.output.strip().splitlines()[-1] == (
+        f'Error: {source}:1: expected {{"id": ..., "text": "..."}}; it has the keys "id", '
+        '"body" (--text-field names the one to read)'
     )
 
 

@@ -86,7 +86,7 @@ def check_against(request: DedupeRequest) -> None:
 
     Raises:
         UsageError: an option for a dedupe of clusters, tf-idf (its weights would come from
-            each set alone), an index without ``--verify estimate``, or fingerprints.
+            each set alone), ``--verify exact`` against an index, or fingerprints.
     """
     assert request.against is not None
     for name, why in _NOT_WITH_AGAINST.items():
@@ -131,8 +131,8 @@ def check_against(request: DedupeRequest) -> None:
     if is_index(request.against):
         if request.verification is Verify.EXACT:
             raise UsageError(
-                f"{request.against} is an index: it holds fingerprints, not vectors, so give "
-                "{verify} estimate",
+                f"{request.against} is an index: it holds fingerprints, not vectors, so it "
+                "is compared by estimate; leave out {verify} exact",
                 parameters=("verify",),
             )
         refuse_overwrites(request.outputs, Reads(files=sidecars(request.against)))
@@ -231,10 +231,14 @@ class DedupeRequest:
 
     @property
     def verification(self) -> Verify:
-        """The verification asked for, or the input's default."""
+        """The verification asked for, or the input's default: estimates where there are
+        fingerprints alone (``--fingerprints``, or ``--against`` an index)."""
         if self.verify is not None:
             return self.verify
-        return Verify.ESTIMATE if self.source.kind is Input.FINGERPRINTS else Verify.EXACT
+        fingerprints_only = self.source.kind is Input.FINGERPRINTS or (
+            self.against is not None and is_index(self.against)
+        )
+        return Verify.ESTIMATE if fingerprints_only else Verify.EXACT
 
     @property
     def config(self) -> DedupeConfig:

@@ -438,8 +438,20 @@ def _text_record(
 ) -> TextRecord:
     text = fields.text_of(value) if isinstance(value, dict) else None
     if text is None:
-        raise MalformedLineError(f"{where}:{lineno}", fields.describe_text())
+        raise MalformedLineError(f"{where}:{lineno}", fields.describe_text() + _keys_of(value))
     return TextRecord(_record_id(where, lineno, value, fields), text)
+
+
+def _keys_of(value: Any) -> str:
+    """What a record without its text holds instead, and how to name it: the keys it has."""
+    if not isinstance(value, dict) or not value:
+        return ""
+    keys = [json.dumps(key, ensure_ascii=False) for key in list(value)[:_KEYS_SHOWN]]
+    more = ", ..." if len(value) > _KEYS_SHOWN else ""
+    return f"; it has the keys {', '.join(keys)}{more} (--text-field names the one to read)"
+
+
+_KEYS_SHOWN = 8
 
 
 _FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
