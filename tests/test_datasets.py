@@ -288,3 +288,20 @@ def test_the_dask_engine_keeps_the_same_bytes(tmp_path: Path) -> None:
         fates = [json.loads(line)["simhash"] for line in read_lines(annotated)]
         assert {"duplicate_of": "\ud800"}.items() <= fates[2].items()
     assert outputs[0] == outputs[1] and outputs[0][0].count(b"\n") > 40
+
+
+def test_parquet_duplicates_are_named_with_the_type_of_the_id_column(tmp_path: Path) -> None:
+    records = dataset(n_families=5, seed=4)
+    table = pa.table({
+        "id": pa.array(range(100, 100 + len(records)), pa.int64()),
+        "text": [r["text"] for r in records],
+    })  # fmt: skip
+    source, dropped = tmp_path / "in.parquet", tmp_path / "d.parquet"
+    pq.write_table(table, source)
+    done = run("dedupe", "--texts", str(source), "--dropped", str(dropped), "-q")
+    assert done.exit_code == ExitCode.OK, done.output
+    gone = pq.read_table(dropped)
+    assert gone.schema.field("simhash_duplicate_of").type == pa.int64()
+    assert gone.num_rows and set(gone.column("simhash_duplicate_of").to_pylist()) <= set(
+        table.column("id").to_pylist()
+    )

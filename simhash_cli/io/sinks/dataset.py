@@ -459,9 +459,15 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
     if clash:
         raise InputError(clash)
     schema = file.schema_arrow.with_metadata({**(file.schema_arrow.metadata or {}), **meta})
+    # What a record duplicates is named as the id column names it: int64 ids, int64 names.
+    id_column = copying.fields.columns(copying.kind)[-1]
+    names = file.schema_arrow.names
+    integer_ids = id_column in names and pa.types.is_integer(
+        file.schema_arrow.field(id_column).type
+    )
     types = {
         "kept": pa.bool_(),
-        "duplicate_of": pa.string(),
+        "duplicate_of": pa.int64() if integer_ids else pa.string(),
         "cosine": pa.float64(),
         "cluster": pa.int64(),
         "skipped": pa.string(),
@@ -510,7 +516,8 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
                     for name in added:
                         values = [fate[name] for _, fate in chosen[role]]
                         if name == "duplicate_of":
-                            values = [None if v is None else str(v) for v in values]
+                            named = int if integer_ids else str
+                            values = [None if v is None else named(v) for v in values]
                         field_ = pa.field(f"{prefix}_{name}", types[name])
                         taken = taken.append_column(field_, pa.array(values, types[name]))
                     write(taken.replace_schema_metadata(schema.metadata))
