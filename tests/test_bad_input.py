@@ -589,8 +589,10 @@ def _children(pid: int) -> list[int]:
 def test_ctrl_c_with_workers_exits_130_and_leaves_no_process_or_report(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
+    # Batches of files are cut at 2 MiB and workers start once the first has taken 0.3 s:
+    # enough batches that workers start however fast this machine is at the moment.
     for i in range(6000):
-        (docs / f"{i:05d}.txt").write_text(f"{TEXT} {i} " * 20)
+        (docs / f"{i:05d}.txt").write_text(f"{TEXT} {i} " * 100)
     report = tmp_path / "report.jsonl"
     process = subprocess.Popen(
         [

@@ -316,3 +316,20 @@ def test_reading_records_counts_them_on_the_terminal(tmp_path: Path) -> None:
     assert code == 0
     assert b"reading the records of " in shown and re.search(rb"\d records", shown)
     assert not any("records " in line for line in screen_of(shown, 100))  # gone when done
+
+
+def test_a_terminal_is_not_warned_of_empty_files_every_run(tmp_path: Path) -> None:
+    """A tree of code has an empty __init__.py in every package: on a terminal the line of
+    what was read counts them, with no warning; -v names each."""
+    for package in ("a", "b", "c"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        shutil.copy(SAMPLE / "volcano-report.txt", tmp_path / package / "report.txt")
+    with open(tmp_path / "out", "wb") as handle:
+        code, shown = on_a_terminal(["dedupe", "a", "b", "c"], handle.fileno(), cwd=tmp_path)
+    screen = screen_of(shown, 100)
+    assert code == 0 and screen[0] == "read 3 documents (3 skipped: 3 empty)"
+    assert not any("warning" in line for line in screen)
+    with open(tmp_path / "out", "wb") as handle:
+        code, shown = on_a_terminal(["dedupe", "-v", "a", "b", "c"], handle.fileno(), cwd=tmp_path)
+    assert "warning: skipped a/__init__.py: empty (no tokens)" in screen_of(shown, 100)

@@ -54,6 +54,9 @@ __all__ = ["Messages"]
 # Examples of each kind of skip or warning named in the summary, when each is not listed.
 EXAMPLES = 3
 
+# Skips a terminal is not warned of: documents with nothing in them to compare.
+PASSED_OVER = frozenset({"empty"})
+
 # The option that reads what a walk left out by a rule.
 _READ_THEM = {"hidden": "--hidden", "ignored": "--no-ignore"}
 
@@ -136,7 +139,12 @@ class Messages:
         with counts and a few examples (``noun``: what the documents are)."""
         if not self.quiet:
             if not self.lists_documents:
-                self._tallied("warning: ", "skipped", self.skips, noun)
+                # Empty documents have nothing to compare and nothing wrong: on a terminal the
+                # summary's line of what was read counts them (a tree of code has an empty
+                # __init__.py in every package, and every run warned of them); a log and -v
+                # still name each.
+                worth = {k: v for k, v in self.skips.items() if k not in PASSED_OVER}
+                self._tallied("warning: ", "skipped", worth, noun)
                 self._tallied("warning: ", "warned about", self.warnings, noun)
             if not self.verbose:
                 self._tallied("note: ", "left out", self.left_out, "path")
