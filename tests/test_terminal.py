@@ -333,3 +333,31 @@ def test_a_terminal_is_not_warned_of_empty_files_every_run(tmp_path: Path) -> No
     with open(tmp_path / "out", "wb") as handle:
         code, shown = on_a_terminal(["dedupe", "-v", "a", "b", "c"], handle.fileno(), cwd=tmp_path)
     assert "warning: skipped a/__init__.py: empty (no tokens)" in screen_of(shown, 100)
+
+
+def test_no_bar_is_left_among_the_lines_of_a_pipes_reader(tmp_path: Path) -> None:
+    """``simhash fingerprint DIR | head -2`` on a terminal: head's lines and nothing else (a
+    bar drawn while head wrote on the same terminal was left behind when head went away)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(3000):
+        (docs / f"{n:04d}.txt").write_text(f"words of document number {n} " * 40)
+    code, shown = on_a_terminal(
+        ["-o", "pipefail", "-c", f"{SIMHASH} fingerprint -j 1 {docs} | head -2 | cut -c1-20"],
+        None,
+        columns=200,
+        program="bash",
+    )
+    screen = screen_of(shown, 200)
+    assert code == 141, "\n".join(screen)
+    assert len(screen) == 2 and all(line.startswith('{"id": ') for line in screen), screen
+
+
+def test_nothing_is_drawn_over_what_a_person_types(tmp_path: Path) -> None:
+    typed = b"a few words typed by hand\n" * 3 + b"\x04"
+    with open(tmp_path / "out.jsonl", "wb") as handle:
+        code, shown = on_a_terminal(["fingerprint", "-"], handle.fileno(), typed=typed)
+    screen = screen_of(shown, 100)
+    assert code == 0, "\n".join(screen)
+    assert screen.count("a few words typed by hand") == 3  # each line as typed
+    assert b"reading files" not in shown

@@ -164,8 +164,10 @@ def quiet_option(command: F) -> F:
     def summed_up(*args: Any, messages: Messages, **kwargs: Any) -> Any:
         source = getattr(kwargs.get("request"), "source", None)
         if isinstance(source, Source) and source.reads_stdin and sys.stdin.isatty():
-            # A person at a terminal, not a pipe: say why nothing seems to happen.
+            # A person at a terminal, not a pipe: say why nothing seems to happen, and draw
+            # nothing over what they type.
             messages.info("reading standard input (type or paste the text, then Ctrl-D)")
+            messages.typing = True
         try:
             return command(*args, messages=messages, **kwargs)
         finally:

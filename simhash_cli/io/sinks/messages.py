@@ -5,7 +5,10 @@ Paths are always passed as Rich Text, so a file named ``[bold]`` stays a file na
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -65,6 +68,14 @@ _READ_THEM = {"hidden": "--hidden", "ignored": "--no-ignore"}
 class _Kind:
     count: int = 0
     examples: list[str] = field(default_factory=list)
+
+
+def _piped() -> bool:
+    """Whether standard output is a pipe."""
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdout.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # closed, or replaced by a test runner
+        return False
 
 
 def _named(name: str) -> str:
@@ -215,10 +226,18 @@ class Messages:
                 hooks.on_advance = lambda n: bar.advance(task, n)
             yield hooks
 
+    typing: bool = False
+    """Whether a person types the input at this terminal (``-``): nothing is drawn over it."""
+
     @property
     def _draws(self) -> bool:
-        """Whether live displays are drawn: on a terminal, unless quieted."""
-        return not self.level and self.console.is_terminal
+        """Whether live displays are drawn: on a terminal, unless quieted, unless a person
+        types the input there, and not while the data goes into a pipe (its reader, head, jq
+        or less, writes on this terminal too: a bar would be drawn among its lines and left
+        behind when it stops)."""
+        return (
+            not self.level and self.console.is_terminal and not self.typing and not _piped()
+        )
 
     def _live(self, *columns: ProgressColumn) -> RichProgress:
         """A live display on stderr that vanishes when done. It draws on stderr only: stdout
