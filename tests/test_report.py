@@ -154,17 +154,24 @@ def test_vectors_have_features_but_no_diff_and_the_page_says_so(tmp_path: Path) 
     assert all(d["explain"]["carrying"] for d in data["details"])
 
 
-def test_the_plan_is_reviewed_in_the_page(tmp_path: Path) -> None:
+def test_the_plan_is_reviewed_in_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each member's row says what the plan does to it, the corpus named as a relative path
+    (the plan names files by their absolute paths) as well as an absolute one."""
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
+    monkeypatch.chdir(tmp_path)
     page, plan = tmp_path / "report.html", tmp_path / "plan.json"
-    done = run("dedupe", str(corpus), "--plan", str(plan), "--keep", "shortest-path",
+    done = run("dedupe", "corpus", "--plan", str(plan), "--keep", "shortest-path",
                "--report", str(page), "-qq")  # fmt: skip
     assert done.exit_code == ExitCode.OK, done.output
     planned = {
         f["path"]: f["action"] for c in json.loads(plan.read_text())["clusters"] for f in c["files"]
     }
-    shown = {m["id"]: m["action"] for c in data_of(page)["clusters"] for m in c["members"]}
+    shown = {
+        str(tmp_path / m["id"]): m["action"]
+        for c in data_of(page)["clusters"]
+        for m in c["members"]
+    }
     assert shown == planned and set(shown.values()) == {"keep", "remove"}
     assert data_of(page)["plan"]["keep"] == "shortest-path"
 
@@ -204,6 +211,7 @@ def test_the_sample_corpus_report_in_a_browser(tmp_path: Path) -> None:
     assert dom.texts[".member-text"] == [Path(cluster["members"][member]["id"]).read_text()]
     assert dom.texts.get(".del") and dom.texts.get(".ins")
     assert "Features that carry the cosine" in dom.texts["#detail"][0]
+    assert " of 64 bits" in dom.texts["#detail"][0] and "undefined" not in dom.texts["#detail"][0]
     assert dom.tags("rect") and dom.tags("polyline", class_="s-curve")
     assert len(dom.tags("line", class_="threshold")) == 2
     # The page's own scripts only; nothing fetched.

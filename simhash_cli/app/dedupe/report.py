@@ -120,7 +120,8 @@ def report_model(
                     "id": ids[m],
                     "cosine": None if np.isnan(cosine) else round(cosine, 6),
                     "kept": m == kept,
-                    "action": actions.get(docs.ids[m]),
+                    # The plan names each file by its absolute path, the run as it was given.
+                    "action": actions.get(os.path.abspath(docs.ids[m])),
                     "detail": None,
                 }
                 if m != kept:
@@ -193,7 +194,7 @@ def _chance_cosines(result: DedupeResult) -> NDArray[np.float64] | None:
 
 
 def _actions(plan: dict[str, Any] | None) -> dict[str, str]:
-    """Each planned file's action (keep, remove, protected), by the path the run named."""
+    """Each planned file's action (keep, remove, protected, skip), by its absolute path."""
     if plan is None:
         return {}
     return {

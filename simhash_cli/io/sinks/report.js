@@ -131,7 +131,7 @@
     box.append(el("p", null, el("b", null, member.id), " against the kept ", el("b", null, kept.id)));
     var numbers = el("table", "numbers");
     function line(name, value) { numbers.append(el("tr", null, el("th", null, name), el("td", null, value))); }
-    line("hamming distance", e.hamming + " of " + e.bits + " bits");
+    line("hamming distance", e.hamming + " of " + model.summary.bits + " bits");
     line("estimated cosine", cosineText(e.estimated_cosine) + " = cos(π · h / b)");
     line("true cosine", cosineText(e.cosine));
     line("features", e.shared_features + " shared, " + e.only_a + " only in the kept one, " + e.only_b + " only in this one");
