@@ -235,9 +235,7 @@ class Messages:
         types the input there, and not while the data goes into a pipe (its reader, head, jq
         or less, writes on this terminal too: a bar would be drawn among its lines and left
         behind when it stops)."""
-        return (
-            not self.level and self.console.is_terminal and not self.typing and not _piped()
-        )
+        return not self.level and self.console.is_terminal and not self.typing and not _piped()
 
     def _live(self, *columns: ProgressColumn) -> RichProgress:
         """A live display on stderr that vanishes when done. It draws on stderr only: stdout
