@@ -846,3 +846,24 @@ def test_integer_ids_in_an_index_query_table(tmp_path: Path) -> None:
     result = run("index", "query", db, "-f", "table", "--texts", str(source))
     assert result.exit_code == 0, result.stderr or str(result.exception)
     assert "2 matches" in result.stdout
+
+
+def test_shell_completion_knows_the_commands_and_their_options() -> None:
+    """What the README's completion lines rely on: click's completion of the installed command,
+    the commands it imports when asked for among them."""
+    simhash = str(Path(sys.executable).parent / "simhash")
+
+    def completed(words: str) -> list[str]:
+        env = {**os.environ, "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1),
+               "_SIMHASH_COMPLETE": "bash_complete"}  # fmt: skip
+        done = subprocess.run([simhash], env=env, capture_output=True, text=True, check=True)
+        return [line.split(",", 1)[1] for line in done.stdout.splitlines()]
+
+    assert completed("simhash ded") == ["dedupe"]
+    assert "--threshold" in completed("simhash dedupe --thr")
+    assert completed("simhash apply plan.json --action mo") == ["move-to"]
+    source = subprocess.run(
+        [simhash], env={**os.environ, "_SIMHASH_COMPLETE": "bash_source"}, capture_output=True,
+        text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "complete -o nosort -F _simhash_completion simhash" in source

@@ -361,3 +361,25 @@ def test_nothing_is_drawn_over_what_a_person_types(tmp_path: Path) -> None:
     assert code == 0, "\n".join(screen)
     assert screen.count("a few words typed by hand") == 3  # each line as typed
     assert b"reading files" not in shown
+
+
+def test_color_never_on_a_terminal_and_always_into_a_file(tmp_path: Path) -> None:
+    pair = [str(SAMPLE / "shipping-policy.txt"), str(SAMPLE / "shipping-policy-revised.txt")]
+    code, shown = on_a_terminal(["--color", "never", "explain", *pair], None)
+    assert code == 0 and "[-usually -]{+normally +}" in " ".join(screen_of(shown, 100))
+    colour = rb"\x1b\[(?:[0-9;]*;)?(?:3[0-8]|4[0-8]|9[0-7]|10[0-7])[;m]"  # as NO_COLOR means
+    assert not re.search(colour, shown)
+    assert re.search(colour, on_a_terminal(["explain", *pair], None)[1])
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        done = subprocess.run(
+            [SIMHASH, "--color", "always", "dedupe", "-f", "table", str(SAMPLE)],
+            stdout=stdout,
+            stderr=stderr,
+            check=False,
+        )
+    assert done.returncode == 0
+    assert re.search(rb"\x1b\[[0-9;]*m", out.read_bytes())  # for less -R
+    logged = err.read_text()
+    assert "read 8 documents" in logged and "\r" not in logged  # no bar drawn into a file
+    assert max(len(line) for line in out.read_text().splitlines()) < 200  # one table, unfolded

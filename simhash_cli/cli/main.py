@@ -167,6 +167,18 @@ class Group(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+def _colour(choice: str) -> None:
+    """``--color``: said to Rich as its environment says it (NO_COLOR, FORCE_COLOR), for this
+    process and its workers. Whether a stream is a terminal is read from the stream itself,
+    so colours forced into a file never make it one (no bar, no width of 80)."""
+    if choice == "never":
+        os.environ["NO_COLOR"] = "1"
+        os.environ.pop("FORCE_COLOR", None)
+    elif choice == "always":
+        os.environ["FORCE_COLOR"] = "1"
+        os.environ.pop("NO_COLOR", None)
+
+
 def _buffered(stream: TextIO) -> TextIO:
     """Standard output over a buffered writer, even under PYTHONUNBUFFERED=1 (or ``-u``).
 
@@ -203,8 +215,16 @@ def _buffered(stream: TextIO) -> TextIO:
 )
 @click.version_option(__version__, prog_name="simhash")
 @click.option("--traceback", is_flag=True, help="Show the full Python traceback on errors.")
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colours in tables and messages: on a terminal (auto), also into a pipe or a file "
+    "(always, for less -R), or never (as NO_COLOR=1 says).",
+)
 @click.pass_context
-def main(ctx: click.Context, traceback: bool) -> None:
+def main(ctx: click.Context, traceback: bool, color: str) -> None:
     """Find near-duplicate documents with SimHash fingerprints.
 
     Documents become weighted term vectors, vectors become b-bit fingerprints whose Hamming
@@ -218,6 +238,7 @@ def main(ctx: click.Context, traceback: bool) -> None:
       simhash fingerprint docs/ > fps.jsonl && simhash dedupe --fingerprints fps.jsonl
     """
     ctx.obj = Face(traceback=traceback)
+    _colour(color)
     sys.stdout = _buffered(sys.stdout)
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):

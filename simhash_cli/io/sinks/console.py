@@ -28,7 +28,7 @@ class _DataConsole(Console):
 def data_console(out: IO[str]) -> Console:
     """A console that writes a command's data to ``out`` (a terminal, a file or a pipe)."""
     console = _DataConsole(file=out, highlight=False, soft_wrap=False)
-    if not console.is_terminal:
+    if not out.isatty():  # the stream's own word: colours forced (--color always) make none
         # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
         console.width = 4096
     return console

@@ -70,6 +70,13 @@ class _Kind:
     examples: list[str] = field(default_factory=list)
 
 
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):  # closed
+        return False
+
+
 def _piped() -> bool:
     """Whether standard output is a pipe."""
     try:
@@ -103,9 +110,11 @@ class Messages:
 
     def __init__(self, stream: IO[str], *, quiet: int = 0, verbose: bool = False) -> None:
         self.console = Console(file=stream, highlight=False)
+        # Read from the stream itself: colours forced (--color always) make no terminal.
+        self.terminal = _isatty(stream)
         # On a terminal a long line is wrapped at a space, never mid-word; to a log or a pipe
         # it stays one line, whatever its length.
-        self.console.soft_wrap = not self.console.is_terminal
+        self.console.soft_wrap = not self.terminal
         self.level = int(quiet)
         self.verbose = verbose
         self.skips: dict[str, _Kind] = {}
@@ -121,7 +130,7 @@ class Messages:
     def lists_documents(self) -> bool:
         """Whether each document skipped or warned about gets a line: when verbose, or when
         stderr is not a terminal (a log keeps every one) and warnings are on."""
-        return self.verbose or (self.level == 0 and not self.console.is_terminal)
+        return self.verbose or (self.level == 0 and not self.terminal)
 
     def event(self, event: Event) -> None:
         """A document skipped or warned about, or a path a walk left out: a line of its own
@@ -235,7 +244,7 @@ class Messages:
         types the input there, and not while the data goes into a pipe (its reader, head, jq
         or less, writes on this terminal too: a bar would be drawn among its lines and left
         behind when it stops)."""
-        return not self.level and self.console.is_terminal and not self.typing and not _piped()
+        return not self.level and self.terminal and not self.typing and not _piped()
 
     def _live(self, *columns: ProgressColumn) -> RichProgress:
         """A live display on stderr that vanishes when done. It draws on stderr only: stdout
