@@ -555,3 +555,60 @@ def test_a_move_across_filesystems_copies_syncs_then_unlinks(
         assert hashlib.sha256(moved.read_bytes()).hexdigest() == step.target.sha256
         assert moved.stat().st_mtime_ns == step.target.mtime_ns  # copied with its times
     assert not list(Path(dups).rglob("*.simhash-apply"))
+
+
+def _lines(result: Result) -> dict[str, str]:
+    return {Path(r["path"]).name: r["status"] for r in map(json.loads, result.stdout.splitlines())}
+
+
+def test_undo_puts_moved_files_back_and_a_run_can_take_them_again(tmp_path: Path) -> None:
+    corpus, plan = planned(tmp_path)
+    before, dups, journal = state(corpus), tmp_path / "dups", f"{plan}.journal"
+    moved = run("apply", str(plan), "--action", "move-to", str(dups), "--yes", "-q")
+    assert moved.exit_code == ExitCode.OK and len(list(corpus.iterdir())) == 5
+    dry = run("apply", "--undo", journal, "-f", "jsonl")
+    assert statuses(dry) == ["would_do"] * 3 and len(list(corpus.iterdir())) == 5
+    done = run("apply", "--undo", journal, "--yes", "-f", "jsonl")
+    assert statuses(done) == ["done"] * 3, done.output
+    assert state(corpus) == before and not [p for p in dups.rglob("*") if p.is_file()]
+    assert statuses(run("apply", "--undo", journal, "-f", "jsonl")) == ["already_done"] * 3
+    # Back under the very inodes the plan recorded: the plan can be taken again.
+    again = run("apply", str(plan), "--action", "move-to", str(dups), "--yes", "-f", "jsonl")
+    assert statuses(again) == ["done"] * 3
+
+
+def test_undo_makes_a_link_a_file_again_where_its_bytes_were_the_kept_files(
+    tmp_path: Path,
+) -> None:
+    corpus, plan = planned(tmp_path)
+    linked = run("apply", str(plan), "--action", "hardlink", "--delete-near-duplicates", "--yes")
+    assert linked.exit_code == ExitCode.OK, linked.output
+    done = run("apply", "--undo", f"{plan}.journal", "--yes", "-f", "jsonl")
+    assert done.exit_code == ExitCode.INCOMPLETE
+    assert _lines(done) == {
+        "shipping-policy.txt": "done",  # the same bytes as the kept copy: a file again
+        "shipping-policy-revised.txt": "refused",  # a near-duplicate: its bytes are gone
+        "volcano-report.txt": "refused",
+    }
+    restored = corpus / "shipping-policy.txt"
+    assert restored.read_bytes() == (SAMPLE / "shipping-policy.txt").read_bytes()
+    assert not restored.samefile(corpus / "shipping-policy-copy.txt")
+    assert (corpus / "volcano-report.txt").samefile(corpus / "volcano-report-wire.txt")
+
+
+def test_undo_moves_nothing_over_a_file_that_took_its_place(tmp_path: Path) -> None:
+    corpus, plan = planned(tmp_path)
+    journal, dups = f"{plan}.journal", tmp_path / "dups"
+    assert run("apply", str(plan), "--action", "move-to", str(dups), "--yes").exit_code == 0
+    (corpus / "volcano-report.txt").write_text("a new file in its place")
+    done = run("apply", "--undo", journal, "--yes", "-f", "jsonl")
+    assert done.exit_code == ExitCode.INCOMPLETE
+    assert _lines(done)["volcano-report.txt"] == "refused"
+    assert (corpus / "volcano-report.txt").read_text() == "a new file in its place"
+    assert [p.name for p in dups.rglob("volcano-report.txt")] == ["volcano-report.txt"]
+    wrong = run("apply", "--undo", journal, "--action", "delete")
+    assert wrong.exit_code == ExitCode.USAGE and "leave out --action" in wrong.stderr
+    other = tmp_path / "other.json"
+    other.write_text(plan.read_text().replace("first", "first "))
+    mismatch = run("apply", str(other), "--undo", journal)
+    assert mismatch.exit_code != ExitCode.OK and "is not the plan" in mismatch.stderr

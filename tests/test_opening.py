@@ -158,8 +158,9 @@ def test_the_shard_walker_says_what_it_passed_over(tmp_path: Path) -> None:
 _ALLOWED = {
     ("io/opening.py", "open_file"): "the opener itself",
     ("io/sinks/atomic.py", "write_bytes"): "writes a temporary file this run made",
-    ("app/apply/apply.py", "_sync_directory"): "fsyncs a directory",
+    ("app/apply/apply.py", "sync_directory"): "fsyncs a directory",
     ("app/apply/apply.py", "_copy"): "syncs the copy this run made",
+    ("app/apply/undo.py", "_copy_over"): "syncs the copy this run made",
     ("app/apply/journal.py", "open"): "appends to a journal read and checked through the opener",
     ("app/apply/journal.py", "_create"): "writes a journal this run made",
     ("app/apply/seal.py", "_create_key"): "writes a key this run made",

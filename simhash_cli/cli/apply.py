@@ -9,7 +9,7 @@ from typing import cast
 import click
 
 from ..app.apply.request import ApplyRequest
-from ..app.apply.run import loaded_plan, script_of, taking_steps
+from ..app.apply.run import loaded_plan, script_of, taking_back, taking_steps, undo_plan
 from ..app.apply.steps import Action, LoadedPlan, Status
 from ..errors import ExitCode
 from ..io.sinks.atomic import AtomicFile, atomic_output, opened
@@ -30,12 +30,12 @@ __all__ = ["apply_command"]
 )
 @collapse(
     own(
-        click.argument("plan", metavar="PLAN"),
+        click.argument("plan", metavar="PLAN", required=False),
         click.argument("directory", metavar="[DIR]", required=False),
         click.option(
             "--action",
             type=Choices([a.value for a in Action]),
-            required=True,
+            default=None,
             callback=as_enum(Action),
             help="move-to DIR: move each file marked remove to DIR (under its absolute path); "
             "hardlink / symlink: replace it by a link to its cluster's kept file; delete: "
@@ -84,6 +84,14 @@ __all__ = ["apply_command"]
             "dedupe --plan did not write or that was changed since (its seal does not check "
             "out); narrows the roots of one that did.",
         ),
+        click.option(
+            "--undo",
+            metavar="JOURNAL",
+            default=None,
+            help="Take back what the run JOURNAL records did (PLAN: the one it names): each "
+            "moved file moved back, each link made a file of its own again where its bytes "
+            "were the kept file's. A dry run unless --yes.",
+        ),
     ),
     OUTPUT,
     into=ApplyRequest,
@@ -108,12 +116,38 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
       simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
     """
     request.check()
+    if request.undo is not None:
+        _undo(request, messages)
+        return
     plan = loaded_plan(request)
     messages.info(request.bounds_text(plan))
     if request.script is not None:
         _write_script(request, plan, messages)
         return
     statuses = _take_steps(request, plan, messages)
+    journal = request.journal_path if request.execute else None
+    messages.apply_summary(statuses, executed=request.execute, journal=journal)
+    if statuses[Status.REFUSED.value] or statuses[Status.FAILED.value]:
+        exit_with(ExitCode.INCOMPLETE)
+
+
+def _undo(request: ApplyRequest, messages: Messages) -> None:
+    """``--undo JOURNAL``: the run's steps taken back (checked, in a dry run)."""
+    undo, plan = undo_plan(request)
+    messages.info(request.bounds_text(plan))
+    fmt = request.output.resolve(sys.stdout)
+    label = f"undo {undo.action.value}"
+    with opened(request.output.path) as out:
+        with (
+            messages.progress("steps") as progress,
+            taking_back(request, undo, plan, progress) as steps,
+        ):
+            if fmt is not Format.TABLE:
+                statuses = emit_apply(steps, label, fmt, out)
+            else:
+                taken = list(steps)
+        if fmt is Format.TABLE:
+            statuses = emit_apply(taken, label, fmt, out)
     journal = request.journal_path if request.execute else None
     messages.apply_summary(statuses, executed=request.execute, journal=journal)
     if statuses[Status.REFUSED.value] or statuses[Status.FAILED.value]:
@@ -130,11 +164,11 @@ def _take_steps(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> 
             taking_steps(request, plan, progress) as steps,
         ):
             if fmt is not Format.TABLE:  # records stream as the steps are taken
-                return emit_apply(steps, request.action.value, fmt, out)
+                return emit_apply(steps, request.act.value, fmt, out)
             taken = list(steps)
         # A table waits for the bar to leave the terminal: drawn while the bar is live, the
         # two would share a line.
-        return emit_apply(taken, request.action.value, fmt, out)
+        return emit_apply(taken, request.act.value, fmt, out)
 
 
 def _write_script(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> None:

@@ -38,13 +38,13 @@ from .journal import Journal
 from .loading import load_plan
 from .steps import TEMP_SUFFIX, Action, LoadedPlan, Outcome, Status, Step
 
-__all__ = ["apply", "apply_records", "load_plan"]
+__all__ = ["apply", "apply_records", "load_plan", "move_file", "sync_directory"]
 
 
 # ---------------------------------------------------------------------------- acting
 
 
-def _sync_directory(path: str) -> None:
+def sync_directory(path: str) -> None:
     """Make a rename or unlink in this directory durable before the journal says it is done."""
     descriptor = os.open(path or ".", os.O_RDONLY)
     try:
@@ -56,7 +56,7 @@ def _sync_directory(path: str) -> None:
 _NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP}
 
 
-def _move(source: str, destination: str) -> None:
+def move_file(source: str, destination: str) -> None:
     """Give the file its new name, then drop the old one: never a moment with neither.
 
     Only a name this call made is ever removed again, and only while the file is still at
@@ -76,7 +76,7 @@ def _move(source: str, destination: str) -> None:
             made = identity(destination, follow=False)
         else:
             made = identity(destination, follow=False)
-    _sync_directory(os.path.dirname(destination))
+    sync_directory(os.path.dirname(destination))
     try:
         os.unlink(source)
     except FileNotFoundError:
@@ -115,7 +115,7 @@ def _perform(step_target: str, kept: str, action: Action, destination: str | Non
         os.unlink(step_target)
     elif action is Action.MOVE_TO:
         assert destination is not None
-        _move(step_target, destination)
+        move_file(step_target, destination)
     else:
         temp = temp_name(step_target)
         if os.path.lexists(temp):  # checked to be a link to the kept file (refusal)
@@ -129,7 +129,7 @@ def _perform(step_target: str, kept: str, action: Action, destination: str | Non
         except OSError:
             os.unlink(temp)
             raise
-    _sync_directory(os.path.dirname(step_target))
+    sync_directory(os.path.dirname(step_target))
 
 
 _DONE_TEXT = {
@@ -239,14 +239,17 @@ def _checked(
     return outcome(Status.DONE, done)
 
 
-def apply_records(outcomes: Iterable[Outcome], action: Action) -> Iterator[dict[str, Any]]:
-    """``simhash apply``: one record per step, as it is taken."""
+def apply_records(
+    outcomes: Iterable[Outcome], action: Action, *, undo: bool = False
+) -> Iterator[dict[str, Any]]:
+    """``simhash apply``: one record per step, as it is taken (``undo``: taken back, its
+    action ``undo move-to``, ``undo hardlink``...)."""
     for outcome in outcomes:
         step = outcome.step
         yield {
             "step": step.number,
             "cluster": step.cluster,
-            "action": action.value,
+            "action": f"undo {action.value}" if undo else action.value,
             "path": step.target.path,
             "kept": step.kept.path,
             "destination": outcome.destination,

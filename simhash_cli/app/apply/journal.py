@@ -26,14 +26,15 @@ from typing import Any
 
 from ...errors import BusyError, InputError, OutputError
 from ...io.opening import open_file
-from .steps import Status, Step
+from .steps import Action, Status, Step
 
-__all__ = ["JOURNAL_VERSION", "Journal", "exclusive"]
+__all__ = ["JOURNAL_VERSION", "Journal", "exclusive", "read_journal"]
 
 
 JOURNAL_VERSION = 1
 
-_STATUSES = {status.value for status in Status} | {"started"}
+# "undoing" and "undone": a step taken back by apply --undo (:mod:`.undo`).
+_STATUSES = {status.value for status in Status} | {"started", "undoing", "undone"}
 
 
 def _lock(descriptor: int, path: str, what: str) -> None:
@@ -209,6 +210,39 @@ class Journal:
             if descriptor is not None:
                 os.close(descriptor)
                 setattr(self, name, None)
+
+
+def read_journal(path: str) -> tuple[dict[str, Any], dict[int, str]]:
+    """A journal's header and each step's last word in it, read as hostile input.
+
+    Raises:
+        InputError: it cannot be read, or is not a simhash apply journal.
+    """
+    try:
+        with open_file(path) as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise InputError(f"no such journal: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the journal {path}: {exc.strerror}") from None
+    lines = data.split(b"\n")[:-1]  # a last line cut short by a kill says nothing yet
+    header = _parsed(lines[0]) if lines else None
+    actions = {action.value for action in Action}
+    if (
+        header is None
+        or header.get("journal") != JOURNAL_VERSION
+        or not isinstance(header.get("plan"), str)
+        or header.get("action") not in actions
+    ):
+        raise InputError(f"{path} is not the journal of a simhash apply run")
+    last: dict[int, str] = {}
+    for number, line in enumerate(lines[1:], 2):
+        record = _parsed(line)
+        step = None if record is None else record.get("step")
+        if record is None or not isinstance(step, int) or record.get("status") not in _STATUSES:
+            raise InputError(f"{path}:{number}: not a line of a simhash apply journal")
+        last[step] = str(record["status"])
+    return header, last
 
 
 def _parsed(line: bytes) -> dict[str, Any] | None:

@@ -18,11 +18,14 @@ __all__ = ["ApplyRequest"]
 
 @dataclass(frozen=True)
 class ApplyRequest:
-    """``simhash apply PLAN``: act on an action plan.
+    """``simhash apply PLAN``: act on an action plan, or (``--undo JOURNAL``) take back what
+    a run of one did.
 
     Attributes:
-        plan: the plan's path.
-        action: what is done to each file marked ``remove``.
+        plan: the plan's path (with ``undo``, None for the one the journal names).
+        action: what is done to each file marked ``remove`` (None with ``undo``: the
+            journal's).
+        undo: take back the steps this journal records.
         directory: for ``move-to``, where the files go (made if missing).
         execute: act (``--yes``); otherwise a dry run.
         delete_near_duplicates: the consent ``delete`` needs to act or to write a script.
@@ -33,8 +36,8 @@ class ApplyRequest:
             is narrowed to them; any other plan acts only inside them.
     """
 
-    plan: str
-    action: Action
+    plan: str | None = None
+    action: Action | None = None
     directory: str | None = None
     execute: bool = False
     delete_near_duplicates: bool = False
@@ -42,7 +45,20 @@ class ApplyRequest:
     script: str | None = None
     protect: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()
+    undo: str | None = None
     output: Output = field(default_factory=Output)
+
+    @property
+    def act(self) -> Action:
+        """The action of a request that acts (checked: not an undo)."""
+        assert self.action is not None
+        return self.action
+
+    @property
+    def plan_path(self) -> str:
+        """The plan of a request that acts (checked: not an undo)."""
+        assert self.plan is not None
+        return self.plan
 
     @property
     def destination(self) -> str | None:
@@ -52,10 +68,19 @@ class ApplyRequest:
     @property
     def journal_path(self) -> str:
         """Where the steps are recorded."""
-        return self.journal or self.plan + ".journal"
+        return self.undo or self.journal or f"{self.plan}.journal"
 
     def check(self) -> None:
         """Raises: UsageError, BadValueError: options that do not go together."""
+        if self.undo is not None:
+            self._check_undo()
+            return
+        if self.plan is None:
+            raise UsageError("Missing argument 'PLAN' (or --undo JOURNAL).")
+        if self.action is None:
+            raise UsageError(
+                "Missing option '--action'. Choose move-to, hardlink, symlink or delete."
+            )
         self._check_directory()
         if self.execute and self.script is not None:
             raise UsageError(
@@ -76,6 +101,23 @@ class ApplyRequest:
                 parameters=("journal", "execute"),
             )
         refuse_overwrites(self._writes(), Reads(files=(self.plan,)))
+
+    def _check_undo(self) -> None:
+        """What goes with ``--undo``: the journal says what was done and where."""
+        given = {
+            "action": self.action is not None,
+            "directory": self.directory is not None,
+            "script": self.script is not None,
+            "journal": self.journal is not None,
+            "delete_near_duplicates": self.delete_near_duplicates,
+        }
+        for name, present in given.items():
+            if present:
+                raise UsageError(
+                    f"{{undo}} takes back what its journal says a run did: leave out {{{name}}}",
+                    parameters=("undo", name),
+                )
+        refuse_overwrites({"output": self.output.path}, Reads(files=(self.undo or "",)))
 
     def _writes(self) -> dict[str, str | None]:
         return {
@@ -124,7 +166,7 @@ class ApplyRequest:
         if self.action is not Action.MOVE_TO:
             if self.directory is not None:
                 raise UsageError(
-                    f"{{action}} {self.action.value} takes no DIR (only move-to does)",
+                    f"{{action}} {self.act.value} takes no DIR (only move-to does)",
                     parameters=("action",),
                 )
             return

@@ -179,7 +179,7 @@ def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]
         return statuses
     taken = list(records)
     prefix = shared_directory([record["path"] for record in taken])
-    links = action in ("hardlink", "symlink")
+    links = action in ("hardlink", "symlink")  # an undo says where each went back from
     # What every step does is said once, in the title (a move's destination is its directory
     # and the file's absolute path); a row says only what is its own: the kept file a link
     # names, and why a step was refused or failed, wrapped whole.
@@ -230,6 +230,8 @@ def _apply_rule(action: str, steps: Sequence[Record]) -> str:
                     " followed by its absolute path"
                 )
         return "move each file"
+    if action.startswith("undo "):
+        return f"put back each file the run's {action[5:]} acted on"
     if action == "delete":
         return "delete each file"
     kind = "a hard link" if action == "hardlink" else "a symbolic link"
