@@ -383,3 +383,13 @@ def test_color_never_on_a_terminal_and_always_into_a_file(tmp_path: Path) -> Non
     logged = err.read_text()
     assert "read 8 documents" in logged and "\r" not in logged  # no bar drawn into a file
     assert max(len(line) for line in out.read_text().splitlines()) < 200  # one table, unfolded
+
+
+def test_the_first_screen_of_dedupe_help_at_80_columns_holds_the_first_hour() -> None:
+    code, shown = on_a_terminal(["dedupe", "--help"], None, columns=80)
+    screen = screen_of(shown, 80)
+    assert code == 0 and max(len(line) for line in screen) <= 80
+    first = "\n".join(screen[:60])
+    for option in ("--texts", "--threshold", "--blocks", "-f, --format", "--plan", "--keep"):
+        assert option in first, option
+    assert "--max-candidates" not in first and "--max-candidates" in "\n".join(screen)

@@ -50,9 +50,8 @@ SCHEME_OPTIONS = [
         type=BLOCKS,
         default=None,
         metavar="auto|every|N",
-        help="auto: the cheapest scheme that finds 0.95 of this corpus's near-duplicates; "
-        "N: N equal blocks per fingerprint, a shared one makes a candidate (1 strict, 4 "
-        "balanced, 8 loose); every: every pair, exactly [default: auto].",
+        help="auto: the cheapest scheme that finds 0.95 of the near-duplicates; N: N equal "
+        "blocks, a shared one makes a candidate; every: every pair [default: auto].",
     ),
     click.option(
         "--max-distance",
@@ -97,8 +96,7 @@ PLAN_OPTIONS = [
         metavar="FILE",
         default=None,
         callback=side_file,
-        help="Write what would be done to FILE (JSON): each cluster's file kept, the others "
-        "to remove. Nothing is changed; `simhash apply FILE` acts on it.",
+        help="Write what would be done to FILE, for `simhash apply FILE`; nothing is changed.",
     ),
     click.option(
         "--keep",
@@ -165,17 +163,14 @@ PLAN_OPTIONS = [
             metavar="FILE",
             default=None,
             callback=dataset_output,
-            help="Write the records of --texts or --vectors kept (in no cluster, or kept by "
-            "one) to FILE, whole and unchanged, in the input's order and format (shards: a new "
-            "directory).",
+            help="Write the records kept to FILE, unchanged, in the input's order and format.",
         ),
         click.option(
             "--dropped",
             metavar="FILE",
             default=None,
             callback=dataset_output,
-            help="Write the records dropped as near-duplicates to FILE, each with what it "
-            "duplicates, their cosine and its cluster.",
+            help="Write the records dropped to FILE, each with what it duplicates.",
         ),
         click.option(
             "--annotated",
@@ -225,9 +220,8 @@ PLAN_OPTIONS = [
             "--against",
             metavar="REF",
             default=None,
-            help="Decontaminate: flag each document within --threshold of one of REF (an "
-            "evaluation set: read as the input is, or an index), and drop it with --kept; "
-            "documents are not compared with each other.",
+            help="Flag the documents near one of REF (an evaluation set, or an index) instead "
+            "of each other; --kept drops them.",
         ),
         click.option(
             "--against-text-field",
@@ -258,12 +252,8 @@ PLAN_OPTIONS = [
 )
 @quiet_option
 def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
-    """Find near-duplicate documents and group them into clusters.
-
-    Each candidate pair is verified against --threshold (the true cosine of the documents'
-    word counts); the scheme that finds the candidates is chosen for this corpus unless
-    --blocks, --max-distance or --minhash names one. The summary on stderr says what was
-    found and how much of it (the recall); -v says how.
+    """Find near-duplicate documents and group them into clusters, each pair verified against
+    --threshold; the summary on stderr says how much of them it found (-v: how).
 
     \b
     Examples:

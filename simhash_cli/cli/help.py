@@ -145,15 +145,23 @@ def _sections(
 def format_sections(
     command: click.Command, ctx: click.Context, formatter: click.HelpFormatter
 ) -> None:
-    """``command``'s options as click writes a definition list, a section each; under ``-h``
-    the first hour's alone, and how many more ``--help`` shows."""
+    """``command``'s options as click writes a definition list, a section each: the first
+    hour's first (its first screen), then the others; under ``-h`` the first hour's alone,
+    and how many more ``--help`` shows."""
     short = bool(ctx.meta.get(_SHORT))
     params = command.get_params(ctx)
     shown = 0
-    for title, options in _sections(params, short):
+    first = {id(p) for _, options in _sections(params, short=True) for p in options}
+    parts = [(title, False, options) for title, options in _sections(params, short=True)]
+    if not short:
+        for title, options in _sections(params, short=False):
+            rest = [p for p in options if id(p) not in first]
+            if rest:
+                parts.append((title, len(rest) < len(options), rest))
+    for title, more, options in parts:
         records = [record for param in options if (record := param.get_help_record(ctx))]
         shown += len(records)
-        with formatter.section(title):
+        with formatter.section(f"More {title[0].lower()}{title[1:]}" if more else title):
             formatter.write_dl(records)
     if short:
         everything = sum(len(options) for _, options in _sections(params, short=False))

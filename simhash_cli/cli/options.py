@@ -335,13 +335,11 @@ def jobs_option(command: F) -> F:
 # ---------------------------------------------------------------------------- sources
 
 _RECORD_HELP = {
-    Input.VECTORS: 'Records {"id": ..., "features": {feature: weight}}, used as given: JSON '
-    "Lines or Parquet, a file or shards (a directory, a quoted glob).",
-    Input.TEXTS: 'Records {"id": ..., "text": "..."}, each text read as a file holding it: JSON '
-    "Lines (.gz, .zst) or Parquet, a file or shards (a directory, a quoted glob); with "
-    "--engine dask also a URL.",
-    Input.FINGERPRINTS: "What 'simhash fingerprint' wrote (JSON Lines, JSON or CSV); cosines "
-    "are then estimated.",
+    Input.VECTORS: 'Records {"id": ..., "features": {feature: weight}}: JSON Lines or Parquet, '
+    "a file or shards.",
+    Input.TEXTS: 'Records {"id": ..., "text": "..."}: JSON Lines (.gz, .zst) or Parquet, a file '
+    "or shards (a directory, a quoted glob).",
+    Input.FINGERPRINTS: "What 'simhash fingerprint' wrote; cosines are then estimated.",
 }
 
 
@@ -403,8 +401,7 @@ TEXT_FIELD = click.option(
     "--text-field",
     metavar="PATH",
     multiple=True,
-    help="The field of --texts that holds the text, as jq writes it (.meta.body); several: "
-    "joined by a line end [default: text]. (repeatable)",
+    help="The field of --texts holding the text (.meta.body) [default: text]. (repeatable)",
 )
 
 

@@ -66,7 +66,7 @@ def _format_option(formats: Sequence[Format]) -> Callable[[Any], Any]:
         default=None,
         metavar="FORMAT",
         help=", ".join(f.value for f in formats[:-1])
-        + f" or {formats[-1].value} [default: table on a terminal, jsonl into a pipe or file].",
+        + f" or {formats[-1].value} [default: table on a terminal, else jsonl].",
     )
 
 
@@ -77,8 +77,7 @@ _OUTPUT_FILE = click.option(
     metavar="FILE",
     default=None,
     callback=writable_file,
-    help="Write to FILE instead of standard output, whole or not at all; its extension "
-    "(.json, .csv, else JSON Lines) is the format unless -f says otherwise.",
+    help="Write to FILE, whole or not at all; .json and .csv name its format unless -f does.",
 )
 
 
@@ -117,15 +116,13 @@ REPORT_OUTPUT = OptionGroup(
             "listing",
             type=click.Choice([listing.value for listing in Listing]),
             default=None,
-            help="clusters: each cluster's members, the one kept first, with their cosine to "
-            "it; pairs: each flagged pair (the same in every format; json holds both) "
-            "[default: clusters].",
+            help="Each cluster, the member kept first, or each flagged pair [default: clusters].",
         ),
         click.option(
             "-0",
             "--null",
             is_flag=True,
-            help="-f groups with each name ended by NUL and each group by one more (for xargs -0).",
+            help="-f groups ended by NUL, for xargs -0.",
         ),
     ],
     _report_output,
@@ -144,14 +141,13 @@ def quiet_option(command: F) -> F:
             "-q",
             "--quiet",
             count=True,
-            help="Nothing on stderr but errors: no warnings, progress or summary.",
+            help="Nothing on stderr but errors.",
         ),
         click.option(
             "-v",
             "--verbose",
             is_flag=True,
-            help="The whole account on stderr: the scheme, how recall was measured, every "
-            "hint, each file skipped or left out.",
+            help="The whole account on stderr: the scheme, every hint, each file skipped.",
         ),
     ]
     group = OptionGroup(
