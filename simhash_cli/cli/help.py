@@ -114,8 +114,8 @@ FIRST_HOUR = frozenset(
         "jobs",
     }
 )
-"""The options a person reaches for in the first hour: ``-h`` shows these alone, and each
-section lists them first."""
+"""The options a person reaches for in the first hour: ``-h`` shows these alone, and
+``--help`` first."""
 
 _SECTION_OF = {name: title for title, names in SECTIONS for name in names}
 _ORDER = {title: place for place, (title, _) in enumerate(SECTIONS)}
@@ -127,8 +127,8 @@ _SHORT = "simhash.short-help"
 def _sections(
     params: Sequence[click.Parameter], short: bool
 ) -> Iterator[tuple[str, list[click.Parameter]]]:
-    """The options in their sections, in the table's order, the first hour's first in each;
-    with ``short``, only those."""
+    """The options in their sections, in the table's order; with ``short``, only the first
+    hour's."""
     placed: dict[str, list[click.Parameter]] = {}
     for param in params:
         if not isinstance(param, click.Option) or param.hidden:
@@ -138,8 +138,7 @@ def _sections(
             continue  # -h and --help among them: the footer names --help
         placed.setdefault(_SECTION_OF.get(name, OTHER), []).append(param)
     for title in sorted(placed, key=lambda title: _ORDER.get(title, len(_ORDER))):
-        options = placed[title]
-        yield title, sorted(options, key=lambda param: param.name not in FIRST_HOUR)
+        yield title, placed[title]
 
 
 def format_sections(
@@ -165,11 +164,11 @@ def format_sections(
             formatter.write_dl(records)
     if short:
         everything = sum(len(options) for _, options in _sections(params, short=False))
-        more = everything - shown - sum(p.name in _HELP for p in params)
-        if more:
+        left = everything - shown - sum(p.name in _HELP for p in params)
+        if left:
             formatter.write_paragraph()
             formatter.write_text(
-                f"{more} more option{'s' if more != 1 else ''}: {ctx.command_path} --help"
+                f"{left} more option{'s' if left != 1 else ''}: {ctx.command_path} --help"
             )
 
 
