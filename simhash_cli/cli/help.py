@@ -141,6 +141,26 @@ def _sections(
         yield title, placed[title]
 
 
+def _parts(
+    params: Sequence[click.Parameter], short: bool
+) -> list[tuple[str, list[click.Parameter]]]:
+    """The sections written, with their titles: the first hour's options in theirs, then
+    (unless ``short``) the others in theirs, ``More ...`` where a section was begun above."""
+    first = list(_sections(params, short=True))
+    if short:
+        return first
+    shown = {id(p) for _, options in first for p in options}
+    begun = {title for title, _ in first}
+    rest = []
+    for title, options in _sections(params, short=False):
+        others = [p for p in options if id(p) not in shown]
+        if others:
+            rest.append(
+                (f"More {title[0].lower()}{title[1:]}" if title in begun else title, others)
+            )
+    return first + rest
+
+
 def format_sections(
     command: click.Command, ctx: click.Context, formatter: click.HelpFormatter
 ) -> None:
@@ -150,26 +170,18 @@ def format_sections(
     short = bool(ctx.meta.get(_SHORT))
     params = command.get_params(ctx)
     shown = 0
-    first = {id(p) for _, options in _sections(params, short=True) for p in options}
-    parts = [(title, False, options) for title, options in _sections(params, short=True)]
-    if not short:
-        for title, options in _sections(params, short=False):
-            rest = [p for p in options if id(p) not in first]
-            if rest:
-                parts.append((title, len(rest) < len(options), rest))
-    for title, more, options in parts:
+    for title, options in _parts(params, short):
         records = [record for param in options if (record := param.get_help_record(ctx))]
         shown += len(records)
-        with formatter.section(f"More {title[0].lower()}{title[1:]}" if more else title):
+        with formatter.section(title):
             formatter.write_dl(records)
-    if short:
-        everything = sum(len(options) for _, options in _sections(params, short=False))
-        left = everything - shown - sum(p.name in _HELP for p in params)
-        if left:
-            formatter.write_paragraph()
-            formatter.write_text(
-                f"{left} more option{'s' if left != 1 else ''}: {ctx.command_path} --help"
-            )
+    everything = sum(len(options) for _, options in _sections(params, short=False))
+    left = everything - shown - sum(p.name in _HELP for p in params)
+    if short and left:
+        formatter.write_paragraph()
+        formatter.write_text(
+            f"{left} more option{'s' if left != 1 else ''}: {ctx.command_path} --help"
+        )
 
 
 def _short_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
