@@ -13,7 +13,8 @@ from simhash_cli import InputError, PathNotFoundError
 from simhash_cli.core.events import Event, OnEvent, Skipped, Stamp, Warned
 from simhash_cli.io.sources import files as files_module
 from simhash_cli.io.sources.files import STDIN, _read_bytes, decode_text, list_files, read_documents
-from simhash_cli.io.sources.records import _open_text, read_fingerprints, read_vectors
+from simhash_cli.io.sources.fingerprints import read_fingerprints
+from simhash_cli.io.sources.records import open_text, read_vectors
 
 TEXT = "Grüße, 世界 😀 — a test"
 
@@ -199,7 +200,7 @@ def test_standard_input_read_unfinished_is_left_as_it_is(monkeypatch: pytest.Mon
     run) finds stdin closed already: nothing to detach, and no error then."""
     stdin = io.TextIOWrapper(io.BytesIO(b'{"id": 1}\n{"id": 2}\n'), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", stdin)
-    reading = _open_text(STDIN)
+    reading = open_text(STDIN)
     handle = reading.__enter__()
     assert handle.readline() == '{"id": 1}\n'
     stdin.buffer.close()

@@ -34,7 +34,7 @@ from simhash_cli.io.sinks.formats import (
 from simhash_cli.io.sinks.messages import Messages
 from simhash_cli.io.sinks.records import dedupe_document, fingerprint_records, pair_records
 from simhash_cli.io.sinks.tables import emit_fingerprints
-from simhash_cli.io.sources.records import read_fingerprints
+from simhash_cli.io.sources.fingerprints import read_fingerprints
 
 ids = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12)
 

@@ -29,14 +29,9 @@ from ..errors import InputError, MalformedLineError, ParameterError, SettingsMis
 from ..io.sources import iter_records, read_records
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_MAX_BYTES
+from ..io.sources.fingerprints import read_fingerprints
 from ..io.sources.pieces import Piece, Placed
-from ..io.sources.records import (
-    FingerprintRecord,
-    RecordKind,
-    TextRecord,
-    VectorRecord,
-    read_fingerprints,
-)
+from ..io.sources.records import FingerprintRecord, RecordKind, TextRecord, VectorRecord
 
 __all__ = [
     "Counted",

@@ -28,7 +28,7 @@ from ..sources import parquet
 from ..sources.fields import DEFAULT_FIELDS, Fields
 from ..sources.files import STDIN
 from ..sources.pieces import Placed
-from ..sources.records import RecordKind, _open_text, bounded_lines, parse_lines
+from ..sources.records import RecordKind, bounded_lines, open_text, parse_lines
 from ..sources.shards import (
     MISSING_ZSTANDARD,
     compression_of,
@@ -209,7 +209,7 @@ def _copy_file(source: str, targets: Targets, copying: _Copying, stack: ExitStac
         return
     name = "<stdin>" if source == STDIN else source
     copier = _LineCopier(copying, *(stack.enter_context(_atomic(p)) for p in targets.paths))
-    with _open_text(source, newline="") as handle:
+    with open_text(source, newline="") as handle:
         block: list[str | None] = []
         first = 1
         for line in bounded_lines(handle, copying.max_line):

@@ -16,7 +16,7 @@ from .records import (
     Record,
     RecordKind,
     UniqueIds,
-    _json_lines,
+    json_lines,
     parse_value,
     read_texts,
     read_vectors,
@@ -83,7 +83,7 @@ def records_and_rows(
                 yield from _well_formed(shard, kind, fields, kept)
                 first += len(rows)
         else:
-            lines = _json_lines(shard, lambda error: None, max_line)
+            lines = json_lines(shard, lambda error: None, max_line)
             yield from _well_formed(shard, kind, fields, ((n, v) for _, n, v in lines))
 
 

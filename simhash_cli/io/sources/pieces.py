@@ -23,8 +23,8 @@ from .records import (
     Record,
     RecordKind,
     UniqueIds,
-    _open_text,
     bounded_lines,
+    open_text,
     parse_lines,
 )
 from .shards import shards_of
@@ -138,7 +138,7 @@ def pieces(
 
 def _line_pieces(source: str, max_line: int | None, lines_per_piece: int) -> Iterator[LinePiece]:
     name = "<stdin>" if source == STDIN else source
-    with _open_text(source) as handle:
+    with open_text(source) as handle:
         first, lines = 1, []
         try:
             for line in bounded_lines(handle, max_line):

@@ -1,5 +1,6 @@
 """Records from JSON Lines: ``--texts`` ({id, text}), ``--vectors`` ({id, features}) and the
-fingerprint records of ``simhash fingerprint`` read back, checked line by line.
+fingerprint records of ``simhash fingerprint`` read back, checked line by line (a fingerprint
+file in its other formats is :mod:`.fingerprints`').
 
 A malformed line stops the run with ``FILE:LINE: what is wrong``, or, given an ``on_bad_line``
 callback, is handed to it and left out. Weights must be finite numbers; ids are strings or
@@ -9,7 +10,6 @@ numbers (a missing id is the line's ``FILE:LINE``).
 from __future__ import annotations
 
 import collections
-import csv
 import functools
 import io
 import json
@@ -39,13 +39,17 @@ __all__ = [
     "block_lines",
     "bounded_lines",
     "duplicate_ids",
+    "fingerprint_record",
+    "json_lines",
+    "json_records",
+    "open_text",
     "parse_lines",
     "parse_value",
     "parsed_values",
-    "read_fingerprints",
     "read_texts",
     "read_vectors",
     "record_parser",
+    "reject_constant",
     "repeated_id",
     "too_long",
 ]
@@ -87,9 +91,7 @@ RecordKind = str
 
 
 @contextmanager
-def _open_text(
-    source: str, newline: str | None = None, errors: str = "strict"
-) -> Iterator[IO[str]]:
+def open_text(source: str, newline: str | None = None, errors: str = "strict") -> Iterator[IO[str]]:
     """A UTF-8 text stream (a leading BOM dropped) over a file (decompressed if its name ends
     in ``.gz`` or ``.zst``) or stdin; stdin stays open. ``newline`` and ``errors`` as for
     :func:`open` (``""`` for CSV, whose fields may hold line ends)."""
@@ -123,7 +125,7 @@ def _open_text(
         yield handle
 
 
-def _reject_constant(name: str) -> float:
+def reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number (weights must be finite)")
 
 
@@ -132,14 +134,14 @@ def _reject_constant(name: str) -> float:
 OnBadLine = Callable[[MalformedLineError], None] | None
 
 
-def _json_lines(
+def json_lines(
     source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
 ) -> Iterator[tuple[str, int, Any]]:
     """(where, line number, parsed value) for each non-blank line; errors name file:line. A
     line longer than ``max_line`` characters is a malformed line, passed over without ever
     being held whole: memory stays bounded whatever the input."""
     name = "<stdin>" if source == STDIN else source
-    with _open_text(source) as handle:
+    with open_text(source) as handle:
         lineno = 0
         try:
             for lineno, line in enumerate(bounded_lines(handle, max_line), start=1):
@@ -179,7 +181,7 @@ def _json_value(name: str, lineno: int, line: str, on_bad_line: OnBadLine) -> An
     if not line.strip():
         return _NOTHING
     try:
-        return json.loads(line, parse_constant=_reject_constant)
+        return json.loads(line, parse_constant=reject_constant)
     except (ValueError, RecursionError) as exc:
         error = MalformedLineError(f"{name}:{lineno}", f"invalid JSON: {exc}")
         if on_bad_line is None:
@@ -372,10 +374,10 @@ def read_vectors(
         InputError: a malformed line, naming file and line; nothing is yielded past it.
     """
     parse = functools.partial(_vector_record, fields=fields)
-    return _records(source, parse, on_bad_line, max_line, unique)
+    return json_records(source, parse, on_bad_line, max_line, unique)
 
 
-def _records(
+def json_records(
     source: str,
     parse: Callable[[str, int, Any], R],
     on_bad_line: OnBadLine,
@@ -383,7 +385,7 @@ def _records(
     unique: UniqueIds | None = None,
 ) -> Iterator[R]:
     """``parse`` applied to each JSON line; a malformed one stops, or goes to ``on_bad_line``."""
-    return parsed_values(_json_lines(source, on_bad_line, max_line), parse, on_bad_line, unique)
+    return parsed_values(json_lines(source, on_bad_line, max_line), parse, on_bad_line, unique)
 
 
 def parsed_values(
@@ -430,7 +432,7 @@ def read_texts(
     becomes ``FILE:LINE``), or the text and id where ``fields`` says. ``on_bad_line``: as for
     :func:`read_vectors`, and ``unique``."""
     parse = functools.partial(_text_record, fields=fields)
-    return _records(source, parse, on_bad_line, max_line, unique)
+    return json_records(source, parse, on_bad_line, max_line, unique)
 
 
 def _text_record(
@@ -457,101 +459,7 @@ _KEYS_SHOWN = 8
 _FINGERPRINT_KEYS = ("fingerprint", "bits", "seed", "tokenizer", "weighting")
 
 
-def read_fingerprints(
-    source: str, on_bad_line: OnBadLine = None, max_line: int | None = DEFAULT_MAX_BYTES
-) -> Iterator[FingerprintRecord]:
-    """Read back what ``simhash fingerprint`` writes, in any of its data formats: JSON Lines,
-    a JSON array (``-f json``) or CSV (``-f csv``), told apart by their first characters.
-
-    ``on_bad_line``: as for :func:`read_vectors`.
-
-    Raises:
-        InputError: a malformed record, naming file and line (or item); a table, which is for
-            reading and cannot be read back.
-    """
-    kind = _fingerprint_format(source)
-    if kind == "jsonl":
-        return _records(source, _fingerprint_record, on_bad_line, max_line)
-    values = _json_array(source) if kind == "json" else _csv_rows(source)
-    return parsed_values(values, _fingerprint_record, on_bad_line)
-
-
-def _head(source: str) -> str:
-    """The first few KB of ``source`` as text, without consuming standard input."""
-    try:
-        if source == STDIN:
-            peek = getattr(sys.stdin.buffer, "peek", None)
-            head = peek(_SNIFF)[:_SNIFF] if peek is not None else b""
-        else:
-            with open_file(source, stream=True) as handle:
-                head = handle.read(_SNIFF)
-    except OSError:
-        return ""  # reported as it is opened to be read
-    return head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
-
-
-_SNIFF = 4096
-
-
-def _fingerprint_format(source: str) -> str:
-    """``jsonl``, ``json`` (an array) or ``csv``, from the first characters of ``source``."""
-    head = _head(source)
-    first = head.split("\n", 1)[0]
-    if head.startswith("["):
-        return "json"
-    if not head.startswith("{") and first.split(",")[:2] == ["id", "fingerprint"]:
-        return "csv"
-    if head and not head.startswith("{") and "fingerprint" in first:
-        name = "<stdin>" if source == STDIN else source
-        raise InputError(
-            f"{name} looks like the table of 'simhash fingerprint', which is for reading: "
-            "write it with -f jsonl (or json, or csv) to read it back"
-        )
-    return "jsonl"
-
-
-def _json_array(source: str) -> Iterator[tuple[str, int, Any]]:
-    """(where, item number, value) for each item of a JSON array (``fingerprint -f json``)."""
-    name = "<stdin>" if source == STDIN else source
-    with _open_text(source) as handle:
-        try:
-            items = json.load(handle, parse_constant=_reject_constant)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{name}: not UTF-8 ({exc.reason})") from None
-        except (ValueError, RecursionError) as exc:
-            raise InputError(f"{name}: invalid JSON: {exc}") from None
-    if not isinstance(items, list):
-        raise InputError(f"{name}: a JSON array of fingerprint records was expected")
-    for number, item in enumerate(items, start=1):
-        yield f"{name} item", number, item
-
-
-def _csv_rows(source: str) -> Iterator[tuple[str, int, Any]]:
-    """(where, line number, record) for each row of ``fingerprint -f csv``, numbers as
-    numbers."""
-    name = "<stdin>" if source == STDIN else source
-    # Names that are not UTF-8 are written as their bytes: read back as the same names.
-    with _open_text(source, newline="", errors="surrogateescape") as handle:
-        reader = csv.DictReader(handle)
-        try:
-            for row in reader:
-                yield (
-                    name,
-                    reader.line_num,
-                    {
-                        key: int(value) if key in _CSV_NUMBERS and value.isdigit() else value
-                        for key, value in row.items()
-                        if key is not None
-                    },
-                )
-        except csv.Error as exc:
-            raise InputError(f"{name}:{reader.line_num}: not CSV ({exc})") from None
-
-
-_CSV_NUMBERS = ("bits", "seed", "features")
-
-
-def _fingerprint_record(
+def fingerprint_record(
     where: str, lineno: int, value: Any, fields: Fields = DEFAULT_FIELDS
 ) -> FingerprintRecord:
     if not isinstance(value, dict) or any(key not in value for key in _FINGERPRINT_KEYS):
@@ -578,6 +486,6 @@ def _fingerprint_record(
 
 _PARSERS: dict[str, Callable[[str, int, Any, Fields], Record]] = {
     "vectors": _vector_record,
-    "fingerprints": _fingerprint_record,
+    "fingerprints": fingerprint_record,
     "texts": _text_record,
 }
