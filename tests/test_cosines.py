@@ -13,6 +13,7 @@ from simhash_cli.core import cosines as cosines_module
 from simhash_cli.core.cosines import (
     SKETCH_BITS,
     THRESHOLD_TOLERANCE,
+    column_order,
     estimate_cosine_rows,
     estimate_limit,
     hamming_gate,
@@ -20,7 +21,7 @@ from simhash_cli.core.cosines import (
     sketch,
     validate_threshold,
 )
-from simhash_cli.core.fingerprint import as_fingerprint_array
+from simhash_cli.core.fingerprint import as_fingerprint_array, feature_keys
 
 
 def test_true_cosine_of_pairs() -> None:
@@ -115,3 +116,23 @@ def test_pairs_of_a_few_documents_score_as_each_pair_alone(
     alone = np.array([cosine_pairs(weights, pairs[k : k + 1])[0] for k in range(len(pairs))])
     monkeypatch.setattr(cosines_module, "_CHUNK_ENTRIES", chunk)
     np.testing.assert_array_equal(cosine_pairs(weights, pairs), alone)
+
+
+def test_a_cosine_is_the_same_bits_whatever_numbered_the_columns() -> None:
+    """The local engine numbers a corpus's columns by first occurrence, a dask worker by
+    feature key: with each column's rank among the keys, every sum takes one order and the
+    cosines are the same bits (float weights, where the order of a sum shows)."""
+    rng = np.random.default_rng(7)
+    features = [f"w{k}" for k in range(400)]
+    dense = rng.random((6, 400)) * (rng.random((6, 400)) < 0.5)
+    dense[1] = dense[0] * (1 + 1e-3 * rng.random(400))  # near-copies, cosine near 1
+    pairs = np.array([[0, 1], [0, 2], [3, 4], [1, 5]], dtype=np.int64)
+    shuffled = rng.permutation(400)
+    here = sp.csr_array(dense)
+    there = sp.csr_array(dense[:, shuffled])
+    renamed = [features[k] for k in shuffled]
+    mine = cosine_pairs(here, pairs, column_order(feature_keys(features)))
+    theirs = cosine_pairs(there, pairs, column_order(feature_keys(renamed)))
+    assert mine.tobytes() == theirs.tobytes()
+    keyed = np.argsort(feature_keys(features), kind="stable")  # columns in key order
+    assert cosine_pairs(sp.csr_array(dense[:, keyed]), pairs).tobytes() == mine.tobytes()

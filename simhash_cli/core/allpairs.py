@@ -109,7 +109,8 @@ def near_pair_chunks(
     per_block = max(1, output_entries // n)
     for lo, hi in size_spans(np.ones(anchors.size, dtype=np.int64), per_block):
         block = anchors[lo:hi]
-        product = sp.coo_array(weights @ unit.rows(block).astype(weights.dtype).T)
+        rows = unit.rows(block, reordered=False)  # in the weights' own columns
+        product = sp.coo_array(weights @ rows.astype(weights.dtype).T)
         doc = product.row.astype(np.int64)
         cosine = product.data * scale[doc]
         anchor = block[product.col]

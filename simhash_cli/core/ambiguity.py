@@ -107,15 +107,17 @@ def ambiguity(
         sample = chance_sample(rows, np.arange(len(docs), dtype=np.int64))
     if not sample.shape[0]:
         return None
-    now = _spread(cosine_pairs(weights, sample), weighting, threshold)
+    order = docs.column_order
+    now = _spread(cosine_pairs(weights, sample, order), weighting, threshold)
     if now.near + now.above < AMBIGUOUS_SHARE:
         return None
     real = flagged.select(np.isfinite(flagged.cosine))
     instead = None
     if weighting is Weighting.TF:
         tfidf = apply_weighting(weights, Weighting.TFIDF)
-        kept = cosine_pairs(tfidf, real.pairs) >= threshold - THRESHOLD_TOLERANCE
-        instead = _spread(cosine_pairs(tfidf, sample), Weighting.TFIDF, threshold, int(kept.sum()))
+        kept = cosine_pairs(tfidf, real.pairs, order) >= threshold - THRESHOLD_TOLERANCE
+        tfidf_now = cosine_pairs(tfidf, sample, order)
+        instead = _spread(tfidf_now, Weighting.TFIDF, threshold, int(kept.sum()))
     return Ambiguity(int(sample.shape[0]), threshold, len(real), now, instead, grouped)
 
 

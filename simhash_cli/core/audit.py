@@ -38,7 +38,7 @@ def audit(docs: Corpus, candidate_pairs: NDArray[np.int64], threshold: float) ->
     """All pairs' true cosine from one sparse product, against the candidates."""
     assert docs.weights is not None
     n = len(docs)
-    unit, _ = cosines.unit_rows(docs.weights)
+    unit, _ = cosines.unit_rows(docs.weights, docs.column_order)
     products = sp.coo_array(sp.triu(unit @ unit.T, k=1))
     similar = products.data >= threshold - cosines.THRESHOLD_TOLERANCE
     similar_codes = np.sort(

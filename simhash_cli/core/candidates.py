@@ -53,7 +53,8 @@ def every_chunks(
     if pilot is not None and pilot.complete:
         pairs = pilot.pairs
     else:
-        pairs = allpairs.near_pairs(cosines.unit_scales(docs.weights), threshold)
+        unit = cosines.unit_scales(docs.weights, docs.column_order)
+        pairs = allpairs.near_pairs(unit, threshold)
     label = np.empty(len(docs), dtype=np.int64)
     label[copies.members] = np.repeat(np.arange(copies.counts.size), copies.counts)
     grouped = np.sort(label[pairs], axis=1)

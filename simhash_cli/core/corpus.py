@@ -7,6 +7,7 @@ left out (reported), unless asked to be kept as empty documents.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -15,10 +16,12 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
+from . import cosines
 from .events import Event, OnEvent, Skipped, Stamp
 from .fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
+    feature_keys,
     fingerprint_matrix,
     n_words,
     validate_bits,
@@ -187,6 +190,16 @@ class Corpus:
             np.empty(0, dtype=np.int64),
             settings,
         )
+
+    @functools.cached_property
+    def column_order(self) -> NDArray[np.int64] | None:
+        """Each column's rank among its feature's 64-bit key (:func:`.cosines.column_order`):
+        the order cosines sum a row's entries in, as the dask engine's vectors, keyed by
+        feature, sum them. None when the columns have no names (vectors made elsewhere come in
+        that order already)."""
+        if self.weights is None or len(self.features) != self.weights.shape[1]:
+            return None
+        return cosines.column_order(feature_keys(self.features))
 
     @property
     def has_word_sets(self) -> bool:

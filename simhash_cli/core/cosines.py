@@ -23,6 +23,7 @@ __all__ = [
     "ScoredPairs",
     "UnitRows",
     "Verify",
+    "column_order",
     "cosine_pairs",
     "cross_cosine_pairs",
     "estimate_cosine_rows",
@@ -136,6 +137,10 @@ class UnitRows:
     weights: sp.csr_array
     largest: NDArray[np.float64]
     norms: NDArray[np.float64]
+    order: NDArray[np.int64] | None = None
+    """Each column's place in the one order every sum of a row's entries takes: its
+    feature's rank among the features' 64-bit keys (:func:`column_order`); None when the
+    columns are numbered in that order already (vectors keyed on a worker)."""
 
     @property
     def has_norm(self) -> NDArray[np.bool_]:
@@ -143,28 +148,45 @@ class UnitRows:
         has: NDArray[np.bool_] = self.norms > 0
         return has
 
-    def rows(self, which: NDArray[np.int64]) -> sp.csr_array:
-        """Rows ``which`` (in that order), made unit: float64, summed, sorted, no zeros."""
-        chunk = _canonical(self.weights[which])
+    def rows(self, which: NDArray[np.int64], *, reordered: bool = True) -> sp.csr_array:
+        """Rows ``which`` (in that order), made unit: float64, summed, no zeros, their columns
+        renumbered in the one order of their features' keys (``reordered``, for sums among
+        themselves), or as the weights number them (for a product with the weights)."""
+        chunk = _canonical(self.weights[which], self.order if reordered else None)
         owner = which[np.repeat(np.arange(which.size), np.diff(chunk.indptr))]
         data = chunk.data / self.largest[owner] / self.norms[owner]
         return sp.csr_array((data, chunk.indices, chunk.indptr), shape=chunk.shape)
 
 
-def _canonical(weights: sp.csr_array) -> sp.csr_array:
+def _canonical(weights: sp.csr_array, order: NDArray[np.int64] | None) -> sp.csr_array:
+    """The rows as float64, each row's entries in the one order of the features' keys (so
+    that a sum over them is the same bits on every engine, whatever numbered the columns)."""
     csr: sp.csr_array = sp.csr_array(weights).astype(np.float64)
-    csr.sum_duplicates()
+    if order is not None:
+        csr = sp.csr_array((csr.data, order[csr.indices], csr.indptr), shape=csr.shape)
+    csr.sum_duplicates()  # sorts each row's entries by column
     csr.eliminate_zeros()
     return csr
 
 
-def unit_scales(weights: sp.csr_array) -> UnitRows:
-    """The scales of :class:`UnitRows`, found about _CHUNK_ENTRIES entries at a time."""
+def column_order(keys: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """Each column's rank among ``keys`` (one 64-bit key per column,
+    :func:`~simhash_cli.core.fingerprint.feature_keys`): the order in which every sum over a
+    row's entries is taken, so that a cosine is the same bits whether the columns were
+    numbered by first occurrence here or by key on a worker of the dask engine."""
+    rank = np.empty(keys.size, dtype=np.int64)
+    rank[np.argsort(keys, kind="stable")] = np.arange(keys.size, dtype=np.int64)
+    return rank
+
+
+def unit_scales(weights: sp.csr_array, order: NDArray[np.int64] | None = None) -> UnitRows:
+    """The scales of :class:`UnitRows`, found about _CHUNK_ENTRIES entries at a time
+    (``order``: as :attr:`UnitRows.order`)."""
     n = weights.shape[0]
     largest = np.zeros(n, dtype=np.float64)
     norms = np.zeros(n, dtype=np.float64)
     for start, stop in size_spans(np.diff(weights.indptr).astype(np.int64), _CHUNK_ENTRIES):
-        chunk = _canonical(weights[start:stop])
+        chunk = _canonical(weights[start:stop], order)
         counts = np.diff(chunk.indptr)
         rows = np.repeat(np.arange(stop - start), counts)
         filled = counts > 0
@@ -175,26 +197,32 @@ def unit_scales(weights: sp.csr_array) -> UnitRows:
         norms[start:stop] = np.sqrt(
             np.bincount(rows, weights=scaled * scaled, minlength=stop - start)
         )
-    return UnitRows(weights, largest, norms)
+    return UnitRows(weights, largest, norms, order)
 
 
-def unit_rows(weights: sp.csr_array) -> tuple[sp.csr_array, NDArray[np.bool_]]:
-    """Every row scaled to unit L2 norm (see :class:`UnitRows`), and which rows had a norm."""
-    scales = unit_scales(weights)
+def unit_rows(
+    weights: sp.csr_array, order: NDArray[np.int64] | None = None
+) -> tuple[sp.csr_array, NDArray[np.bool_]]:
+    """Every row scaled to unit L2 norm (see :class:`UnitRows`), and which rows had a norm
+    (its columns renumbered by ``order`` when one is given)."""
+    scales = unit_scales(weights, order)
     return scales.rows(np.arange(weights.shape[0])), scales.has_norm
 
 
-def cosine_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
+def cosine_pairs(
+    weights: sp.csr_array, pairs: NDArray[np.int64], order: NDArray[np.int64] | None = None
+) -> NDArray[np.float64]:
     """True cosine of rows i and j of ``weights`` for each pair (NaN where a row is all zero).
 
     Args:
         weights: (n_docs, n_features) CSR.
         pairs: (k, 2) int64 row indices.
+        order: as :attr:`UnitRows.order`.
 
     Returns:
         float64 (k,), clipped to [-1, 1].
     """
-    return unit_cosine_pairs(unit_scales(weights), pairs)
+    return unit_cosine_pairs(unit_scales(weights, order), pairs)
 
 
 def unit_cosine_pairs(unit: UnitRows, pairs: NDArray[np.int64]) -> NDArray[np.float64]:

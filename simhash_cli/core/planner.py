@@ -157,7 +157,7 @@ def pilot_for(
     if total > PILOT_WORK and PILOT_WORK * weights.shape[0] < MIN_ANCHORS * total:
         return None  # the mean document's product times MIN_ANCHORS is over the budget
     return run_pilot(
-        cosines.unit_scales(weights),
+        cosines.unit_scales(weights, docs.column_order),
         docs.fingerprints,
         rows,
         config.threshold,

@@ -114,7 +114,7 @@ class Verifier:
         self.unit: cosines.UnitRows | None = None
         if self.exact:
             assert docs.weights is not None
-            self.unit = cosines.unit_scales(docs.weights)
+            self.unit = cosines.unit_scales(docs.weights, docs.column_order)
         self.undecided = (
             sketches and self.exact and config.hamming_gate and self.bits < cosines.SKETCH_BITS
         )

@@ -187,7 +187,7 @@ def _chance_cosines(result: DedupeResult) -> NDArray[np.float64] | None:
         group[members] = number
     sample = chance_sample(rows, group, pairs=CHANCE_PAIRS, every=True)
     if docs.weights is not None and np.array_equal(np.diff(docs.weights.indptr), docs.n_features):
-        cosine = cosine_pairs(docs.weights, sample)
+        cosine = cosine_pairs(docs.weights, sample, docs.column_order)
         return cosine[np.isfinite(cosine)]
     distance = hamming_rows(docs.fingerprints[sample[:, 0]], docs.fingerprints[sample[:, 1]])
     return np.cos(np.pi * distance / docs.settings.bits)
