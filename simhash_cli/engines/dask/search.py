@@ -35,6 +35,7 @@ from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import ScoredPairs, Verify
 from ...core.distinct import distinct
+from ...core.keyed import Vectors
 from ...core.planner import choose_scheme
 from ...core.result import DedupeResult
 from ...core.search import check_config, dedupe_result
@@ -51,7 +52,6 @@ from .reading import (
     PARTITION_DOCS,
     OnCluster,
     Part,
-    Vectors,
     read_paths,
     read_records,
     send_corpus,
