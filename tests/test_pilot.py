@@ -19,7 +19,17 @@ from simhash_cli.cli import main
 from simhash_cli.core import allpairs, blocking, cosines, pilot, planner
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
-from simhash_cli.core.pilot import Pilot, anchors_within, row_work, run_pilot
+from simhash_cli.core.keyed import Vectors
+from simhash_cli.core.pilot import (
+    KeyCounts,
+    Pilot,
+    anchor_pairs,
+    anchors_within,
+    assembled,
+    draw_anchors,
+    row_work,
+    run_pilot,
+)
 from simhash_cli.core.search import dedupe
 from simhash_cli.errors import ExitCode
 
@@ -265,3 +275,39 @@ def test_every_pair_and_unions_on_the_command_line(tmp_path: Path) -> None:
     assert run("index", "add", str(db), str(tmp_path)).exit_code == ExitCode.OK
     indexed = run("index", "dedupe", str(db), "--blocks", "every")
     assert indexed.exit_code == ExitCode.USAGE and "an index does not hold" in indexed.stderr
+
+
+@pytest.mark.parametrize("work", [10**9, 4_000])  # every document an anchor, or a sample
+def test_a_pilot_made_in_pieces_is_the_pilot_of_the_whole(work: int) -> None:
+    """The corpus's vectors in three pieces, keyed by feature (as a dask worker or a piece
+    read again holds them): the same anchors, pairs, cosines (to the bit) and Jaccards."""
+    docs = corpus_from_texts(families(12, 4, 3) + families(4, 3, 5, licence=True))
+    assert docs.weights is not None
+    n, threshold, seed = len(docs), 0.8, docs.settings.seed
+    whole = run_pilot(
+        cosines.unit_scales(docs.weights, docs.column_order), docs.fingerprints,
+        np.arange(n, dtype=np.int64), threshold, bits=docs.settings.bits, sets=True, work=work,
+        seed=seed,
+    )  # fmt: skip
+    cuts = [0, n // 3, 2 * n // 3, n]
+    pieces = [np.arange(a, b, dtype=np.int64) for a, b in itertools.pairwise(cuts)]
+    vectors = [Vectors.of(docs.weights[rows], docs.features) for rows in pieces]
+    counts = KeyCounts.merged([KeyCounts.of(v) for v in vectors])
+    anchors = draw_anchors(n, counts.work, work=work, seed=seed)
+    chosen = Vectors.of(docs.weights[anchors], docs.features)
+    parts = [
+        anchor_pairs(chosen, anchors, v, rows, threshold, sets=True)
+        for v, rows in zip(vectors, pieces, strict=True)
+    ]
+    made = assembled(
+        parts, threshold=threshold, n_docs=n, anchors=anchors, fingerprints=docs.fingerprints,
+        anchor_work=int(counts.rows_work(chosen).sum()), every_work=counts.work, sets=True,
+    )  # fmt: skip
+    assert whole.anchors.size < n or work > 10**8
+    for name in ("anchors", "pairs", "anchor", "hamming"):
+        assert np.array_equal(getattr(made, name), getattr(whole, name)), name
+    assert made.cosine.tobytes() == whole.cosine.tobytes()
+    assert whole.jaccard is not None and made.jaccard is not None
+    assert made.jaccard.tobytes() == whole.jaccard.tobytes()
+    assert (made.work, made.every_work, made.n_docs) == (whole.work, whole.every_work, n)
+    assert len(whole.cosine) > 10

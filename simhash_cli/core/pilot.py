@@ -21,24 +21,31 @@ every document is an anchor and the pilot is the answer itself.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from . import allpairs
+from . import allpairs, cosines
 from .blocking import size_spans
 from .cosines import THRESHOLD_TOLERANCE, UnitRows, unit_cosine_pairs
 from .fingerprint import hamming_rows
+from .keyed import Vectors
 from .minhash import jaccard_pairs
 
 __all__ = [
     "MIN_EFFECTIVE",
     "PILOT_WORK",
+    "KeyCounts",
     "Pilot",
+    "PilotPart",
     "Share",
+    "anchor_pairs",
     "anchors_within",
+    "assembled",
+    "draw_anchors",
     "row_work",
     "run_pilot",
 ]
@@ -192,8 +199,13 @@ def anchors_within(per_row: NDArray[np.int64], *, work: int, seed: int) -> NDArr
     cost ``per_row``: every row when all fit ``work`` multiply-adds, else a uniform random
     subset of as many rows as fit on average (their count is fixed before the draw, so that
     every row is drawn with the same chance whatever its length)."""
-    n_docs = per_row.size
-    total = int(per_row.sum())
+    return draw_anchors(per_row.size, int(per_row.sum()), work=work, seed=seed)
+
+
+def draw_anchors(n_docs: int, total: int, *, work: int, seed: int) -> NDArray[np.int64]:
+    """:func:`anchors_within` from the rows' count and their products' total alone (what a
+    corpus read in pieces knows before any row's own cost: the sum over its features of their
+    document frequency squared)."""
     if total <= work:
         return np.arange(n_docs, dtype=np.int64)
     count = min(n_docs, int(work * n_docs // total))
@@ -247,4 +259,149 @@ def run_pilot(
         jaccard=jaccard_pairs(weights, pairs) if sets else None,
         work=int(per_row[positions].sum()),
         every_work=int(per_row.sum()),
+    )
+
+
+# ---------------------------------------------------------------------------- in pieces
+#
+# A corpus whose vectors are not all in one place (read in pieces, or on the workers of a
+# cluster) makes the same pilot: the document frequency of every feature summed over the
+# pieces (:class:`KeyCounts`), the anchors drawn from its total (:func:`draw_anchors`), the
+# anchors' vectors sent to every piece, each piece's pairs with them
+# (:func:`anchor_pairs`), and the pairs put together (:func:`assembled`). Vectors are keyed by
+# feature (:class:`~simhash_cli.core.keyed.Vectors`), so every sum takes the order it takes
+# in one corpus (:func:`~simhash_cli.core.cosines.column_order`): the same pairs, the same bits.
+
+
+@dataclass(frozen=True)
+class KeyCounts:
+    """How many documents hold each feature, by its 64-bit key.
+
+    Attributes:
+        keys: (f,) uint64, ascending, distinct.
+        counts: (f,) int64, the documents holding each.
+    """
+
+    keys: NDArray[np.uint64]
+    counts: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, vectors: Vectors) -> KeyCounts:
+        """The counts of some documents' vectors (each feature stored once per document)."""
+        keys, counts = np.unique(vectors.keys, return_counts=True)
+        return cls(keys, counts.astype(np.int64))
+
+    @classmethod
+    def merged(cls, parts: Sequence[KeyCounts]) -> KeyCounts:
+        """The counts of all the pieces' documents."""
+        if not parts:
+            return cls(np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        keys, where = np.unique(np.concatenate([p.keys for p in parts]), return_inverse=True)
+        counts = np.bincount(where.ravel(), weights=np.concatenate([p.counts for p in parts]))
+        return cls(keys, counts.astype(np.int64))
+
+    @property
+    def work(self) -> int:
+        """Multiply-adds of every document's product with the corpus (:func:`row_work`
+        summed): each feature's count squared, summed."""
+        return int(self.counts @ self.counts)
+
+    def rows_work(self, vectors: Vectors) -> NDArray[np.int64]:
+        """Each of ``vectors``' rows' product with the corpus in multiply-adds (as
+        :func:`row_work`)."""
+        per_entry = self.counts[np.searchsorted(self.keys, vectors.keys)]
+        sums = np.concatenate(([0], np.cumsum(per_entry)))
+        return (sums[vectors.indptr[1:]] - sums[vectors.indptr[:-1]]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PilotPart:
+    """A piece's pairs with the anchors: (k, 2) rows of the whole corpus (i < j), their
+    cosine, and their Jaccard when the documents are word sets."""
+
+    pairs: NDArray[np.int64]
+    cosine: NDArray[np.float64]
+    jaccard: NDArray[np.float64] | None
+
+
+def anchor_pairs(
+    anchors: Vectors,
+    anchor_rows: NDArray[np.int64],
+    piece: Vectors,
+    piece_rows: NDArray[np.int64],
+    threshold: float,
+    *,
+    sets: bool,
+) -> PilotPart:
+    """The pairs at ``threshold`` of the anchors (their vectors and rows, ascending) with a
+    piece's documents (their vectors and rows), each pair once, as :func:`run_pilot` finds
+    them in one corpus: a pair of two anchors from the smaller one, a pair of an anchor with
+    itself never."""
+    stacked = Vectors.join([anchors, piece])
+    weights = stacked.matrix()  # columns in key order: the one order of sums
+    unit = cosines.unit_scales(weights)
+    n_anchors = anchor_rows.size
+    rows = np.concatenate([anchor_rows, piece_rows])
+    among = np.arange(n_anchors, rows.size, dtype=np.int64)
+    is_anchor = np.isin(piece_rows, anchor_rows)
+    found = [
+        chunk
+        for chunk in allpairs.near_pair_chunks(
+            unit, threshold, among=np.arange(rows.size, dtype=np.int64),
+            anchors=np.arange(n_anchors, dtype=np.int64),
+        )
+    ]  # fmt: skip
+    local = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
+    # Only pairs of an anchor with this piece's documents (anchor pairs among themselves are
+    # found where the second anchor is a document of a piece), each with its own rows.
+    anchor_side = np.where(local[:, 0] < n_anchors, local[:, 0], local[:, 1])
+    doc_side = np.where(local[:, 0] < n_anchors, local[:, 1], local[:, 0])
+    keep = np.isin(doc_side, among)
+    anchor_side, doc_side = anchor_side[keep], doc_side[keep]
+    first, second = rows[anchor_side], rows[doc_side]
+    kept = (first != second) & ((first < second) | ~is_anchor[doc_side - n_anchors])
+    local = np.stack((anchor_side[kept], doc_side[kept]), axis=1)
+    cosine = unit_cosine_pairs(unit, local) if local.size else np.zeros(0, np.float64)
+    near = cosine >= threshold - THRESHOLD_TOLERANCE
+    local, cosine = local[near], cosine[near]
+    pairs = np.sort(rows[local], axis=1) if local.size else np.zeros((0, 2), dtype=np.int64)
+    jaccard = None
+    if sets:
+        jaccard = jaccard_pairs(weights, local) if local.size else np.zeros(0, np.float64)
+    return PilotPart(pairs, cosine, jaccard)
+
+
+def assembled(
+    parts: Sequence[PilotPart],
+    *,
+    threshold: float,
+    n_docs: int,
+    anchors: NDArray[np.int64],
+    fingerprints: NDArray[np.uint64],
+    anchor_work: int,
+    every_work: int,
+    sets: bool,
+) -> Pilot:
+    """The pilot of the pieces' pairs: what :func:`run_pilot` gives for the whole corpus."""
+    pairs = np.concatenate([p.pairs for p in parts]) if parts else np.zeros((0, 2), np.int64)
+    cosine = np.concatenate([p.cosine for p in parts]) if parts else np.zeros(0)
+    jaccard = None
+    if sets:
+        measured = [p.jaccard for p in parts if p.jaccard is not None]
+        jaccard = np.concatenate(measured) if measured else np.zeros(0)
+    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    pairs, cosine = pairs[order], cosine[order]
+    is_anchor = np.isin(pairs[:, 0], anchors)
+    drawer = np.where(is_anchor, pairs[:, 0], pairs[:, 1])
+    return Pilot(
+        threshold=threshold,
+        n_docs=n_docs,
+        anchors=anchors,
+        pairs=pairs,
+        anchor=np.searchsorted(anchors, drawer).astype(np.int64),
+        cosine=cosine,
+        hamming=hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]]).astype(np.int64),
+        jaccard=None if jaccard is None else jaccard[order],
+        work=anchor_work,
+        every_work=every_work,
     )
