@@ -7,6 +7,7 @@ its near-duplicates (:mod:`~simhash_cli.core.pilot`), then prices every scheme o
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,7 +19,8 @@ from .corpus import Corpus
 from .cosines import Verify
 from .distinct import distinct
 from .fingerprint import hamming_rows
-from .pilot import PILOT_WORK, Pilot, run_pilot
+from .keyed import Vectors
+from .pilot import PILOT_WORK, KeyCounts, Pilot, PilotPart, assembled, draw_anchors, run_pilot
 from .schemes import (
     CHECK_ENTRY,
     Scheme,
@@ -32,6 +34,7 @@ __all__ = [
     "MIN_ANCHORS",
     "choose_scheme",
     "pilot_for",
+    "pilot_in_pieces",
     "planner_rows",
     "plans",
     "scheme_for",
@@ -146,16 +149,12 @@ def pilot_for(
     above 0 (a product holds only the pairs sharing a feature), and at least MIN_ANCHORS
     anchors within the pilot's work (or the whole corpus)."""
     weights = docs.weights
-    if config.verify is not Verify.EXACT or weights is None or config.threshold <= 0:
-        return None
-    if not np.array_equal(np.diff(weights.indptr), docs.n_features):
-        return None  # some rows hold no vector (read again in part)
+    if weights is None or not np.array_equal(np.diff(weights.indptr), docs.n_features):
+        return None  # some rows hold no vector (read again in part: see pilot_in_pieces)
     rows = np.arange(len(docs), dtype=np.int64)
-    if copies.counts.size < 2:
-        return None
     total = allpairs.product_work(weights)
-    if total > PILOT_WORK and PILOT_WORK * weights.shape[0] < MIN_ANCHORS * total:
-        return None  # the mean document's product times MIN_ANCHORS is over the budget
+    if not _pilot_runs(config, len(docs), copies.counts.size, total):
+        return None
     return run_pilot(
         cosines.unit_scales(weights, docs.column_order),
         docs.fingerprints,
@@ -165,6 +164,44 @@ def pilot_for(
         sets=docs.has_word_sets,
         work=PILOT_WORK,
         seed=docs.settings.seed,
+    )
+
+
+def _pilot_runs(config: DedupeConfig, n_docs: int, n_distinct: int, total: int) -> bool:
+    """Whether a pilot is run (see :func:`pilot_for`): ``total``, the multiply-adds of every
+    document's product with the corpus."""
+    if config.verify is not Verify.EXACT or config.threshold <= 0 or n_distinct < 2:
+        return False
+    # Not when the mean document's product times MIN_ANCHORS is over the budget.
+    return total <= PILOT_WORK or PILOT_WORK * n_docs >= MIN_ANCHORS * total
+
+
+def pilot_in_pieces(
+    docs: Corpus,
+    config: DedupeConfig,
+    counts: KeyCounts,
+    vectors_of: Callable[[NDArray[np.int64]], Vectors],
+    pairs_with: Callable[[Vectors, NDArray[np.int64]], Sequence[PilotPart]],
+) -> Pilot | None:
+    """:func:`pilot_for` of a corpus whose vectors are elsewhere, in pieces (read again, or on
+    a cluster's workers): ``counts``, its features' document frequencies summed over the
+    pieces; ``vectors_of(rows)``, the keyed vectors of some documents; ``pairs_with(anchors'
+    vectors, anchors)``, every piece's pairs with them. The same pilot, to the bit
+    (:mod:`~simhash_cli.core.pilot`)."""
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    if not _pilot_runs(config, len(docs), copies.counts.size, counts.work):
+        return None
+    anchors = draw_anchors(len(docs), counts.work, work=PILOT_WORK, seed=docs.settings.seed)
+    chosen = vectors_of(anchors)
+    return assembled(
+        pairs_with(chosen, anchors),
+        threshold=config.threshold,
+        n_docs=len(docs),
+        anchors=anchors,
+        fingerprints=docs.fingerprints,
+        anchor_work=int(counts.rows_work(chosen).sum()),
+        every_work=counts.work,
+        sets=docs.settings.tokenizer is not None,
     )
 
 

@@ -63,6 +63,7 @@ def dedupe(
     config: DedupeConfig | None = None,
     *,
     band_keys: NDArray[np.uint64] | None = None,
+    pilot: Pilot | None = None,
 ) -> DedupeResult:
     """Candidates by the chosen scheme, verification at the threshold, clusters.
 
@@ -70,6 +71,8 @@ def dedupe(
     each one's words, as :func:`~simhash_cli.core.minhash.banded` would make them here) of
     one document of each distinct fingerprint (``blocking.collapse(...).representatives``, in
     order), when ``docs`` hold the vectors of only some documents: those of the candidates.
+    ``pilot``: the corpus's pilot made elsewhere (:func:`~.planner.pilot_in_pieces`), with
+    which the scheme named in ``config`` was chosen: its pairs measure the run's recall.
 
     Raises:
         ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
@@ -84,7 +87,8 @@ def dedupe(
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     # The pilot serves the planner: a scheme named is run as named, its share estimated from
     # its own pairs (as on every engine, so that the same scheme prints the same bytes).
-    pilot = pilot_for(docs, config, copies) if plans(config) else None
+    if pilot is None and plans(config):
+        pilot = pilot_for(docs, config, copies)
     scheme, planned = scheme_for(docs, config, copies, pilot=pilot)
     n_candidates, n_checked, kept, audited = _verified_pairs(
         docs, config, scheme, copies, band_keys, pilot

@@ -12,21 +12,27 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ...core import blocking
-from ...core.config import AUTO, DedupeConfig
+from ...core.config import AUTO, EVERY, DedupeConfig
 from ...core.corpus import EMPTY_TEXT, Corpus, from_weights
 from ...core.cosines import Verify, hamming_gate
 from ...core.distinct import distinct
-from ...core.planner import choose_scheme, planner_rows
+from ...core.keyed import Vectors
+from ...core.pilot import KeyCounts, Pilot, PilotPart, anchor_pairs
+from ...core.planner import choose_scheme, pilot_in_pieces, planner_rows, plans, scheme_for
 from ...core.result import DedupeResult
 from ...core.search import dedupe
-from ...core.vectorize import apply_weighting, merge_counts
+from ...core.tokenizer import TokenizerConfig
+from ...core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings, merge_counts
 from ...errors import InputError
+from ...io.sources.fields import Fields
+from ...io.sources.pieces import Piece, Placed
 from ..hooks import Hooks
 from ..loading import fingerprinted_pieces, pieces_of
 from ..parallel import ordered_map
@@ -35,6 +41,7 @@ from ..settings import Input, Reading, Source
 
 __all__ = [
     "BandKeysOf",
+    "PilotOf",
     "VectorsOf",
     "dedupe_records_rereading",
     "placed_vectors",
@@ -44,6 +51,10 @@ __all__ = [
 VectorsOf = Callable[[Corpus, NDArray[np.int64], str], Corpus]
 """``docs`` with the vectors of ``rows`` (the other rows empty), read again (``why``: for
 what, as the run says)."""
+
+PilotOf = Callable[[Corpus, DedupeConfig], Pilot | None]
+"""The pilot of the documents at the config's threshold, made where their vectors are
+(:func:`~simhash_cli.core.planner.pilot_in_pieces`), or None when none runs."""
 
 BandKeysOf = Callable[[Corpus, tuple[int, int]], NDArray[np.uint64]]
 """The keys of the bands (so many bands of so many bins) of the MinHash signatures of one
@@ -59,11 +70,14 @@ def verified_from_candidates(
     vectors_of: VectorsOf,
     hooks: Hooks,
     band_keys_of: BandKeysOf | None = None,
+    pilot_of: PilotOf | None = None,
 ) -> DedupeResult:
     """Verification of ``docs``' fingerprints, reading again only what needs vectors.
 
-    ``--blocks auto`` first reads the documents whose word sets the planner samples (as a run
-    holding every vector prices MinHash on them) and chooses as it would. When it chooses
+    ``--blocks auto`` first runs the pilot (``pilot_of``: its anchors' products with every
+    document, made where the documents are; without it the schemes are priced at the
+    threshold), reads the documents whose word sets the planner samples (as a run holding
+    every vector prices MinHash on them) and chooses as it would. When it chooses
     MinHash, every document's band keys are made (``band_keys_of``; without it, every
     document is read with its vectors). The scheme's candidates are then found, with the
     Hamming gate of exact verification (a pair it passes over is never checked), only the
@@ -74,20 +88,36 @@ def verified_from_candidates(
         InputError: a document that changed since its fingerprint was made.
     """
     bits = docs.settings.bits
+    pilot = None
     if config.blocks == AUTO and config.max_distance is None and config.minhash is None:
+        if pilot_of is not None and plans(config):
+            pilot = pilot_of(docs, config)
         sampled = vectors_of(docs, planner_rows(docs), "the planner's sample")
         with hooks.status(f"planning among {len(docs):,} fingerprints"):
-            scheme, planned = choose_scheme(sampled, config)
+            copies = blocking.collapse(sampled.fingerprints, bits)
+            scheme, planned = scheme_for(sampled, config, copies, pilot=pilot)
     else:
         scheme, planned = choose_scheme(docs, config)
     band_keys = None
-    if scheme.rows is not None:  # MinHash
+    if scheme.kind == "every" or (scheme.rows is not None and band_keys_of is None):
+        every = dataclasses.replace(config, blocks=EVERY, minhash=None)
+        if scheme.rows is not None:
+            every = dataclasses.replace(config, minhash=(scheme.blocks, scheme.rows))
+        # Every pair's product, or MinHash without band keys made elsewhere: the pilot's pairs
+        # when it held them all, else every document's vector.
+        rows = np.arange(len(docs), dtype=np.int64)
+        why = "every pair is compared"
+        if scheme.rows is not None:
+            why = "MinHash needs every document's words"
+        if scheme.kind == "every" and pilot is not None and pilot.complete:
+            rows = distinct(np.concatenate([planner_rows(docs), pilot.pairs.ravel()]))
+            why = "those of the pilot's pairs"
+        words = vectors_of(docs, rows, why)
+        with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
+            return dataclasses.replace(dedupe(words, every, pilot=pilot), survey=planned)
+    if scheme.rows is not None:  # MinHash, its band keys made where the documents are
         same = dataclasses.replace(config, minhash=(scheme.blocks, scheme.rows))
-        if band_keys_of is None:
-            every = np.arange(len(docs), dtype=np.int64)
-            words = vectors_of(docs, every, "MinHash needs every document's words")
-            with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
-                return dataclasses.replace(dedupe(words, same), survey=planned)
+        assert band_keys_of is not None
         band_keys = band_keys_of(docs, (scheme.blocks, scheme.rows))
     else:
         same = dataclasses.replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
@@ -110,7 +140,8 @@ def verified_from_candidates(
     rows = distinct(np.concatenate([planner_rows(docs), *ends]))
     vectors = vectors_of(docs, rows, "those of candidate pairs and the planner's sample")
     with hooks.status(f"verifying candidates among {len(docs):,} documents"):
-        return dataclasses.replace(dedupe(vectors, same, band_keys=band_keys), survey=planned)
+        found = dedupe(vectors, same, band_keys=band_keys, pilot=pilot)
+        return dataclasses.replace(found, survey=planned)
 
 
 def placed_vectors(docs: Corpus, rows: NDArray[np.int64], read: Corpus) -> Corpus:
@@ -141,7 +172,7 @@ def dedupe_records_rereading(
 ) -> DedupeResult:
     """``dedupe --texts|--vectors FILE --memory fingerprints``: the records' fingerprints
     made piece by piece (``reading.jobs`` processes), then :func:`verified_from_candidates`,
-    the records read again for what needs vectors."""
+    the records read again for what needs vectors (the pilot's two passes among them)."""
     docs, sizes = fingerprinted_pieces(source, reading, hooks)
     return verified_from_candidates(
         docs,
@@ -149,7 +180,104 @@ def dedupe_records_rereading(
         _vectors_of(source, reading, sizes, hooks),
         hooks,
         _band_keys_of(source, reading, hooks) if source.kind is Input.TEXTS else None,
+        _pilot_of(source, reading, sizes, hooks),
     )
+
+
+def _pilot_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks) -> PilotOf:
+    """The pilot of records read again in pieces: one pass for the features' document
+    frequencies, the anchors' vectors, one pass for every piece's pairs with them
+    (:func:`~simhash_cli.core.planner.pilot_in_pieces`)."""
+    kind = source.kind.value
+    bounds = np.cumsum([0, *sizes]).tolist()
+
+    def each_piece(docs: Corpus, work: Callable[..., Any], *extra: Any) -> Iterator[Any]:
+        common = (kind, reading.tokenizer, reading.weighting, reading.policy.max_bytes)
+        arguments = (
+            (piece, tuple(docs.ids[a:b]), a, *common, source.fields, *extra)
+            for piece, (a, b) in zip(
+                pieces_of(source, reading).pieces, itertools.pairwise(bounds), strict=False
+            )
+        )
+        return ordered_map(work, arguments, reading.jobs)
+
+    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | None:
+        with hooks.status("reading the records again for the pilot's document frequencies"):
+            counts = KeyCounts.merged(list(each_piece(docs, piece_counts)))
+
+        def anchors_vectors(rows: NDArray[np.int64]) -> Vectors:
+            read = vectors_of(docs, rows, "the pilot's anchors")
+            assert read.weights is not None
+            return Vectors.of(read.weights[rows], read.features)
+
+        def pairs_with(anchors: Vectors, rows: NDArray[np.int64]) -> list[PilotPart]:
+            sets = kind == "texts"
+            with hooks.status(f"reading the records again for the pilot's {rows.size:,} anchors"):
+                return list(each_piece(docs, piece_pairs, anchors, rows, config.threshold, sets))
+
+        return pilot_in_pieces(docs, config, counts, anchors_vectors, pairs_with)
+
+    vectors_of = _vectors_of(source, reading, sizes, hooks)
+    return pilot
+
+
+def _keyed_piece(
+    piece: Piece,
+    ids: tuple[str, ...],
+    kind: str,
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    max_line: int | None,
+    fields: Fields,
+) -> Vectors:
+    """The keyed vectors of the records of one piece that the first reading made documents
+    (``ids``, in order: an id given twice, its first record), read again.
+
+    Raises:
+        InputError: the piece no longer holds those records.
+    """
+    wanted, records = set(ids), []
+    parsed: list[Any] = piece.parse(kind, max_line, lambda error: None, Placed(), fields)
+    for record in parsed:
+        if record.id in wanted:
+            wanted.discard(record.id)
+            records.append(record)
+    if tuple(record.id for record in records) != ids:
+        raise InputError(
+            "the records changed while they were deduplicated (read again, a piece does not "
+            "hold the documents it held): run the command again"
+        )
+    if kind == "texts":
+        counts, features = count_matrix((record.text for record in records), tokenizer)
+        return Vectors.of(apply_weighting(counts, weighting), features)
+    weights, features = from_mappings(record.features for record in records)
+    return Vectors.of(weights, features)
+
+
+def piece_counts(piece: Piece, ids: tuple[str, ...], first: int, *reading: Any) -> KeyCounts:
+    """How many of one piece's documents hold each feature (the pilot's first pass)."""
+    return KeyCounts.of(_keyed_piece(piece, ids, *reading))
+
+
+def piece_pairs(
+    piece: Piece,
+    ids: tuple[str, ...],
+    first: int,
+    kind: str,
+    tokenizer: TokenizerConfig,
+    weighting: Weighting,
+    max_line: int | None,
+    fields: Fields,
+    anchors: Vectors,
+    anchor_rows: NDArray[np.int64],
+    threshold: float,
+    sets: bool,
+) -> PilotPart:
+    """One piece's pairs with the pilot's anchors (its second pass); the piece's documents are
+    rows ``first`` onwards."""
+    vectors = _keyed_piece(piece, ids, kind, tokenizer, weighting, max_line, fields)
+    rows = first + np.arange(len(ids), dtype=np.int64)
+    return anchor_pairs(anchors, anchor_rows, vectors, rows, threshold, sets=sets)
 
 
 def _vectors_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks) -> VectorsOf:

@@ -14,7 +14,10 @@ from numpy.typing import NDArray
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify, estimate_limit
+from ...core.keyed import Vectors
 from ...core.matches import Matches
+from ...core.pilot import KeyCounts, Pilot, PilotPart, anchor_pairs
+from ...core.planner import pilot_in_pieces
 from ...core.result import DedupeResult
 from ...core.search import dedupe
 from ...errors import BadValueError, InputError
@@ -23,7 +26,7 @@ from ...index.store import Store
 from ...index.writing import Writer
 from ..dedupe.kept import kept
 from ..dedupe.request import DedupeRequest
-from ..dedupe.rereading import placed_vectors, verified_from_candidates
+from ..dedupe.rereading import PilotOf, placed_vectors, verified_from_candidates
 from ..engine import Engine
 from ..files import read_files
 from ..guard import Reads, refuse_overwrites
@@ -127,19 +130,74 @@ def dedupe_through_index(request: DedupeRequest, engine: Engine, hooks: Hooks) -
     def vectors_of(docs: Corpus, rows: NDArray[np.int64], why: str) -> Corpus:
         return _with_vectors(docs, rows, hooks, why)
 
-    return verified_from_candidates(docs, request.config, vectors_of, hooks)
+    pilot = _files_pilot(hooks, reading.jobs)
+    return verified_from_candidates(docs, request.config, vectors_of, hooks, pilot_of=pilot)
 
 
-def _with_vectors(docs: Corpus, rows: NDArray[np.int64], hooks: Hooks, why: str) -> Corpus:
-    """``docs`` with the vectors of ``rows`` (the other rows empty), their files read again.
+_PILOT_FILES = 2_000
+"""Files read again at a time for the pilot (each piece's vectors held while it is used)."""
+
+
+def _files_pilot(hooks: Hooks, jobs: int) -> PilotOf:
+    """The pilot of stored files (:func:`~simhash_cli.core.planner.pilot_in_pieces`), their
+    files read again in pieces: once for the features' document frequencies, once for every
+    piece's pairs with the anchors. A cache must not change the answer, and the planner's
+    choice rests on the pilot."""
+
+    def keyed(docs: Corpus, rows: NDArray[np.int64]) -> Vectors:
+        read = _with_vectors(docs, rows, hooks, "the pilot", jobs=jobs, quiet=True)
+        assert read.weights is not None
+        return Vectors.of(read.weights[rows], read.features)
+
+    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | None:
+        pieces = [
+            np.arange(start, min(start + _PILOT_FILES, len(docs)), dtype=np.int64)
+            for start in range(0, len(docs), _PILOT_FILES)
+        ]
+        with hooks.status("reading the files again for the pilot's document frequencies"):
+            counts = KeyCounts.merged([KeyCounts.of(keyed(docs, rows)) for rows in pieces])
+
+        def pairs_with(anchors: Vectors, anchor_rows: NDArray[np.int64]) -> list[PilotPart]:
+            threshold = config.threshold
+            with hooks.status(
+                f"reading the files again for the pilot's {anchor_rows.size:,} anchors"
+            ):
+                return [
+                    anchor_pairs(
+                        anchors, anchor_rows, keyed(docs, rows), rows, threshold, sets=True
+                    )
+                    for rows in pieces
+                ]
+
+        found = pilot_in_pieces(docs, config, counts, lambda rows: keyed(docs, rows), pairs_with)
+        hooks.info(f"read the {len(docs):,} files again twice for the pilot")
+        return found
+
+    return pilot
+
+
+def _with_vectors(
+    docs: Corpus,
+    rows: NDArray[np.int64],
+    hooks: Hooks,
+    why: str,
+    *,
+    jobs: int = 1,
+    quiet: bool = False,
+) -> Corpus:
+    """``docs`` with the vectors of ``rows`` (the other rows empty), their files read again
+    (in ``jobs`` processes; ``quiet``: a piece of a larger reading, not said line by line).
 
     Raises:
         InputError: a file whose fingerprint is no longer the stored one.
     """
     paths = [docs.ids[r] for r in rows.tolist()]
-    with hooks.progress("reading files again") as progress:
-        read = read_files(paths, _reading_of(docs.settings), hooks, progress)
-    hooks.info(f"read {len(paths):,} of the {len(docs):,} files again for their vectors ({why})")
+    with hooks.progress("reading files again", shown=not quiet) as progress:
+        read = read_files(paths, _reading_of(docs.settings, jobs=jobs), hooks, progress)
+    if not quiet:
+        hooks.info(
+            f"read {len(paths):,} of the {len(docs):,} files again for their vectors ({why})"
+        )
     return placed_vectors(docs, rows, read)
 
 
