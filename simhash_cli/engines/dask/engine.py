@@ -21,7 +21,7 @@ from ...core.result import DedupeResult
 from ...core.search import check_config
 from ...io.sinks.formats import counted
 from ...io.sources.files import STDIN
-from . import search
+from . import fetching, search
 from .cluster import Cluster, connect, mapper
 from .reading import OnCluster, check_source, read_paths, read_records, send_corpus
 
@@ -34,9 +34,11 @@ class DaskEngine:
     It refuses what needs every document in one process: an audit (all pairs), tfidf (weights
     of the whole corpus), fingerprints of a whole corpus at once, empty documents (not yet), a
     document on standard input (the workers cannot read it), and the index (one SQLite file).
+    MinHash and every pair are taken: the workers sign their documents, and the vectors a
+    scheme needs are fetched.
     """
 
-    refused: ClassVar[frozenset[Need]] = frozenset(Need)
+    refused: ClassVar[frozenset[Need]] = frozenset(Need) - {Need.MINHASH, Need.EVERY_PAIR}
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -53,7 +55,7 @@ class DaskEngine:
 
     def dedupe(self, job: Job, hooks: Hooks) -> DedupeResult:
         """Files and record files read by the workers; records from standard input read here
-        and sent; then the shuffle and the buckets' search (:func:`.search.dedupe`)."""
+        and sent; then the local engine's answer (:func:`.search.dedupe`)."""
         source, config = job.source, job.config
         exact = config.verify is Verify.EXACT
         if source.is_records and source.location == STDIN:
@@ -62,9 +64,11 @@ class DaskEngine:
             fingerprinted = send_corpus(self.cluster, docs, keep_vectors=exact)
         else:
             fingerprinted = self._read(job, hooks)
+        if exact:  # says itself what it is doing, step by step
+            return search.dedupe(self.cluster, fingerprinted, config, hooks)
         n = len(fingerprinted.docs)
-        with hooks.status(f"finding and verifying candidates among {n:,} documents"):
-            return search.dedupe(self.cluster, fingerprinted, config)
+        with hooks.status(f"finding and verifying candidates among {n:,} fingerprints"):
+            return search.dedupe(self.cluster, fingerprinted, config, hooks)
 
     def documents(self, job: Job, hooks: Hooks) -> tuple[Corpus, KeyedRows | None]:
         """Read by the workers, each one's vectors kept there for exact verification and
@@ -73,7 +77,7 @@ class DaskEngine:
         if source.is_records and source.location == STDIN:
             return load_records(source, job.reading, hooks), None
         fingerprinted = self._read(job, hooks)
-        rows = search.keyed_taker(self.cluster, fingerprinted) if fingerprinted.vectors else None
+        rows = fetching.keyed_taker(self.cluster, fingerprinted) if fingerprinted.vectors else None
         return fingerprinted.docs, rows
 
     def _read(self, job: Job, hooks: Hooks) -> OnCluster:

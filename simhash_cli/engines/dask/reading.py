@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...app.batches import (
     MAX_BATCH_FILES,
@@ -27,7 +28,7 @@ from ...app.records import (
 )
 from ...core.corpus import Corpus, Settings, concatenate
 from ...core.events import Event, OnEvent, Skipped
-from ...core.fingerprint import n_words
+from ...core.fingerprint import feature_keys, n_words
 from ...core.keyed import Vectors
 from ...errors import (
     InputError,
@@ -76,21 +77,33 @@ MAX_PARTITION_FILES = MAX_BATCH_FILES
 @dataclass(frozen=True)
 class Part:
     """A partition of documents as fingerprinted on a worker: the events of its reading, its
-    documents (without vectors) and, for exact verification, their vectors."""
+    documents (without vectors) and, for exact verification, their vectors, with the name of
+    each feature key (``names``: the keys ascending, and their features)."""
 
     events: list[Event]
     docs: Corpus
     vectors: Vectors | None
+    names: tuple[NDArray[np.uint64], list[str]] | None = None
 
     @classmethod
     def of(cls, events: list[Event], docs: Corpus, keep_vectors: bool) -> Part:
         """``docs`` without their weight matrix, and with their vectors when
         ``keep_vectors`` (then ``docs`` must have weights)."""
-        vectors = None
+        vectors, names = None, None
         if keep_vectors:
             assert docs.weights is not None
             vectors = Vectors.of(docs.weights, docs.features)
-        return cls(events, dataclasses.replace(docs, weights=None, features=[]), vectors)
+            keys = feature_keys(docs.features)
+            order = np.argsort(keys, kind="stable")
+            names = (keys[order], [docs.features[k] for k in order.tolist()])
+        return cls(events, dataclasses.replace(docs, weights=None, features=[]), vectors, names)
+
+    def named(self, keys: NDArray[np.uint64]) -> list[str]:
+        """The features of some of this partition's keys (ascending)."""
+        assert self.names is not None
+        known, names = self.names
+        places: list[int] = np.searchsorted(known, keys).tolist()
+        return [names[k] for k in places]
 
 
 def _fingerprint_part(

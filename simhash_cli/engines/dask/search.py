@@ -20,22 +20,20 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ...app.dedupe.rereading import verified_from_candidates
+from ...app.hooks import Hooks, Silent
 from ...core import blocking, tables
 from ...core import cluster as clustering
-from ...core.against import KeyedRows
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import ScoredPairs, Verify
-from ...core.distinct import distinct
-from ...core.keyed import Vectors
 from ...core.planner import choose_scheme
 from ...core.result import DedupeResult
 from ...core.search import check_config, dedupe_result
@@ -47,7 +45,9 @@ from ...core.verifier import (
     verify_candidates,
 )
 from ...io.sources.records import RecordKind
+from . import fetching
 from .cluster import Cluster, reported
+from .fetching import taker
 from .reading import (
     PARTITION_DOCS,
     OnCluster,
@@ -76,22 +76,18 @@ CLIENT_PAIRS = 20_000_000
 
 @dataclass(frozen=True)
 class Piece:
-    """The rows of one partition that go to one bucket of one table: their global rows,
-    fingerprints, and where each one's vector is in its :class:`Share`."""
+    """The rows of one partition that go to one bucket of one table: their global rows and
+    fingerprints."""
 
     rows: NDArray[np.int64]
     fingerprints: NDArray[np.uint64]
-    at: NDArray[np.int64]
 
 
 @dataclass(frozen=True)
 class Share:
-    """What one partition sends to one bucket: a piece per table, and the vectors of the
-    rows of all those pieces once (a row whose keys in several tables land in one bucket
-    travels there once, not once per table)."""
+    """What one partition sends to one bucket: a piece per table."""
 
     pieces: list[Piece]
-    vectors: Vectors | None
 
 
 @dataclass(frozen=True)
@@ -121,7 +117,7 @@ class Found:
 
 def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[Share]:
     """For each bucket, the partition's rows whose key in some table goes to that bucket:
-    a piece per table (rows ascending), and their vectors once."""
+    a piece per table (rows ascending)."""
     fingerprints = part.docs.fingerprints
     rows = offset + np.arange(fingerprints.shape[0], dtype=np.int64)
     chosen: list[list[NDArray[np.int64]]] = [[] for _ in range(n_buckets)]
@@ -131,16 +127,10 @@ def _split(part: Part, offset: int, search: Search, n_buckets: int) -> list[Shar
         bounds = np.searchsorted(bucket_of[order], np.arange(n_buckets + 1)).tolist()
         for bucket, (lo, hi) in enumerate(itertools.pairwise(bounds)):
             chosen[bucket].append(order[lo:hi])
-    shares = []
-    for by_table in chosen:
-        union = distinct(np.concatenate(by_table)) if by_table else np.empty(0, np.int64)
-        pieces = [
-            Piece(rows[local], fingerprints[local], np.searchsorted(union, local))
-            for local in by_table
-        ]
-        vectors = None if part.vectors is None else part.vectors.take(union)
-        shares.append(Share(pieces, vectors))
-    return shares
+    return [
+        Share([Piece(rows[local], fingerprints[local]) for local in by_table])
+        for by_table in chosen
+    ]
 
 
 def _pick(shares: list[Share], bucket: int) -> Share:
@@ -148,17 +138,10 @@ def _pick(shares: list[Share], bucket: int) -> Share:
 
 
 def _search_bucket(shares: list[Share], search: Search) -> Found:
-    """The pairs of one bucket of every table (``shares``: one per partition), verified: the
-    local engine's work on these rows."""
-    weights = None
-    starts = np.zeros(len(shares), dtype=np.int64)
-    if search.config.verify is Verify.EXACT:
-        vectors = [cast(Vectors, share.vectors) for share in shares]
-        sizes = np.array([v.indptr.size - 1 for v in vectors], dtype=np.int64)
-        starts = np.cumsum(sizes) - sizes
-        weights = Vectors.join(vectors).matrix()
+    """The pairs of one bucket of every table (``shares``: one per partition), verified by
+    estimate: the local engine's work on these rows."""
     found = [
-        _search_table([share.pieces[table] for share in shares], starts, weights, table, search)
+        _search_table([share.pieces[table] for share in shares], table, search)
         for table in range(len(search.tables))
     ]
     return Found(
@@ -169,22 +152,12 @@ def _search_bucket(shares: list[Share], search: Search) -> Found:
     )
 
 
-def _search_table(
-    pieces: list[Piece],
-    starts: NDArray[np.int64],
-    bucket_weights: sp.csr_array | None,
-    table: int,
-    search: Search,
-) -> Found:
-    """The rows of one bucket of one table (their vectors: rows of the bucket's matrix)."""
+def _search_table(pieces: list[Piece], table: int, search: Search) -> Found:
+    """The rows of one bucket of one table."""
     rows = np.concatenate([piece.rows for piece in pieces])
     words = np.concatenate([piece.fingerprints for piece in pieces])
     settings, config = search.settings, search.config
-    weights = None
-    if bucket_weights is not None:
-        at = np.concatenate([start + piece.at for start, piece in zip(starts, pieces, strict=True)])
-        weights = sp.csr_array(bucket_weights[at])
-    docs = Corpus([""] * rows.size, words, np.ones(rows.size, np.int64), settings, weights)
+    docs = Corpus([""] * rows.size, words, np.ones(rows.size, np.int64), settings)
     copies = blocking.collapse(words, settings.bits)
     key_pairs = tables.key_pair_count(copies.fingerprints, search.key(table))
     if config.max_candidates is not None and key_pairs > config.max_candidates:
@@ -263,8 +236,16 @@ def dedupe_corpus(
     return dedupe(cluster, sent, config)
 
 
-def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> DedupeResult:
-    """The shuffle and the buckets' search over documents already on the cluster.
+def dedupe(
+    cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig, hooks: Hooks | None = None
+) -> DedupeResult:
+    """A dedupe of documents already on the cluster: the local engine's answer, in every byte.
+
+    Verified exactly, the answer of a machine holding every vector
+    (:func:`~simhash_cli.app.dedupe.rereading.verified_from_candidates`): the workers make the
+    pilot and the MinHash signatures, the client plans, finds the candidates and verifies them
+    with the vectors they name, fetched once each (:mod:`.fetching`). By estimate, the
+    shuffle and the buckets' search (:func:`estimated`), which needs no vector.
 
     An audit and empty documents are not offered (the request refuses them: see
     :meth:`~simhash_cli.app.dedupe.DedupeRequest.check`).
@@ -274,8 +255,26 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
         CandidateBudgetError, PairBudgetError: as the local engine, over the whole run.
         WorkerLostError: a worker died.
     """
-    docs, parts, sizes = fingerprinted.docs, fingerprinted.parts, fingerprinted.sizes
+    docs = fingerprinted.docs
     check_config(docs, config, has_vectors=fingerprinted.vectors)
+    if config.verify is Verify.ESTIMATE:
+        return estimated(cluster, fingerprinted, config)
+    told = hooks or Silent()
+    words = docs.settings.tokenizer is not None
+    return verified_from_candidates(
+        docs,
+        config,
+        fetching.vectors_of(cluster, fingerprinted, told),
+        told,
+        fetching.band_keys_of(cluster, fingerprinted, told) if words else None,
+        fetching.pilot_of(cluster, fingerprinted, told),
+    )
+
+
+def estimated(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> DedupeResult:
+    """The shuffle and the buckets' search over documents already on the cluster, verified by
+    estimate (:func:`dedupe`)."""
+    docs, parts, sizes = fingerprinted.docs, fingerprinted.parts, fingerprinted.sizes
     bits = docs.settings.bits
     scheme, planned = choose_scheme(docs, config, minhash=False)
     if len(docs) < 2:
@@ -324,55 +323,8 @@ def dedupe(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> 
             )
         pairs = sorted_pairs(cluster.gather([client.submit(_pairs, one) for one in found]))
     del splits, found
-    take = _taker(cluster, fingerprinted) if fingerprinted.vectors else None
+    take = taker(cluster, fingerprinted) if fingerprinted.vectors else None
     return dedupe_result(docs, config, scheme, planned, candidates, checked, pairs, take=take)
-
-
-def _taker(cluster: Cluster, fingerprinted: OnCluster) -> Callable[[NDArray[np.int64]], Corpus]:
-    """The documents at some rows with their vectors, fetched from the workers that hold them
-    (for the pairs inside found groups: a few of the documents)."""
-
-    def take(rows: NDArray[np.int64]) -> Corpus:
-        weights = _fetched(cluster, fingerprinted, rows).matrix()
-        return dataclasses.replace(fingerprinted.docs.select(rows), weights=weights, features=[])
-
-    return take
-
-
-def keyed_taker(cluster: Cluster, fingerprinted: OnCluster) -> KeyedRows:
-    """The vectors of some documents, fetched from the workers that hold them, with the
-    feature key of each column (for ``--against``: the documents of a chunk's candidates)."""
-
-    def rows(wanted: NDArray[np.int64]) -> tuple[sp.csr_array, NDArray[np.uint64]]:
-        order = np.argsort(wanted, kind="stable")
-        weights, keys = _fetched(cluster, fingerprinted, wanted[order]).keyed()
-        back = np.empty_like(order)
-        back[order] = np.arange(order.size)
-        return sp.csr_array(weights[back]), keys
-
-    return rows
-
-
-def _fetched(cluster: Cluster, fingerprinted: OnCluster, rows: NDArray[np.int64]) -> Vectors:
-    """The vectors of ``rows`` (ascending), from the workers that hold their partitions."""
-    bounds = np.cumsum([0, *fingerprinted.sizes])
-    cut = np.searchsorted(rows, bounds)
-    asked = [
-        (part, rows[lo:hi] - start)
-        for part, start, lo, hi in zip(
-            fingerprinted.parts, bounds[:-1], cut[:-1], cut[1:], strict=True
-        )
-        if hi > lo
-    ]
-    vectors = cluster.gather(
-        [cluster.client.submit(_vectors_of, part, local) for part, local in asked]
-    )
-    return Vectors.join(vectors) if vectors else Vectors.empty()
-
-
-def _vectors_of(part: Part, rows: NDArray[np.int64]) -> Vectors:
-    assert part.vectors is not None
-    return part.vectors.take(rows)
 
 
 def _labels_in_rounds(cluster: Cluster, found: list[Any], n_docs: int) -> NDArray[np.int64]:
