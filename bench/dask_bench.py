@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +38,8 @@ from simhash_cli.engines.dask import cluster as dask_cluster
 from simhash_cli.engines.dask import search as dask_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peak_rss
+import prose
 from corpus import make_texts, write_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,8 +75,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=40_000)
+    parser.add_argument("--records", type=int, nargs="*", default=[100_000, 1_000_000])
+    parser.add_argument("--short", type=int, default=200_000)
+    parser.add_argument(
+        "--parts", nargs="+", choices=("search", "whole"), default=["search", "whole"]
+    )
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks-dask.md"))
     args = parser.parse_args()
+    if "whole" in args.parts:
+        write_whole(args.out, whole_rows(args.records, args.short))
+    if "search" not in args.parts:
+        return
     rows: list[tuple[str, float, float, bool, str]] = []
 
     started = time.perf_counter()
@@ -149,6 +162,75 @@ def main() -> None:
     write(args.out, rows, start_up)
 
 
+# ---------------------------------------------------------------------------- whole processes
+
+SIMHASH = str(Path(sys.executable).parent / "simhash")
+CACHE = Path(__file__).resolve().parent / ".cache" / "dask"
+
+
+def prose_records(n: int) -> Path:
+    """bench/prose.py's records, ``n`` of them, made once and kept in bench/.cache."""
+    path = CACHE / f"prose-{n}.jsonl"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        texts, _ = prose.make(n, seed=0)
+        prose.write(texts, path)
+    return path
+
+
+def short_records(n: int) -> Path:
+    """``n`` short texts: each prose record's first 30 words (copies cut as their originals
+    are, so that near-duplicates stay near)."""
+    path = CACHE / f"short-{n}.jsonl"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        texts, _ = prose.make(n, seed=1)
+        prose.write([" ".join(text.split()[:30]) for text in texts], path)
+    return path
+
+
+def whole(command: list[str], out: Path) -> tuple[float, int]:
+    """``command`` as a whole process, its records to ``out``: wall seconds and the peak of
+    its process tree (a cluster's workers included) in kilobytes."""
+    with out.open("wb") as sink:
+        started = time.monotonic()
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.DEVNULL)
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, peak_rss.tree_rss(process.pid))
+            time.sleep(0.25)
+    if process.returncode:
+        raise SystemExit(f"{' '.join(command)} exited {process.returncode}")
+    return time.monotonic() - started, peak
+
+
+def whole_rows(sizes: list[int], short: int) -> list[str]:
+    """``simhash dedupe --texts`` at the defaults, local (``--jobs 2``) against ``--engine
+    dask --workers 2``, as whole processes; their outputs compared byte for byte."""
+    inputs = [(f"{n:,} prose records", prose_records(n)) for n in sizes]
+    if short:
+        inputs.append((f"{short:,} short texts (30 words)", short_records(short)))
+    lines = [
+        "| input | local: wall, peak | dask: wall, peak (client and workers) | dask / local "
+        "| same bytes | scheme |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for name, path in inputs:
+        with tempfile.TemporaryDirectory() as scratch:
+            here, there = Path(scratch) / "local.json", Path(scratch) / "dask.json"
+            common = [SIMHASH, "dedupe", "--texts", str(path), "-f", "json", "-q"]
+            local_s, local_kb = whole([*common, "--jobs", str(WORKERS)], here)
+            dask_s, dask_kb = whole([*common, "--engine", "dask", "--workers", str(WORKERS)], there)
+            equal = here.read_bytes() == there.read_bytes()
+            scheme = json.loads(here.read_text())["summary"]["scheme"]
+        lines.append(
+            f"| {name} | {local_s:.1f} s, {local_kb / 1e6:.2f} GB | {dask_s:.1f} s, "
+            f"{dask_kb / 1e6:.2f} GB | {dask_s / local_s:.2f}x | {'yes' if equal else 'NO'} "
+            f"| {scheme} |"
+        )
+    return lines
+
+
 def write(path: str, rows: list[tuple[str, float, float, bool, str]], start_up: float) -> None:
     lines = [
         "# The dask engine against the local engine",
@@ -177,8 +259,43 @@ def write(path: str, rows: list[tuple[str, float, float, bool, str]], start_up: 
         "(word 3-grams) that step is the local engine's bottleneck. The dask engine is for",
         "corpora that outgrow one machine (see the README's scaling section).",
     ]
-    Path(path).write_text("\n".join(lines) + "\n")
+    text = Path(path).read_text() if Path(path).exists() else ""
+    kept = text[text.index(WHOLE_BEGIN) :] if WHOLE_BEGIN in text else ""
+    Path(path).write_text("\n".join(lines) + "\n" + ("\n" + kept if kept else ""))
     print("\n".join(lines))
+
+
+WHOLE_BEGIN, WHOLE_END = "<!-- whole: begin -->", "<!-- whole: end -->"
+
+
+def write_whole(path: str, rows: list[str]) -> None:
+    """The section of whole processes in ``path``, made again (appended the first time)."""
+    lines = [
+        WHOLE_BEGIN,
+        "## Whole processes at the defaults",
+        "",
+        "Written by `python bench/dask_bench.py --parts whole`, in one run: `simhash dedupe "
+        "--texts FILE -f json` at the defaults (the planner, its pilot, exact verification) "
+        f"with `--jobs {WORKERS}`, and with `--engine dask --workers {WORKERS}` (a local "
+        "cluster started for the run, its start counted); wall time, and the peak of the summed "
+        "resident memory of the process tree (the client and the workers), polled every "
+        "0.25 s. The outputs are compared byte for byte.",
+        "",
+        *rows,
+        WHOLE_END,
+    ]
+    section = "\n".join(lines)
+    text = Path(path).read_text() if Path(path).exists() else ""
+    if WHOLE_BEGIN in text:
+        text = (
+            text[: text.index(WHOLE_BEGIN)]
+            + section
+            + text[text.index(WHOLE_END) + len(WHOLE_END) :]
+        )
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    Path(path).write_text(text)
+    print(section)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ def dedupe(
     *,
     band_keys: NDArray[np.uint64] | None = None,
     pilot: Pilot | None = None,
+    planned: Survey | None = None,
 ) -> DedupeResult:
     """Candidates by the chosen scheme, verification at the threshold, clusters.
 
@@ -72,7 +73,8 @@ def dedupe(
     one document of each distinct fingerprint (``blocking.collapse(...).representatives``, in
     order), when ``docs`` hold the vectors of only some documents: those of the candidates.
     ``pilot``: the corpus's pilot made elsewhere (:func:`~.planner.pilot_in_pieces`), with
-    which the scheme named in ``config`` was chosen: its pairs measure the run's recall.
+    which the scheme named in ``config`` was chosen: its pairs measure the run's recall;
+    ``planned``: the planner's view that chose it, what the run's advice prices on.
 
     Raises:
         ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
@@ -89,7 +91,8 @@ def dedupe(
     # its own pairs (as on every engine, so that the same scheme prints the same bytes).
     if pilot is None and plans(config):
         pilot = pilot_for(docs, config, copies)
-    scheme, planned = scheme_for(docs, config, copies, pilot=pilot)
+    scheme, surveyed = scheme_for(docs, config, copies, pilot=pilot)
+    planned = planned or surveyed
     n_candidates, n_checked, kept, audited = _verified_pairs(
         docs, config, scheme, copies, band_keys, pilot
     )

@@ -27,7 +27,6 @@ from ...core.keyed import Vectors
 from ...core.pilot import KeyCounts, Pilot, PilotPart, anchor_pairs
 from ...core.planner import choose_scheme, pilot_in_pieces, planner_rows, plans, scheme_for
 from ...core.result import DedupeResult
-from ...core.schemes import Survey
 from ...core.search import dedupe
 from ...core.tokenizer import TokenizerConfig
 from ...core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings, merge_counts
@@ -115,7 +114,8 @@ def verified_from_candidates(
             why = "those of the pilot's pairs"
         words = vectors_of(docs, rows, why)
         with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
-            return _as_asked(dedupe(words, every, pilot=pilot), config, planned)
+            found = dedupe(words, every, pilot=pilot, planned=planned)
+            return dataclasses.replace(found, config=config)
     if scheme.rows is not None:  # MinHash, its band keys made where the documents are
         same = dataclasses.replace(config, minhash=(scheme.blocks, scheme.rows))
         assert band_keys_of is not None
@@ -124,7 +124,8 @@ def verified_from_candidates(
         same = dataclasses.replace(config, blocks=scheme.blocks, max_distance=scheme.max_distance)
     if config.verify is Verify.ESTIMATE:
         with hooks.status(f"finding and verifying candidates among {len(docs):,} fingerprints"):
-            return _as_asked(dedupe(docs, same, band_keys=band_keys), config, planned)
+            found = dedupe(docs, same, band_keys=band_keys, planned=planned)
+            return dataclasses.replace(found, config=config)
     gate = hamming_gate(config.threshold, bits) if config.hamming_gate else bits
     within_gate = float(np.cos(np.pi * gate / bits))
     with hooks.status(f"finding candidates among {len(docs):,} fingerprints"):
@@ -141,14 +142,8 @@ def verified_from_candidates(
     rows = distinct(np.concatenate([planner_rows(docs), *ends]))
     vectors = vectors_of(docs, rows, "those of candidate pairs and the planner's sample")
     with hooks.status(f"verifying candidates among {len(docs):,} documents"):
-        found = dedupe(vectors, same, band_keys=band_keys, pilot=pilot)
-        return _as_asked(found, config, planned)
-
-
-def _as_asked(found: DedupeResult, config: DedupeConfig, planned: Survey | None) -> DedupeResult:
-    """A run made with the scheme the planner chose for ``config``, as the run of ``config``
-    itself: its config, and the planner's view."""
-    return dataclasses.replace(found, config=config, survey=planned)
+        found = dedupe(vectors, same, band_keys=band_keys, pilot=pilot, planned=planned)
+        return dataclasses.replace(found, config=config)  # as asked, not as the scheme named
 
 
 def placed_vectors(docs: Corpus, rows: NDArray[np.int64], read: Corpus) -> Corpus:
