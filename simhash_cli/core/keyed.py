@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,17 +30,14 @@ class Vectors:
 
     indptr: NDArray[np.int64]
     keys: NDArray[np.uint64]
-    values: NDArray[np.float64]
+    values: NDArray[np.floating[Any]]
 
     @classmethod
     def of(cls, weights: sp.csr_array, features: Sequence[str]) -> Vectors:
         """Rows of a weight matrix whose columns are named by ``features``."""
         csr = sp.csr_array(weights)
-        return cls(
-            csr.indptr.astype(np.int64),
-            feature_keys(features)[csr.indices],
-            csr.data.astype(np.float64),
-        )
+        # The weights' own type (float32 counts are not doubled in memory or on the wire).
+        return cls(csr.indptr.astype(np.int64), feature_keys(features)[csr.indices], csr.data)
 
     def take(self, rows: NDArray[np.int64]) -> Vectors:
         """The vectors of ``rows``, in that order."""

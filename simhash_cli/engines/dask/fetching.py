@@ -47,11 +47,18 @@ def named_matrix(
     features, as a corpus holding them names its columns (what a 256-bit sketch of each
     document, made from its features, needs)."""
     vectors, found = _gathered(cluster, fingerprinted, rows, _named_vectors_of)
-    weights, keys = vectors.keyed()
-    names: dict[int, str] = {}
-    for part_keys, part_names in found:
-        names.update(zip(part_keys.tolist(), part_names, strict=True))
-    return weights, [names[key] for key in keys.tolist()]
+    # Each worker numbered its entries by its own distinct keys; here those are merged (a few
+    # per document), not every entry sorted again.
+    keys = np.unique(np.concatenate([known for known, _, _ in found])) if found else vectors.keys
+    names = np.empty(keys.size, dtype=object)
+    columns = []
+    for known, named, local in found:
+        place = np.searchsorted(keys, known)
+        names[place] = named
+        columns.append(place[local])
+    column = np.concatenate(columns) if columns else np.zeros(0, np.int64)
+    weights = sp.csr_array((vectors.values, column, vectors.indptr), shape=(rows.size, keys.size))
+    return weights, names.tolist()
 
 
 def _gathered(
@@ -84,11 +91,13 @@ def _vectors_of(part: Part, rows: NDArray[np.int64]) -> tuple[Vectors, None]:
 
 def _named_vectors_of(
     part: Part, rows: NDArray[np.int64]
-) -> tuple[Vectors, tuple[NDArray[np.uint64], list[str]]]:
+) -> tuple[Vectors, tuple[NDArray[np.uint64], list[str], NDArray[np.int64]]]:
+    """The vectors of some rows, with their distinct keys (ascending), the features they
+    name, and each entry's place among them."""
     assert part.vectors is not None
     taken = part.vectors.take(rows)
-    keys = np.unique(taken.keys)
-    return taken, (keys, part.named(keys))
+    keys, local = np.unique(taken.keys, return_inverse=True)
+    return taken, (keys, part.named(keys), local.ravel())
 
 
 def taker(cluster: Cluster, fingerprinted: OnCluster) -> Callable[[NDArray[np.int64]], Corpus]:
