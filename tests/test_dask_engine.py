@@ -55,6 +55,7 @@ from simhash_cli.core.verifier import sorted_pairs
 from simhash_cli.engines.dask import cluster as dask_cluster
 from simhash_cli.engines.dask import reading as dask_reading
 from simhash_cli.engines.dask import search as dask_engine
+from simhash_cli.engines.dask import tfidf
 from simhash_cli.engines.dask.cluster import Cluster
 from simhash_cli.engines.dask.engine import DaskEngine
 from simhash_cli.errors import (
@@ -332,7 +333,6 @@ def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Pa
         (["dedupe", "--engine", "dask", "--audit", str(SAMPLE)], "does not take --audit"),
         (["dedupe", "--engine", "dask", "-"], "does not take standard input"),
         (["dedupe", "--engine", "dask", "--include-empty", str(SAMPLE)], "--include-empty"),
-        (["dedupe", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
         (["dedupe", "--scheduler", "tcp://127.0.0.1:9", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--workers", "2", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
@@ -765,3 +765,28 @@ def test_the_defaults_print_the_local_bytes_where_the_planner_chooses_minhash(
         emit_dedupe(found, fmt, ours, listing)
         emit_dedupe(local, fmt, theirs, listing)
         assert ours.getvalue() == theirs.getvalue(), (fmt, listing)
+
+
+def test_tfidf_is_weighted_over_the_whole_corpus_on_the_cluster(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """--weighting tfidf: the partitions counted, the document frequencies summed over them,
+    each partition weighted and fingerprinted again: the local engine's fingerprints and
+    output, to the bit, in partitions smaller than the corpus."""
+    source = tmp_path / "texts.jsonl"
+    write_text_records(source, 120)
+    settings = Settings(weighting=Weighting.TFIDF)
+    local = dedupe(corpus_from_text_records(str(source), settings), DedupeConfig(threshold=0.8))
+    job_args = ["dedupe", "--texts", str(source), "--weighting", "tfidf", "--threshold", "0.8"]
+    here = simhash(*job_args, "-f", "json")
+    there = simhash(
+        *job_args, "-f", "json", "--engine", "dask", "--scheduler", cluster.client.scheduler.address
+    )
+    assert there.returncode == here.returncode == ExitCode.OK, there.stderr
+    assert there.stdout == here.stdout and len(local.pairs) > 20
+    counted = dask_reading.read_records(
+        cluster, str(source), "texts", settings=Settings(), keep_vectors=True, block_bytes=4_000
+    )
+    assert len(counted.parts) > 3  # weighted by the whole corpus, not by each partition
+    found = tfidf.weighted(cluster, counted, settings, keep_vectors=False)
+    assert np.array_equal(found.docs.fingerprints, local.corpus.fingerprints)

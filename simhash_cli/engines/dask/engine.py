@@ -5,6 +5,7 @@ record files on the workers; standard input here, then sent) and searches on the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import ClassVar
@@ -19,9 +20,10 @@ from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify
 from ...core.result import DedupeResult
 from ...core.search import check_config
+from ...core.vectorize import Weighting
 from ...io.sinks.formats import counted
 from ...io.sources.files import STDIN
-from . import fetching, search
+from . import fetching, search, tfidf
 from .cluster import Cluster, connect, mapper
 from .reading import OnCluster, check_source, read_paths, read_records, send_corpus
 
@@ -31,14 +33,18 @@ __all__ = ["DaskEngine", "session"]
 class DaskEngine:
     """A Dask cluster the application's run functions work on.
 
-    It refuses what needs every document in one process: an audit (all pairs), tfidf (weights
-    of the whole corpus), fingerprints of a whole corpus at once, empty documents (not yet), a
-    document on standard input (the workers cannot read it), and the index (one SQLite file).
-    MinHash and every pair are taken: the workers sign their documents, and the vectors a
-    scheme needs are fetched.
+    It refuses what needs every document in one process: an audit (all pairs), fingerprints of
+    a whole corpus at once, empty documents (not yet), a document on standard input (the
+    workers cannot read it), and the index (one SQLite file). MinHash, every pair and tf-idf
+    are taken: the workers sign their documents, the vectors a scheme needs are fetched, and
+    document frequencies are summed over the partitions before they are weighted.
     """
 
-    refused: ClassVar[frozenset[Need]] = frozenset(Need) - {Need.MINHASH, Need.EVERY_PAIR}
+    refused: ClassVar[frozenset[Need]] = frozenset(Need) - {
+        Need.MINHASH,
+        Need.EVERY_PAIR,
+        Need.TFIDF,
+    }
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -81,33 +87,43 @@ class DaskEngine:
         return fingerprinted.docs, rows
 
     def _read(self, job: Job, hooks: Hooks) -> OnCluster:
-        if job.source.is_records:
-            return self._read_records(job, hooks)
-        return self._read_paths(job, hooks)
+        """The documents read, fingerprinted and held by the workers: for tf-idf, counted
+        first, then weighted over them all (:mod:`.tfidf`)."""
+        settings = job.reading.settings_for(job.source.kind)
+        keep = job.config.verify is Verify.EXACT and job.source.kind is not Input.FINGERPRINTS
+        if settings.weighting is not Weighting.TFIDF or job.source.kind is Input.FINGERPRINTS:
+            return self._read_as(job, hooks, settings, keep)
+        counted = self._read_as(
+            job, hooks, dataclasses.replace(settings, weighting=Weighting.TF), True
+        )
+        with hooks.status("weighting the documents by tf-idf on the workers"):
+            return tfidf.weighted(self.cluster, counted, settings, keep_vectors=keep)
 
-    def _read_paths(self, job: Job, hooks: Hooks) -> OnCluster:
+    def _read_as(self, job: Job, hooks: Hooks, settings: Settings, keep: bool) -> OnCluster:
+        if job.source.is_records:
+            return self._read_records(job, hooks, settings, keep)
+        return self._read_paths(job, hooks, settings, keep)
+
+    def _read_paths(self, job: Job, hooks: Hooks, settings: Settings, keep: bool) -> OnCluster:
         reading = job.reading
         with hooks.progress("reading files") as progress:
             return read_paths(
                 self.cluster,
                 job.source.paths,
-                settings=reading.settings,
-                keep_vectors=job.config.verify is Verify.EXACT,
+                settings=settings,
+                keep_vectors=keep,
                 policy=reading.policy,
                 on_event=hooks.event,
                 on_listed=progress.on_listed,
                 on_read=progress.on_read,
             )
 
-    def _read_records(self, job: Job, hooks: Hooks) -> OnCluster:
+    def _read_records(self, job: Job, hooks: Hooks, settings: Settings, keep: bool) -> OnCluster:
         source, reading = job.source, job.reading
         assert source.location is not None
         stored = source.kind is Input.FINGERPRINTS
-        settings = {
-            Input.FINGERPRINTS: Settings(),  # the records say theirs
-            Input.VECTORS: reading.vector_settings,
-            Input.TEXTS: reading.settings,
-        }[source.kind]
+        if stored:
+            settings = Settings()  # the records say theirs
         report_passed_over(source, hooks)
         with hooks.status(f"reading {source.location} on the cluster"):
             return read_records(
@@ -115,7 +131,7 @@ class DaskEngine:
                 source.location,
                 source.kind.value,
                 settings=settings,
-                keep_vectors=job.config.verify is Verify.EXACT and not stored,
+                keep_vectors=keep,
                 on_event=hooks.event,
                 skip_bad_lines=source.skip_bad_lines,
                 check_settings=reading.check_recorded if stored else None,

@@ -384,6 +384,9 @@ def send_corpus(
     with reported():
         for start in range(0, len(docs), partition_docs):
             rows = np.arange(start, min(start + partition_docs, len(docs)), dtype=np.int64)
-            parts.append(client.scatter(Part.of([], docs.select(rows), keep_vectors)))
+            # A key of its own (not the data's hash): a second run of the same documents must
+            # not take over, or see released, the first one's partitions.
+            part = Part.of([], docs.select(rows), keep_vectors)
+            parts.append(client.scatter(part, hash=False))
             sizes.append(rows.size)
     return OnCluster(docs, parts, sizes, keep_vectors)
