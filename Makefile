@@ -75,7 +75,8 @@ bench-whole: $(STAMP)
 bench-index: $(STAMP)
 	$(BIN)/python bench/index_bench.py
 
-# The dask engine against the local one (a few minutes): docs/benchmarks-dask.md.
+# The dask engine against the local one (about 15 minutes, 1,000,000 prose records among
+# them, made once into bench/.cache): docs/benchmarks-dask.md.
 bench-dask: $(STAMP)
 	$(BIN)/python bench/dask_bench.py
 

@@ -37,7 +37,7 @@ from simhash_cli.app.records import (
     corpus_from_text_records,
     corpus_from_vectors,
 )
-from simhash_cli.app.settings import Input, Source
+from simhash_cli.app.settings import Input, Reading, Source
 from simhash_cli.core import allpairs, planner
 from simhash_cli.core.cluster import clusters_of_labels
 from simhash_cli.core.config import DedupeConfig
@@ -233,9 +233,9 @@ def test_budgets_hold_on_the_cluster(cluster: Cluster) -> None:
 def test_what_the_engine_does_not_take_is_refused(cluster: Cluster) -> None:
     docs = planted(100)
     # What the engine does not do is declared once, by the engine, and refused before it starts.
-    audit = DedupeRequest(Source(Input.PATHS, (str(SAMPLE),)), audit=True, verify=Verify.ESTIMATE)
-    with pytest.raises(UsageError, match="dask does not take audit"):
-        refuse("dask", DaskEngine.refused, audit.needs())
+    empty = DedupeRequest(Source(Input.PATHS, (str(SAMPLE),)), reading=Reading(include_empty=True))
+    with pytest.raises(UsageError, match="dask does not take include_empty"):
+        refuse("dask", DaskEngine.refused, empty.needs())
     with pytest.raises(ParameterError, match="vectors"):
         dask_engine.dedupe_corpus(cluster, docs, DedupeConfig(verify=Verify.EXACT))
     with pytest.raises(ParameterError, match="tfidf"):
@@ -282,12 +282,12 @@ def simhash(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 
 def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster) -> None:
-    # At the defaults, in every format, and with a scheme named.
-    for fmt in ("json", "jsonl", "csv", "groups"):
-        here = simhash("dedupe", "-f", fmt, str(SAMPLE))
-        there = simhash("dedupe", "-f", fmt, "--engine", "dask", "--workers", "2", str(SAMPLE))
+    # At the defaults, in every format, with an audit, and with a scheme named.
+    for args in (["-f", "json"], ["-f", "jsonl"], ["-f", "csv"], ["-f", "groups"], ["--audit"]):
+        here = simhash("dedupe", *args, str(SAMPLE))
+        there = simhash("dedupe", *args, "--engine", "dask", "--workers", "2", str(SAMPLE))
         assert there.returncode == here.returncode == ExitCode.OK, there.stderr
-        assert there.stdout == here.stdout, fmt
+        assert there.stdout == here.stdout, args
     local = simhash("dedupe", "-f", "json", "--blocks", "16", str(SAMPLE))
     on_dask = simhash(
         "dedupe", "-f", "json", "--blocks", "16", "--engine", "dask", "--workers", "2", str(SAMPLE)
@@ -330,7 +330,6 @@ def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Pa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["dedupe", "--engine", "dask", "--audit", str(SAMPLE)], "does not take --audit"),
         (["dedupe", "--engine", "dask", "-"], "does not take standard input"),
         (["dedupe", "--engine", "dask", "--include-empty", str(SAMPLE)], "--include-empty"),
         (["dedupe", "--scheduler", "tcp://127.0.0.1:9", str(SAMPLE)], "goes with --engine dask"),

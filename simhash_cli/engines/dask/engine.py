@@ -33,17 +33,18 @@ __all__ = ["DaskEngine", "session"]
 class DaskEngine:
     """A Dask cluster the application's run functions work on.
 
-    It refuses what needs every document in one process: an audit (all pairs), fingerprints of
-    a whole corpus at once, empty documents (not yet), a document on standard input (the
-    workers cannot read it), and the index (one SQLite file). MinHash, every pair and tf-idf
-    are taken: the workers sign their documents, the vectors a scheme needs are fetched, and
-    document frequencies are summed over the partitions before they are weighted.
+    It refuses fingerprints of a whole corpus at once, empty documents (not yet), a document
+    on standard input (the workers cannot read it), and the index (one SQLite file). MinHash,
+    every pair, tf-idf and the audit are taken: the workers sign their documents, the vectors
+    a scheme (or the audit, of a few thousand documents) needs are fetched, and document
+    frequencies are summed over the partitions before they are weighted.
     """
 
     refused: ClassVar[frozenset[Need]] = frozenset(Need) - {
         Need.MINHASH,
         Need.EVERY_PAIR,
         Need.TFIDF,
+        Need.AUDIT,
     }
 
     def __init__(self, cluster: Cluster) -> None:
@@ -63,14 +64,14 @@ class DaskEngine:
         """Files and record files read by the workers; records from standard input read here
         and sent; then the local engine's answer (:func:`.search.dedupe`)."""
         source, config = job.source, job.config
-        exact = config.verify is Verify.EXACT
+        vectors = config.verify is Verify.EXACT or config.audit
         if source.is_records and source.location == STDIN:
             docs = load_records(source, job.reading, hooks)
             check_config(docs, config, has_vectors=docs.weights is not None)
-            fingerprinted = send_corpus(self.cluster, docs, keep_vectors=exact)
+            fingerprinted = send_corpus(self.cluster, docs, keep_vectors=vectors)
         else:
             fingerprinted = self._read(job, hooks)
-        if exact:  # says itself what it is doing, step by step
+        if vectors:  # says itself what it is doing, step by step
             return search.dedupe(self.cluster, fingerprinted, config, hooks)
         n = len(fingerprinted.docs)
         with hooks.status(f"finding and verifying candidates among {n:,} fingerprints"):
@@ -90,7 +91,8 @@ class DaskEngine:
         """The documents read, fingerprinted and held by the workers: for tf-idf, counted
         first, then weighted over them all (:mod:`.tfidf`)."""
         settings = job.reading.settings_for(job.source.kind)
-        keep = job.config.verify is Verify.EXACT and job.source.kind is not Input.FINGERPRINTS
+        needed = job.config.verify is Verify.EXACT or job.config.audit
+        keep = needed and job.source.kind is not Input.FINGERPRINTS
         if settings.weighting is not Weighting.TFIDF or job.source.kind is Input.FINGERPRINTS:
             return self._read_as(job, hooks, settings, keep)
         counted = self._read_as(

@@ -31,6 +31,7 @@ from ...app.dedupe.rereading import verified_from_candidates
 from ...app.hooks import Hooks, Silent
 from ...core import blocking, tables
 from ...core import cluster as clustering
+from ...core import search as core_search
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.cosines import ScoredPairs, Verify
@@ -257,9 +258,15 @@ def dedupe(
     """
     docs = fingerprinted.docs
     check_config(docs, config, has_vectors=fingerprinted.vectors)
+    told = hooks or Silent()
+    if config.audit:
+        # Every pair's true cosine, in one product: every vector fetched (an audit is of a
+        # few thousand documents, check_config says), then the local engine's own run.
+        every = np.arange(len(docs), dtype=np.int64)
+        held = fetching.vectors_of(cluster, fingerprinted, told)(docs, every, "the audit")
+        return core_search.dedupe(held, config)
     if config.verify is Verify.ESTIMATE:
         return estimated(cluster, fingerprinted, config)
-    told = hooks or Silent()
     words = docs.settings.tokenizer is not None
     return verified_from_candidates(
         docs,
