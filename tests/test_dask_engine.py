@@ -37,7 +37,7 @@ from simhash_cli.app.records import (
     corpus_from_text_records,
     corpus_from_vectors,
 )
-from simhash_cli.app.settings import Input, Reading, Source
+from simhash_cli.app.settings import Input, Source
 from simhash_cli.core import allpairs, planner
 from simhash_cli.core.cluster import clusters_of_labels
 from simhash_cli.core.config import DedupeConfig
@@ -233,9 +233,9 @@ def test_budgets_hold_on_the_cluster(cluster: Cluster) -> None:
 def test_what_the_engine_does_not_take_is_refused(cluster: Cluster) -> None:
     docs = planted(100)
     # What the engine does not do is declared once, by the engine, and refused before it starts.
-    empty = DedupeRequest(Source(Input.PATHS, (str(SAMPLE),)), reading=Reading(include_empty=True))
-    with pytest.raises(UsageError, match="dask does not take include_empty"):
-        refuse("dask", DaskEngine.refused, empty.needs())
+    typed = DedupeRequest(Source(Input.PATHS, ("-", str(SAMPLE))))
+    with pytest.raises(UsageError, match=r"dask does not take standard input \(-\)"):
+        refuse("dask", DaskEngine.refused, typed.needs())
     with pytest.raises(ParameterError, match="vectors"):
         dask_engine.dedupe_corpus(cluster, docs, DedupeConfig(verify=Verify.EXACT))
     with pytest.raises(ParameterError, match="tfidf"):
@@ -331,7 +331,6 @@ def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Pa
     ("args", "message"),
     [
         (["dedupe", "--engine", "dask", "-"], "does not take standard input"),
-        (["dedupe", "--engine", "dask", "--include-empty", str(SAMPLE)], "--include-empty"),
         (["dedupe", "--scheduler", "tcp://127.0.0.1:9", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--workers", "2", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
@@ -789,3 +788,35 @@ def test_tfidf_is_weighted_over_the_whole_corpus_on_the_cluster(
     assert len(counted.parts) > 3  # weighted by the whole corpus, not by each partition
     found = tfidf.weighted(cluster, counted, settings, keep_vectors=False)
     assert np.array_equal(found.docs.fingerprints, local.corpus.fingerprints)
+
+
+@pytest.mark.parametrize("verify", ["exact", "estimate"])
+def test_empty_documents_make_the_local_cluster_on_the_cluster(
+    cluster: Cluster, tmp_path: Path, verify: str
+) -> None:
+    """--include-empty: files and records without a word are set aside on the workers, the
+    others searched, the empty ones paired on the client: the local engine's bytes, with
+    empty documents in several partitions (and a partition of nothing else)."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    for k in range(5):
+        (corpus / f"blank-{k}.txt").write_text(" \n" * k)
+    records = tmp_path / "texts.jsonl"
+    write_text_records(records, 60)
+    with records.open("a") as out:
+        out.writelines(json.dumps({"id": f"e{k}", "text": "  "}) + "\n" for k in range(4))
+    address = cluster.client.scheduler.address
+    for source in ([str(corpus)], ["--texts", str(records)]):
+        args = ["dedupe", "--include-empty", "--verify", verify, "-f", "json", *source]
+        here = simhash(*args)
+        there = simhash(*args, "--engine", "dask", "--scheduler", address)
+        assert there.returncode == here.returncode == ExitCode.OK, there.stderr
+        assert there.stdout == here.stdout, source
+        assert json.loads(here.stdout)["summary"]["empty_pairs"] > 5
+    # In partitions smaller than the corpus: the empty ones spread over several.
+    docs = corpus_from_text_records(str(records), include_empty=True)
+    config = DedupeConfig(verify=Verify(verify))
+    found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=16)
+    local = dedupe(docs, config)
+    assert found.empty_pairs == local.empty_pairs == 6
+    assert np.array_equal(found.pairs.pairs, local.pairs.pairs)

@@ -87,7 +87,7 @@ def load(
     pieces' counts costs more than it saves)."""
     if source.is_records:
         report_passed_over(source, hooks)
-        if source.kind is Input.VECTORS and not vectors_needed:
+        if source.kind is Input.VECTORS and not holds_vectors(source, reading, vectors_needed):
             # No word sets to keep for MinHash: vectors are not texts.
             docs = fingerprinted_records(source, reading, hooks)
         elif source.kind is Input.TEXTS and reading.jobs > 1:
@@ -100,12 +100,22 @@ def load(
                 docs = load_records(source, reading, hooks)
     else:
         with hooks.progress("reading files") as progress:
-            if not vectors_needed and reading.weighting is not Weighting.TFIDF:
+            if not holds_vectors(source, reading, vectors_needed):
                 docs = concatenate(stream(source, reading, engine, hooks, progress))
             else:
                 docs = read_files(source.paths, reading, hooks, progress, distinct=distinct)
     release_freed_memory()  # the reading's batches, before the search's own peak
     return docs
+
+
+def holds_vectors(source: Source, reading: Reading, vectors_needed: bool) -> bool:
+    """Whether :func:`load` keeps the documents' vectors (an engine that reads elsewhere
+    keeps the same, to plan as this one does): when they are needed, for ``--texts`` (MinHash
+    schemes are made of their word sets) and for tf-idf (its weights need them all); never
+    for stored fingerprints, which have none."""
+    if source.kind is Input.FINGERPRINTS:
+        return False
+    return vectors_needed or source.kind is Input.TEXTS or reading.weighting is Weighting.TFIDF
 
 
 def stream(

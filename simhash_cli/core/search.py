@@ -52,6 +52,7 @@ __all__ = [
     "group_pairs_of",
     "suggest_blocks",
     "suggest_max_distance",
+    "with_empty",
 ]
 
 
@@ -82,9 +83,9 @@ def dedupe(
         CandidateBudgetError: the scheme would produce too many candidate pairs.
     """
     config = config or DedupeConfig()
-    empty = np.flatnonzero(docs.n_features == 0)
-    if empty.size:
-        return _with_empty(docs, config, empty)
+    if np.any(docs.n_features == 0):
+        real = np.flatnonzero(docs.n_features != 0)
+        return with_empty(docs, config, dedupe(docs.select(real), config))
     check_config(docs, config, has_vectors=docs.weights is not None)
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     # The pilot serves the planner: a scheme named is run as named, its share estimated from
@@ -279,12 +280,13 @@ def _pilot_advice(
     return None if best is None else Advice(best, best.recall)
 
 
-def _with_empty(docs: Corpus, config: DedupeConfig, empty: NDArray[np.int64]) -> DedupeResult:
-    """Empty documents (kept by ``--include-empty``) are duplicates of each other and of
-    nothing else: the others are deduplicated on their own, the empty ones make one cluster
-    (paired one by one up to COPIES_PAIRED of them, else each with the first)."""
+def with_empty(docs: Corpus, config: DedupeConfig, result: DedupeResult) -> DedupeResult:
+    """The run of ``docs`` whose documents with words gave ``result`` (a dedupe of them alone,
+    in their order): the empty documents (kept by ``--include-empty``) are duplicates of each
+    other and of nothing else, one cluster, paired one by one up to COPIES_PAIRED of them,
+    else each with the first. ``result``'s pairs are held (not streamed)."""
     real = np.flatnonzero(docs.n_features != 0)
-    result = dedupe(docs.select(real), config)
+    empty = np.flatnonzero(docs.n_features == 0)
     if empty.size <= COPIES_PAIRED:
         first, second = np.triu_indices(empty.size, 1)
         among = np.stack((empty[first], empty[second]), axis=1)

@@ -13,11 +13,10 @@ from typing import ClassVar
 from ...app.batches import Mapper
 from ...app.engine import Job, Need
 from ...app.hooks import Hooks
-from ...app.loading import load_records, report_passed_over
+from ...app.loading import holds_vectors, load_records, report_passed_over
 from ...app.settings import EngineChoice, Input, Source, capped_jobs
 from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
-from ...core.cosines import Verify
 from ...core.result import DedupeResult
 from ...core.search import check_config
 from ...core.vectorize import Weighting
@@ -33,11 +32,12 @@ __all__ = ["DaskEngine", "session"]
 class DaskEngine:
     """A Dask cluster the application's run functions work on.
 
-    It refuses fingerprints of a whole corpus at once, empty documents (not yet), a document
-    on standard input (the workers cannot read it), and the index (one SQLite file). MinHash,
-    every pair, tf-idf and the audit are taken: the workers sign their documents, the vectors
-    a scheme (or the audit, of a few thousand documents) needs are fetched, and document
-    frequencies are summed over the partitions before they are weighted.
+    It refuses fingerprints of a whole corpus at once, a document on standard input (the
+    workers cannot read it), and the index (one SQLite file). MinHash, every pair, tf-idf,
+    the audit and empty documents are taken: the workers sign their documents, the vectors a
+    scheme (or the audit, of a few thousand documents) needs are fetched, document
+    frequencies are summed over the partitions before they are weighted, and the empty
+    documents are set aside on the workers and paired here.
     """
 
     refused: ClassVar[frozenset[Need]] = frozenset(Need) - {
@@ -45,6 +45,7 @@ class DaskEngine:
         Need.EVERY_PAIR,
         Need.TFIDF,
         Need.AUDIT,
+        Need.EMPTY_DOCUMENTS,
     }
 
     def __init__(self, cluster: Cluster) -> None:
@@ -64,14 +65,14 @@ class DaskEngine:
         """Files and record files read by the workers; records from standard input read here
         and sent; then the local engine's answer (:func:`.search.dedupe`)."""
         source, config = job.source, job.config
-        vectors = config.verify is Verify.EXACT or config.audit
         if source.is_records and source.location == STDIN:
             docs = load_records(source, job.reading, hooks)
             check_config(docs, config, has_vectors=docs.weights is not None)
-            fingerprinted = send_corpus(self.cluster, docs, keep_vectors=vectors)
+            kept = holds_vectors(source, job.reading, job.vectors_needed)
+            fingerprinted = send_corpus(self.cluster, docs, keep_vectors=kept)
         else:
             fingerprinted = self._read(job, hooks)
-        if vectors:  # says itself what it is doing, step by step
+        if fingerprinted.vectors:  # says itself what it is doing, step by step
             return search.dedupe(self.cluster, fingerprinted, config, hooks)
         n = len(fingerprinted.docs)
         with hooks.status(f"finding and verifying candidates among {n:,} fingerprints"):
@@ -91,8 +92,8 @@ class DaskEngine:
         """The documents read, fingerprinted and held by the workers: for tf-idf, counted
         first, then weighted over them all (:mod:`.tfidf`)."""
         settings = job.reading.settings_for(job.source.kind)
-        needed = job.config.verify is Verify.EXACT or job.config.audit
-        keep = needed and job.source.kind is not Input.FINGERPRINTS
+        # The vectors the local engine would hold (it plans MinHash schemes on them).
+        keep = holds_vectors(job.source, job.reading, job.vectors_needed)
         if settings.weighting is not Weighting.TFIDF or job.source.kind is Input.FINGERPRINTS:
             return self._read_as(job, hooks, settings, keep)
         counted = self._read_as(
@@ -118,6 +119,7 @@ class DaskEngine:
                 on_event=hooks.event,
                 on_listed=progress.on_listed,
                 on_read=progress.on_read,
+                include_empty=reading.include_empty,
             )
 
     def _read_records(self, job: Job, hooks: Hooks, settings: Settings, keep: bool) -> OnCluster:
@@ -139,6 +141,7 @@ class DaskEngine:
                 check_settings=reading.check_recorded if stored else None,
                 max_line=reading.policy.max_bytes,
                 fields=source.fields,
+                include_empty=reading.include_empty,
             )
 
 

@@ -112,9 +112,10 @@ def _fingerprint_part(
     settings: Settings,
     policy: ReadPolicy,
     keep_vectors: bool,
+    include_empty: bool = False,
 ) -> Part:
     events, batch = batch_as_given(
-        directory, fingerprint_batch, files, settings, policy, False, keep_vectors
+        directory, fingerprint_batch, files, settings, policy, include_empty, keep_vectors
     )
     return Part.of(events, batch, keep_vectors)
 
@@ -134,6 +135,7 @@ class Records:
     keep_vectors: bool
     max_line: int | None
     fields: Fields = DEFAULT_FIELDS
+    include_empty: bool = False
 
 
 Piece = Lines | RowGroup
@@ -165,11 +167,11 @@ def _part_of(
     """Records fingerprinted as the local engine does, with the events of their reading."""
     settings = records.settings
     if records.kind == "texts":
-        docs = from_text_records(parsed, settings, events.append, skipped)
+        docs = from_text_records(parsed, settings, events.append, skipped, records.include_empty)
     elif records.kind == "vectors":
-        docs = from_vector_records(parsed, settings, events.append, skipped)
+        docs = from_vector_records(parsed, settings, events.append, skipped, records.include_empty)
     elif parsed:
-        docs = from_fingerprint_records(parsed, events.append, skipped)
+        docs = from_fingerprint_records(parsed, events.append, skipped, records.include_empty)
     else:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         docs = Corpus([], empty, np.zeros(0, np.int64), settings)
@@ -204,9 +206,11 @@ def read_paths(
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
     partition_files: int | None = None,
+    include_empty: bool = False,
 ) -> OnCluster:
     """Files listed here (the workers must see the same paths) and read, tokenized and
-    fingerprinted by the workers, ``partition_files`` to a task.
+    fingerprinted by the workers, ``partition_files`` to a task (a file without a word kept,
+    empty, with ``include_empty``).
 
     Raises:
         WorkerLostError: a worker died.
@@ -225,6 +229,7 @@ def read_paths(
                 settings,
                 policy,
                 keep_vectors,
+                include_empty,
                 pure=False,
             )
             for batch in batches
@@ -256,6 +261,7 @@ def read_records(
     block_bytes: int = BLOCK_BYTES,
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
+    include_empty: bool = False,
 ) -> OnCluster:
     """JSON Lines records (``kind``: texts, vectors or fingerprints) read by the workers a
     block of ``block_bytes`` at a time, or Parquet (``.parquet``) a row group at a time: a
@@ -269,7 +275,7 @@ def read_records(
         line (naming file and line), an id given twice (naming both), fingerprints made with
         different settings.
     """
-    job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line, fields)
+    job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line, fields, include_empty)
     with reported():
         if holds_parquet(source):
             pieces = _parquet_pieces(source)

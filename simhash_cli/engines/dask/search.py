@@ -45,6 +45,7 @@ from ...core.verifier import (
     sorted_pairs,
     verify_candidates,
 )
+from ...errors import ParameterError
 from ...io.sources.records import RecordKind
 from . import fetching
 from .cluster import Cluster, reported
@@ -210,7 +211,7 @@ def dedupe_paths(
     cluster: Cluster, paths: Sequence[str], config: DedupeConfig, **reading: Any
 ) -> DedupeResult:
     """:func:`read_paths` then :func:`dedupe`: the local engine's result for these files."""
-    keep_vectors = config.verify is Verify.EXACT
+    keep_vectors = config.verify is Verify.EXACT or config.audit
     return dedupe(cluster, read_paths(cluster, paths, keep_vectors=keep_vectors, **reading), config)
 
 
@@ -218,7 +219,9 @@ def dedupe_records(
     cluster: Cluster, source: str, kind: RecordKind, config: DedupeConfig, **reading: Any
 ) -> DedupeResult:
     """:func:`read_records` then :func:`dedupe`: the local engine's result for these records."""
-    keep_vectors = config.verify is Verify.EXACT and kind != "fingerprints"
+    # Held as the local engine holds them: --texts always (MinHash schemes need them).
+    needed = config.verify is Verify.EXACT or config.audit or kind == "texts"
+    keep_vectors = needed and kind != "fingerprints"
     fingerprinted = read_records(cluster, source, kind, keep_vectors=keep_vectors, **reading)
     return dedupe(cluster, fingerprinted, config)
 
@@ -232,7 +235,7 @@ def dedupe_corpus(
 ) -> DedupeResult:
     """:func:`send_corpus` then :func:`dedupe`: the local engine's result for these documents."""
     check_config(docs, config, has_vectors=docs.weights is not None)
-    keep_vectors = config.verify is Verify.EXACT
+    keep_vectors = docs.weights is not None  # as the local engine, which plans on them
     sent = send_corpus(cluster, docs, keep_vectors=keep_vectors, partition_docs=partition_docs)
     return dedupe(cluster, sent, config)
 
@@ -242,14 +245,16 @@ def dedupe(
 ) -> DedupeResult:
     """A dedupe of documents already on the cluster: the local engine's answer, in every byte.
 
-    Verified exactly, the answer of a machine holding every vector
+    With vectors on the workers (exact verification, and wherever the local engine holds
+    them: ``--texts``, tf-idf), the answer of a machine holding every vector
     (:func:`~simhash_cli.app.dedupe.rereading.verified_from_candidates`): the workers make the
     pilot and the MinHash signatures, the client plans, finds the candidates and verifies them
-    with the vectors they name, fetched once each (:mod:`.fetching`). By estimate, the
-    shuffle and the buckets' search (:func:`estimated`), which needs no vector.
+    (exactly, with the vectors they name, fetched once each: :mod:`.fetching`). Fingerprints
+    alone, verified by estimate: the shuffle and the buckets' search (:func:`estimated`).
 
-    An audit and empty documents are not offered (the request refuses them: see
-    :meth:`~simhash_cli.app.dedupe.DedupeRequest.check`).
+    Empty documents (``--include-empty``) are set aside on the workers, the others searched,
+    and the empty ones paired here (:func:`~simhash_cli.core.search.with_empty`), as the
+    local engine does.
 
     Raises:
         ParameterError: exact verification without vectors.
@@ -257,6 +262,15 @@ def dedupe(
         WorkerLostError: a worker died.
     """
     docs = fingerprinted.docs
+    if np.any(docs.n_features == 0):
+        real = _without_empty(cluster, fingerprinted)
+        result = dedupe(cluster, real, config, hooks)
+        if isinstance(result.pairs, StreamedPairs):
+            raise ParameterError(
+                f"more than {CLIENT_PAIRS:,} flagged pairs with --include-empty on the dask "
+                "engine: run without --include-empty, or on the local engine"
+            )
+        return core_search.with_empty(docs, config, result)
     check_config(docs, config, has_vectors=fingerprinted.vectors)
     told = hooks or Silent()
     if config.audit:
@@ -265,7 +279,7 @@ def dedupe(
         every = np.arange(len(docs), dtype=np.int64)
         held = fetching.vectors_of(cluster, fingerprinted, told)(docs, every, "the audit")
         return core_search.dedupe(held, config)
-    if config.verify is Verify.ESTIMATE:
+    if not fingerprinted.vectors:
         return estimated(cluster, fingerprinted, config)
     words = docs.settings.tokenizer is not None
     return verified_from_candidates(
@@ -276,6 +290,26 @@ def dedupe(
         fetching.band_keys_of(cluster, fingerprinted, told) if words else None,
         fetching.pilot_of(cluster, fingerprinted, told),
     )
+
+
+def _real_part(part: Part) -> Part:
+    """A partition without its empty documents (their vectors too)."""
+    kept = np.flatnonzero(part.docs.n_features != 0)
+    vectors = None if part.vectors is None else part.vectors.take(kept)
+    return dataclasses.replace(part, docs=part.docs.select(kept), vectors=vectors)
+
+
+def _without_empty(cluster: Cluster, fingerprinted: OnCluster) -> OnCluster:
+    """The documents with a feature, in their order: each partition's empty ones left out on
+    the worker that holds it."""
+    docs, sizes = fingerprinted.docs, fingerprinted.sizes
+    bounds = np.cumsum([0, *sizes])
+    real = docs.n_features != 0
+    kept = [int(np.count_nonzero(real[start:stop])) for start, stop in itertools.pairwise(bounds)]
+    client = cluster.client
+    with reported():
+        parts = [client.submit(_real_part, part) for part in fingerprinted.parts]
+    return OnCluster(docs.select(np.flatnonzero(real)), parts, kept, fingerprinted.vectors)
 
 
 def estimated(cluster: Cluster, fingerprinted: OnCluster, config: DedupeConfig) -> DedupeResult:
