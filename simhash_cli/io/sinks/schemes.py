@@ -4,7 +4,7 @@ calibrate``'s sweep, as tables a person reads or one document to keep.
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, Any
 
 from rich import box
 from rich.table import Table
@@ -25,7 +25,7 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash plan``: the schemes worth considering with their S-curves."""
     document = survey_record(plan)
     if fmt in (Format.JSON, Format.JSONL):
-        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        _write_json(document, fmt, out)
         return
     if fmt is Format.CSV:
         rows = [{k: v for k, v in r.items() if k != "curve"} for r in document["schemes"]]
@@ -94,7 +94,7 @@ def emit_calibration(result: Calibration, fmt: Format, out: IO[str]) -> None:
     """Write ``simhash calibrate``: three tables a person can read, or one JSON to keep."""
     document = calibration_record(result)
     if fmt in (Format.JSON, Format.JSONL):
-        out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
+        _write_json(document, fmt, out)
         return
     if fmt is Format.CSV:
         write_records(document["error_by_bits"], fmt, out)
@@ -153,3 +153,8 @@ def emit_calibration(result: Calibration, fmt: Format, out: IO[str]) -> None:
             f"{entry['false_candidate_rate']:.4f}",
         )
     console.print(schemes)
+
+
+def _write_json(document: dict[str, Any], fmt: Format, out: IO[str]) -> None:
+    """One JSON document: indented for ``-f json``, one line for ``-f jsonl``."""
+    out.write(json_text(document, out, indent=2 if fmt is Format.JSON else None) + "\n")
