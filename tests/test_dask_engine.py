@@ -233,9 +233,9 @@ def test_budgets_hold_on_the_cluster(cluster: Cluster) -> None:
 def test_what_the_engine_does_not_take_is_refused(cluster: Cluster) -> None:
     docs = planted(100)
     # What the engine does not do is declared once, by the engine, and refused before it starts.
-    typed = DedupeRequest(Source(Input.PATHS, ("-", str(SAMPLE))))
-    with pytest.raises(UsageError, match=r"dask does not take standard input \(-\)"):
-        refuse("dask", DaskEngine.refused, typed.needs())
+    indexed = DedupeRequest(Source(Input.PATHS, (str(SAMPLE),)), index="x.db")
+    with pytest.raises(UsageError, match="engine dask does not take index"):
+        refuse("dask", DaskEngine.refused, indexed.needs())
     with pytest.raises(ParameterError, match="vectors"):
         dask_engine.dedupe_corpus(cluster, docs, DedupeConfig(verify=Verify.EXACT))
     with pytest.raises(ParameterError, match="tfidf"):
@@ -274,10 +274,12 @@ def test_a_killed_worker_is_an_error_not_a_hang(
 # ---------------------------------------------------------------- the command line
 
 
-def simhash(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def simhash(
+    *args: str, cwd: Path | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "simhash_cli", *args]
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=120, check=False, cwd=cwd
+        command, capture_output=True, text=True, timeout=120, check=False, cwd=cwd, input=input
     )
 
 
@@ -330,7 +332,6 @@ def test_fingerprint_and_index_add_on_the_cluster(cluster: Cluster, tmp_path: Pa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["dedupe", "--engine", "dask", "-"], "does not take standard input"),
         (["dedupe", "--scheduler", "tcp://127.0.0.1:9", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--workers", "2", str(SAMPLE)], "goes with --engine dask"),
         (["fingerprint", "--engine", "dask", "--weighting", "tfidf", str(SAMPLE)], "tfidf"),
@@ -791,12 +792,13 @@ def test_tfidf_is_weighted_over_the_whole_corpus_on_the_cluster(
 
 
 @pytest.mark.parametrize("verify", ["exact", "estimate"])
-def test_empty_documents_make_the_local_cluster_on_the_cluster(
+def test_empty_documents_and_standard_input_give_the_local_bytes_on_the_cluster(
     cluster: Cluster, tmp_path: Path, verify: str
 ) -> None:
     """--include-empty: files and records without a word are set aside on the workers, the
     others searched, the empty ones paired on the client: the local engine's bytes, with
-    empty documents in several partitions (and a partition of nothing else)."""
+    empty documents in several partitions. --texts by estimate plans on their vectors, as
+    the local engine does (it chose MinHash where the cluster chose tables)."""
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
     for k in range(5):
@@ -813,6 +815,13 @@ def test_empty_documents_make_the_local_cluster_on_the_cluster(
         assert there.returncode == here.returncode == ExitCode.OK, there.stderr
         assert there.stdout == here.stdout, source
         assert json.loads(here.stdout)["summary"]["empty_pairs"] > 5
+    # A file on standard input is read here and sent, among the files the workers read.
+    typed = (SAMPLE / "chess-openings.txt").read_text()
+    args = ["dedupe", "--include-empty", "--verify", verify, "-f", "json", str(corpus), "-"]
+    here = simhash(*args, input=typed)
+    there = simhash(*args, "--engine", "dask", "--scheduler", address, input=typed)
+    assert there.returncode == here.returncode == ExitCode.OK, there.stderr
+    assert there.stdout == here.stdout and '"b": "-"' in here.stdout
     # In partitions smaller than the corpus: the empty ones spread over several.
     docs = corpus_from_text_records(str(records), include_empty=True)
     config = DedupeConfig(verify=Verify(verify))

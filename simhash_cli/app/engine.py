@@ -30,7 +30,6 @@ class Need(Enum):
     INDEX = "{index}"
     AUDIT = "{audit}"
     EMPTY_DOCUMENTS = "{include_empty}"
-    STDIN_PATH = "standard input (-)"
     TFIDF = "{weighting} tfidf (its weights need the whole corpus)"
     WHOLE_CORPUS = (
         "{vectors}, {texts}, tfidf or standard input (it fingerprints files batch by batch)"

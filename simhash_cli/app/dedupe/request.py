@@ -340,7 +340,6 @@ class DedupeRequest:
             Need.INDEX: self.index is not None,
             Need.AUDIT: self.audit,
             Need.EMPTY_DOCUMENTS: self.reading.include_empty,
-            Need.STDIN_PATH: self.source.reads_stdin_path,
             Need.TFIDF: self.reading.weighting is Weighting.TFIDF,
             Need.MINHASH: self.minhash is not None,
             Need.EVERY_PAIR: self.blocks == "every",

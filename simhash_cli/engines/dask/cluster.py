@@ -27,6 +27,7 @@ from ...errors import (
     SimhashError,
     WorkerLostError,
 )
+from ...io.sources.files import STDIN
 
 __all__ = ["EXTRA_MISSING", "Cluster", "connect", "import_distributed", "mapper", "reported"]
 
@@ -267,8 +268,8 @@ def batch_as_given(
 ) -> Batch:
     """``function(files, *rest)`` on the paths made absolute against the client's working
     directory ``directory`` (a worker's own may differ), its ids and events named as the
-    client gave them."""
-    absolute = [os.path.join(directory, name) for name in files]
+    client gave them. Standard input (``-``) stays itself: only the client reads it."""
+    absolute = [name if name == STDIN else os.path.join(directory, name) for name in files]
     given = dict(zip(absolute, files, strict=True))
     events, docs = function(absolute, *rest)
     docs.ids = [given[name] for name in docs.ids]

@@ -32,12 +32,12 @@ __all__ = ["DaskEngine", "session"]
 class DaskEngine:
     """A Dask cluster the application's run functions work on.
 
-    It refuses fingerprints of a whole corpus at once, a document on standard input (the
-    workers cannot read it), and the index (one SQLite file). MinHash, every pair, tf-idf,
-    the audit and empty documents are taken: the workers sign their documents, the vectors a
-    scheme (or the audit, of a few thousand documents) needs are fetched, document
-    frequencies are summed over the partitions before they are weighted, and the empty
-    documents are set aside on the workers and paired here.
+    It refuses fingerprints of a whole corpus at once and the index (one SQLite file).
+    MinHash, every pair, tf-idf, the audit, empty documents and standard input are taken: the
+    workers sign their documents, the vectors a scheme (or the audit, of a few thousand
+    documents) needs are fetched, document frequencies are summed over the partitions before
+    they are weighted, the empty documents are set aside on the workers and paired here, and
+    what is read from standard input is read here and sent.
     """
 
     refused: ClassVar[frozenset[Need]] = frozenset(Need) - {

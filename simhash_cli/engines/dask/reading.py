@@ -38,7 +38,7 @@ from ...errors import (
 )
 from ...io.sources import parquet
 from ...io.sources.fields import DEFAULT_FIELDS, Fields
-from ...io.sources.files import DEFAULT_MAX_BYTES, DEFAULT_POLICY, ReadPolicy
+from ...io.sources.files import DEFAULT_MAX_BYTES, DEFAULT_POLICY, STDIN, ReadPolicy
 from ...io.sources.records import (
     IdPlaces,
     RecordKind,
@@ -210,7 +210,8 @@ def read_paths(
 ) -> OnCluster:
     """Files listed here (the workers must see the same paths) and read, tokenized and
     fingerprinted by the workers, ``partition_files`` to a task (a file without a word kept,
-    empty, with ``include_empty``).
+    empty, with ``include_empty``); the partition holding standard input (``-``) is read
+    here and sent.
 
     Raises:
         WorkerLostError: a worker died.
@@ -219,19 +220,14 @@ def read_paths(
     files = listing(paths, on_event, skipped, policy=policy, on_listed=on_listed)
     size = partition_files or _partition_files(len(files), cluster.workers)
     batches = batches_of(files, size)
-    client = cluster.client
+    client, here = cluster.client, os.getcwd()
+    job = (settings, policy, keep_vectors, include_empty)
     with reported():
+        # The batch holding standard input (``-``) is read here, where it is, and sent.
         parts = [
-            client.submit(
-                _fingerprint_part,
-                os.getcwd(),
-                batch,
-                settings,
-                policy,
-                keep_vectors,
-                include_empty,
-                pure=False,
-            )
+            client.scatter(_fingerprint_part(here, batch, *job), hash=False)
+            if STDIN in batch
+            else client.submit(_fingerprint_part, here, batch, *job, pure=False)
             for batch in batches
         ]
         heads = (cluster.result(client.submit(_head, part)) for part in parts)
