@@ -40,7 +40,7 @@ _HOMES = {
     "candidates": ".core.blocking",
     "cluster_labels": ".core.cluster",
     "clusters": ".core.cluster",
-    "compare": ".core.search",
+    "compare": ".core.comparison",
     "corpus_from_fingerprints": ".app.records",
     "corpus_from_paths": ".app.files",
     "corpus_from_texts": ".core.corpus",
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from .app.records import corpus_from_fingerprints, corpus_from_vectors
     from .core.blocking import candidate_probability, candidates
     from .core.cluster import cluster_labels, clusters
+    from .core.comparison import compare
     from .core.config import DedupeConfig
     from .core.corpus import Corpus, Settings, corpus_from_texts
     from .core.cosines import Verify, cosine_pairs, score_pairs
@@ -86,7 +87,7 @@ if TYPE_CHECKING:
         to_int,
     )
     from .core.result import DedupeResult
-    from .core.search import compare, dedupe
+    from .core.search import dedupe
     from .core.tables import pairs_within, within_probability
     from .core.tokenizer import TokenizerConfig, tokenize
     from .core.vectorize import Weighting, from_mappings, vectorize

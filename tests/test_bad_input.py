@@ -250,7 +250,8 @@ def test_a_file_that_changes_after_listing_is_read_as_it_is_then_and_stamped(
 _AS_NOBODY = """
 import codecs, os, sys
 import simhash_cli.cli as cli
-import simhash_cli.cli.documents  # the command, imported when asked for: imported as root here
+import pathspec  # imported when a walk first reads an ignore file: imported as root here
+import simhash_cli.cli.fingerprint  # the command, imported when asked for: likewise
 for name in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-8-sig", "latin-1"):
     codecs.lookup(name)  # codecs load lazily, and the interpreter's files are root's alone
 os.setgid(65534)

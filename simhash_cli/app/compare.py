@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..core.comparison import Comparison, compare_with
 from ..core.config import DEFAULT_THRESHOLD
 from ..core.corpus import corpus_from_texts
-from ..core.search import Comparison, compare_with
 from ..core.vectorize import Weighting
 from ..errors import InputError, UsageError
 from ..io.sinks.formats import Output

@@ -203,9 +203,9 @@ def _buffered(stream: TextIO) -> TextIO:
     cls=Group,
     context_settings={"help_option_names": ["--help"], "max_content_width": 100},
     lazy={
-        "fingerprint": ".documents:fingerprint_command",
-        "compare": ".documents:compare_command",
-        "explain": ".documents:explain_command",
+        "fingerprint": ".fingerprint:fingerprint_command",
+        "compare": ".compare:compare_command",
+        "explain": ".explain:explain_command",
         "dedupe": ".dedupe:dedupe_command",
         "apply": ".apply:apply_command",
         "plan": ".schemes:plan_command",

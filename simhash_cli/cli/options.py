@@ -42,6 +42,7 @@ from .types import ByteSize
 
 __all__ = [
     "ENGINE",
+    "RECORDS_BY_ID",
     "OptionGroup",
     "as_enum",
     "collapse",
@@ -402,6 +403,27 @@ TEXT_FIELD = click.option(
     metavar="PATH",
     multiple=True,
     help="The field of --texts holding the text (.meta.body) [default: text]. (repeatable)",
+)
+
+
+# compare and explain: A and B named by id in a file of records instead of as files.
+RECORDS_BY_ID = (
+    click.option(
+        "--texts",
+        metavar="FILE|-",
+        default=None,
+        help='A and B are ids of the {"id": ..., "text": ...} records of FILE (JSON Lines '
+        "or Parquet).",
+    ),
+    click.option(
+        "--vectors",
+        metavar="FILE|-",
+        default=None,
+        help='A and B are ids of the {"id": ..., "features": {...}} records of FILE (no text '
+        "to diff).",
+    ),
+    TEXT_FIELD,
+    ID_FIELD,
 )
 
 

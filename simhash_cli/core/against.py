@@ -27,12 +27,12 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from . import blocking, cosines
+from .blocking import suggest_blocks
 from .config import AUTO, DedupeConfig
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
 from .distinct import distinct
 from .fingerprint import estimate_cosine_rows, feature_keys, hamming_rows
-from .search import suggest_blocks
 from .verifier import sorted_pairs
 
 __all__ = [

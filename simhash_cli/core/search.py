@@ -23,7 +23,6 @@ from .audit import Audit, audit
 from .blocking import suggest_blocks
 from .candidates import every_chunks, fingerprint_chunks, minhash_chunks
 from .closure import Take, close_groups
-from .comparison import Comparison, compare, compare_with
 from .config import AUDIT_MAX_DOCS, DedupeConfig
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
@@ -42,11 +41,8 @@ from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, ver
 
 __all__ = [
     "Audit",
-    "Comparison",
     "centrality_of",
     "check_config",
-    "compare",
-    "compare_with",
     "dedupe",
     "dedupe_result",
     "group_pairs_of",

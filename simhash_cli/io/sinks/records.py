@@ -12,13 +12,13 @@ from numpy.typing import NDArray
 
 from ...core.ambiguity import NEAR, Spread
 from ...core.calibrate import Calibration
+from ...core.comparison import Comparison
 from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
 from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.matches import Matches
 from ...core.result import DedupeResult
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
-from ...core.search import Comparison
 from .formats import Record, estimate_number, json_number, member_item, to_json, unicode_capable
 
 __all__ = [

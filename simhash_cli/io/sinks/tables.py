@@ -17,9 +17,9 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ...core.comparison import Comparison
 from ...core.corpus import Corpus, concatenate
 from ...core.matches import Matches
-from ...core.search import Comparison
 from .console import cosine_text, data_console, pair_numbers
 from .formats import Format, Record, RecordWriter, counted, json_text, write_records
 from .paths import Elided, shared_directory

@@ -26,8 +26,10 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 from ...core.events import OnEvent, Warned
 from ...errors import TooLarge, UsageError
@@ -74,7 +76,7 @@ class Selection:
 # An ignore file's patterns: (where the paths it judges start, what goes before the part of
 # a path below it, the patterns). A walked directory's own file judges the paths below it
 # (no prefix); a file above the walk's root judges them as ``prefix + path below the root``.
-Ignore = tuple[str, str, pathspec.GitIgnoreSpec]
+Ignore = tuple[str, str, "pathspec.GitIgnoreSpec"]
 
 
 def work_tree_of(directory: str) -> str | None:
@@ -114,6 +116,8 @@ def _above(root: str, on_event: OnEvent) -> tuple[Ignore, ...]:
 
 
 def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # here: a command that walks no tree (compare A B) does not import it
+
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 

@@ -1,0 +1,85 @@
+"""``simhash fingerprint``: documents in, one fingerprint record each out."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..app.engine import Engine
+from ..app.fingerprint import (
+    FingerprintRequest,
+    Tally,
+    fingerprint_batches,
+    fingerprint_corpus,
+    fingerprint_records,
+)
+from ..app.settings import Input
+from ..engines import open_engine
+from ..io.sinks.atomic import opened
+from ..io.sinks.formats import Format
+from ..io.sinks.messages import Messages
+from ..io.sinks.tables import emit_fingerprints
+from .main import Command
+from .options import ENGINE, collapse, reading_group, source_group
+from .outputs import OUTPUT, quiet_option
+
+__all__ = ["fingerprint_command"]
+
+
+@click.command("fingerprint", cls=Command)
+@collapse(
+    source_group(Input.VECTORS, Input.TEXTS),
+    reading_group(empty=True),
+    ENGINE,
+    OUTPUT,
+    into=FingerprintRequest,
+)
+@quiet_option
+def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None:
+    """Print one fingerprint record per document.
+
+    PATHs are files, directories (read recursively, in sorted order) or - for standard input.
+    Each record carries the settings it was made with, so that fingerprints made differently
+    are never compared by mistake.
+
+    \b
+    Examples:
+      simhash fingerprint sample_corpus/
+      echo '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}' | simhash fingerprint --vectors -
+    """
+    request.check()
+    with open_engine(
+        request.engine, messages, needs=request.needs(), source=request.source
+    ) as chosen:
+        if request.streamed or request.records_streamed:
+            _stream(request, chosen, messages)
+            return
+        docs = fingerprint_corpus(request, chosen, messages)
+    with opened(request.output.path) as out:
+        emit_fingerprints(docs, request.output.resolve(sys.stdout), out)
+    messages.corpus_summary(docs, "fingerprinted")
+
+
+def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> None:
+    """Batches written as they are made: only a batch is ever in memory."""
+    output = request.output
+    fmt = output.resolve(sys.stdout)
+    # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
+    same_terminal = fmt is not Format.TABLE and sys.stdout.isatty() and not output.to_file
+    tally = Tally()
+    progress_shown = messages.progress("reading files", shown=not same_terminal)
+    with opened(output.path) as out:
+        with progress_shown as progress:
+            batches = (
+                fingerprint_batches(request, engine, messages, progress, tally)
+                if request.streamed
+                else fingerprint_records(request, messages, tally)
+            )
+            if fmt is not Format.TABLE:
+                emit_fingerprints(batches, fmt, out)
+            else:  # a table waits for every batch, and for the bar to leave the terminal
+                made = list(batches)
+        if fmt is Format.TABLE:
+            emit_fingerprints(made, fmt, out)
+    messages.counts_summary(tally.documents, tally.skipped, "fingerprinted")
