@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.typing import NDArray
 
+from simhash_cli.core import cosines
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts
+from simhash_cli.core.cosines import UnitRows
 from simhash_cli.core.search import dedupe
 
 
@@ -79,3 +84,26 @@ def test_groups_of_two_cost_nothing_of_the_budget() -> None:
     result = dedupe(corpus_from_texts(texts), DedupeConfig(group_pairs=3, max_distance=20))
     assert result.closure is not None
     assert result.closure.groups == 1 and result.closure.bounded_groups == 0
+
+
+def test_a_dedupe_makes_its_documents_unit_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pilot, the verifier and the groups' pairs all read the one set of unit scales of
+    the corpus (a pass over every row of a million documents costs seconds and its chunk's
+    memory); a sample of pairs scales its own rows only."""
+    docs = corpus_from_texts(family_corpus())
+    whole: list[int] = []
+    scales = cosines.unit_scales
+
+    def counted(weights: sp.csr_array, order: NDArray[np.int64] | None = None) -> UnitRows:
+        if weights is docs.weights:  # all of them (a sample's rows are a matrix of their own)
+            whole.append(weights.shape[0])
+        return scales(weights, order)
+
+    monkeypatch.setattr(cosines, "unit_scales", counted)
+    piloted = dedupe(docs, DedupeConfig())
+    assert piloted.pilot is not None and whole == [len(docs)]
+    docs = corpus_from_texts(family_corpus())
+    whole.clear()
+    grouped = dedupe(docs, DedupeConfig(group_pairs=20_000, pilot=False))
+    assert grouped.closure is not None and grouped.closure.checked > 0
+    assert whole == [len(docs)]

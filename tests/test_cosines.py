@@ -116,6 +116,9 @@ def test_pairs_of_a_few_documents_score_as_each_pair_alone(
     alone = np.array([cosine_pairs(weights, pairs[k : k + 1])[0] for k in range(len(pairs))])
     monkeypatch.setattr(cosines_module, "_CHUNK_ENTRIES", chunk)
     np.testing.assert_array_equal(cosine_pairs(weights, pairs), alone)
+    # The pairs' own rows made unit are the verifier's rows of the whole corpus, to the bit.
+    every = cosines_module.unit_scales(weights)
+    np.testing.assert_array_equal(cosines_module.unit_cosine_pairs(every, pairs), alone)
 
 
 def test_a_cosine_is_the_same_bits_whatever_numbered_the_columns() -> None:

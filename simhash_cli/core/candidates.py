@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from . import allpairs, blocking, cosines, minhash, tables
+from . import allpairs, blocking, minhash, tables
 from .corpus import Corpus
 from .distinct import distinct_rows
 from .fingerprint import feature_keys, hamming_rows
@@ -53,8 +53,7 @@ def every_chunks(
     if pilot is not None and pilot.complete:
         pairs = pilot.pairs
     else:
-        unit = cosines.unit_scales(docs.weights, docs.column_order)
-        pairs = allpairs.near_pairs(unit, threshold)
+        pairs = allpairs.near_pairs(docs.unit, threshold)
     label = np.empty(len(docs), dtype=np.int64)
     label[copies.members] = np.repeat(np.arange(copies.counts.size), copies.counts)
     grouped = np.sort(label[pairs], axis=1)

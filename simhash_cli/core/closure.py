@@ -16,7 +16,7 @@ and :class:`Closure` says how many groups and documents that was.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -126,18 +126,20 @@ def _checked(
     ``sizes``) that is not in ``kept``, verified on the documents at ``rows``: the pairs that
     reach the threshold (sorted), and how many were checked."""
     n = len(docs)
-    few = (take or docs.select)(rows)
+    # Verified on the documents themselves (their unit scales found once, no copy), or on the
+    # few that ``take`` reads again: ``at`` is each of ``rows``' row in the ones verified.
+    few, at = (docs, rows) if take is None else (take(rows), np.arange(rows.size))
     verifier = Verifier(few, config, sketches=False)
     flagged = kept.pairs[:, 0] * np.int64(n) + kept.pairs[:, 1]  # sorted, as kept is
-    position = np.searchsorted(rows, grouped)  # each member's row among the few taken
+    position = np.searchsorted(rows, grouped)  # each member's place among the rows
     starts = np.cumsum(sizes) - sizes
     checked = 0
     for pairs in blocking.pair_chunks(position, starts, sizes, _CHUNK):
         codes = rows[pairs[:, 0]] * np.int64(n) + rows[pairs[:, 1]]
         place = np.minimum(np.searchsorted(flagged, codes), max(flagged.size - 1, 0))
-        new = pairs[flagged[place] != codes] if flagged.size else pairs
+        new = at[pairs[flagged[place] != codes] if flagged.size else pairs]
         checked += new.shape[0]
         verifier.add(new, hamming_rows(few.fingerprints[new[:, 0]], few.fingerprints[new[:, 1]]))
     found = verifier.finish()
-    back = ScoredPairs(rows[found.pairs], found.hamming, found.estimated_cosine, found.cosine)
+    back = found if take is None else replace(found, pairs=rows[found.pairs])
     return back, checked

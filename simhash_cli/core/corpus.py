@@ -201,6 +201,18 @@ class Corpus:
             return None
         return cosines.column_order(feature_keys(self.features))
 
+    @functools.cached_property
+    def unit(self) -> cosines.UnitRows:
+        """Each row's scales to unit length (:func:`.cosines.unit_scales`), found once: the
+        planner's pilot, every-pair search and the verifiers all read them.
+
+        Raises:
+            ParameterError: the documents hold no vectors (read from fingerprints).
+        """
+        if self.weights is None:
+            raise ParameterError("these documents hold no vectors: no cosine can be taken")
+        return cosines.unit_scales(self.weights, self.column_order)
+
     @property
     def has_word_sets(self) -> bool:
         """Whether each document's set of words is at hand (text read with its vectors), as

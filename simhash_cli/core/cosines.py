@@ -222,7 +222,10 @@ def cosine_pairs(
     Returns:
         float64 (k,), clipped to [-1, 1].
     """
-    return unit_cosine_pairs(unit_scales(weights, order), pairs)
+    # Only the rows the pairs name are made unit (a row's scales are its own entries'): a
+    # sample of pairs costs its documents, not the corpus.
+    rows, local = np.unique(pairs, return_inverse=True)
+    return unit_cosine_pairs(unit_scales(weights[rows], order), local.reshape(-1, 2))
 
 
 def unit_cosine_pairs(unit: UnitRows, pairs: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -252,28 +252,27 @@ def fewest_bands(jaccard: float, rows: int, target: float) -> int | None:
 def jaccard_pairs(weights: sp.csr_array, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
     """The exact Jaccard similarity of the sets of stored features of each pair of rows
     (1.0 for two empty rows)."""
-    # Each distinct pair once (a sample of a small corpus repeats its few pairs), and only
-    # the rows they name, as sets (the whole corpus is never copied).
+    # Each distinct pair once (a sample of a small corpus repeats its few pairs), the rows of
+    # a chunk of them at a time, as sets: no copy of the rows they name is ever held whole.
     distinct, back = np.unique(pairs, axis=0, return_inverse=True)
-    named, local = np.unique(distinct, return_inverse=True)
-    local = local.reshape(distinct.shape)
-    chosen = sp.csr_array(weights[named])
-    sets = sp.csr_array(
-        (np.ones(chosen.indices.size, dtype=np.float32), chosen.indices, chosen.indptr),
-        shape=chosen.shape,
-    )
-    sizes = np.diff(sets.indptr).astype(np.float64)
-    first, second = local[:, 0], local[:, 1]
+    sizes = np.diff(weights.indptr).astype(np.int64)
+    first, second = distinct[:, 0], distinct[:, 1]
     shared = np.empty(first.size, dtype=np.float64)
-    cost = (sizes[first] + sizes[second]).astype(np.int64)
-    for lo, hi in size_spans(cost, _CHUNK_ENTRIES):  # the rows of a chunk of pairs at a time
-        both = sets[first[lo:hi]].multiply(sets[second[lo:hi]])
+    for lo, hi in size_spans(sizes[first] + sizes[second], _CHUNK_ENTRIES):
+        both = _sets(weights[first[lo:hi]]).multiply(_sets(weights[second[lo:hi]]))
         shared[lo:hi] = np.asarray(both.sum(axis=1), dtype=np.float64).ravel()
     union = sizes[first] + sizes[second] - shared
     jaccard: NDArray[np.float64] = np.divide(
         shared, union, out=np.ones_like(shared), where=union > 0
     )
     return jaccard[back.reshape(-1)]
+
+
+def _sets(rows: sp.csr_array) -> sp.csr_array:
+    """The rows as sets: a 1 at each stored feature."""
+    rows = sp.csr_array(rows)
+    ones = np.ones(rows.indices.size, dtype=np.float32)
+    return sp.csr_array((ones, rows.indices, rows.indptr), shape=rows.shape)
 
 
 def band_candidate_chunks(

@@ -156,7 +156,7 @@ def pilot_for(
     if not _pilot_runs(config, len(docs), copies.counts.size, total):
         return None
     return run_pilot(
-        cosines.unit_scales(weights, docs.column_order),
+        docs.unit,
         docs.fingerprints,
         rows,
         config.threshold,

@@ -113,8 +113,7 @@ class Verifier:
             self.limit = self.bits
         self.unit: cosines.UnitRows | None = None
         if self.exact:
-            assert docs.weights is not None
-            self.unit = cosines.unit_scales(docs.weights, docs.column_order)
+            self.unit = docs.unit
         self.undecided = (
             sketches and self.exact and config.hamming_gate and self.bits < cosines.SKETCH_BITS
         )
