@@ -38,6 +38,8 @@ THRESHOLD = 0.9
 WORD = re.compile(r"\w+")
 ESTIMATE = re.compile(r"this run found about ([0-9.]+)")
 SIMHASH = [str(Path(sys.executable).parent / "simhash")]
+# Our dedupe's pairs a line each (without --list, JSON Lines lists the clusters).
+PAIRS = [*SIMHASH, "dedupe", "-f", "jsonl", "--list", "pairs"]
 
 
 def corpus(n: int, seed: int) -> tuple[Path, Path]:
@@ -147,14 +149,14 @@ def tools(n: int) -> list[tuple[str, list[str], bool]]:
     """(label, command after the corpus path is appended, whether its output is ours)."""
     listed = [
         ("simhash dedupe --texts (defaults: tf, 0.9, exact)",
-         [*SIMHASH, "dedupe", "-f", "jsonl", "--texts"], True),
+         [*PAIRS, "--texts"], True),
         ("same, --weighting tfidf",
-         [*SIMHASH, "dedupe", "-f", "jsonl", "--weighting", "tfidf", "--texts"], True),
+         [*PAIRS, "--weighting", "tfidf", "--texts"], True),
         ("same as the first, the dataset written (--kept, --dropped)",
-         [*SIMHASH, "dedupe", "-f", "jsonl", "--kept", str(CACHE / "kept.jsonl"),
+         [*PAIRS, "--kept", str(CACHE / "kept.jsonl"),
           "--dropped", str(CACHE / "dropped.jsonl"), "--texts"], True),
         ("same as the first, held as fingerprints and read again (--memory fingerprints)",
-         [*SIMHASH, "dedupe", "-f", "jsonl", "--memory", "fingerprints", "--texts"], True),
+         [*PAIRS, "--memory", "fingerprints", "--texts"], True),
         (PEER_LABELS["rensa"], [sys.executable, __file__, "--peer", "rensa"], False),
     ]  # fmt: skip
     if n <= 100_000:  # datasketch's Python loop takes minutes at a million
