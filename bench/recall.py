@@ -36,7 +36,8 @@ from simhash_cli.core.vectorize import count_matrix  # noqa: E402
 CACHE = HERE / ".cache" / "prose"
 THRESHOLD = 0.9
 WORD = re.compile(r"\w+")
-ESTIMATE = re.compile(r"this run found about ([0-9.]+)")
+# The summary's line of recall: "recall about 0.99, estimated from the pairs found".
+ESTIMATE = re.compile(r"^recall (?:about )?([0-9.]+)", re.MULTILINE)
 SIMHASH = [str(Path(sys.executable).parent / "simhash")]
 # Our dedupe's pairs a line each (without --list, JSON Lines lists the clusters).
 PAIRS = [*SIMHASH, "dedupe", "-f", "jsonl", "--list", "pairs"]
