@@ -229,6 +229,15 @@ def test_the_script_tables_are_the_unicode_word_break_classes() -> None:
             assert (kinds[code] == scripts.KATA) == bool(katakana.match(char)), hex(code)
 
 
+def test_the_script_table_fills_as_characters_are_read() -> None:
+    """A process classifies the characters of the BMP as its texts first hold them: filled a
+    piece at a time, the table gives what one look at each character gives."""
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 0x10000, 5000).astype(np.uint32)
+    pieces = [scripts.classes(part) for part in np.array_split(codes, 7)]
+    np.testing.assert_array_equal(np.concatenate(pieces), scripts._classify(codes))
+
+
 @given(texts_strategy)
 def test_word_token_keys_identify_tokens(texts: list[str]) -> None:
     tokens = word_tokens(texts)

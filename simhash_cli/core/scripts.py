@@ -19,7 +19,6 @@ makes it a word character.
 
 from __future__ import annotations
 
-import functools
 import unicodedata
 
 import numpy as np
@@ -135,48 +134,48 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"  # Python's re \w for str patterns
 
 
-def _is_mark(char: str) -> bool:
-    return not _is_word(char) and unicodedata.category(char).startswith("M")
+def _within(codes: NDArray[np.uint32], ranges: tuple[tuple[int, int], ...]) -> NDArray[np.bool_]:
+    """Which of ``codes`` fall in one of ``ranges`` (inclusive, none overlapping)."""
+    bounds = sorted(ranges)
+    low = np.array([lo for lo, _ in bounds], dtype=np.int64)
+    high = np.array([hi for _, hi in bounds], dtype=np.int64)
+    at = np.searchsorted(low, codes, side="right") - 1
+    return (at >= 0) & (codes <= high[np.maximum(at, 0)])
 
 
-def _class_of(code: int) -> int:
-    char = chr(code)
-    if _is_word(char):
-        if any(lo <= code <= hi for lo, hi in SOLO_RANGES):
-            return SOLO
-        if any(lo <= code <= hi for lo, hi in KATA_RANGES):
-            return KATA
-        return WORD
-    return MARK if _is_mark(char) else OTHER
+def _classify(codes: NDArray[np.uint32]) -> NDArray[np.uint8]:
+    """The class of each of ``codes`` from Python's Unicode data and the ranges above."""
+    chars = [chr(code) for code in codes.tolist()]
+    word = np.fromiter(map(_is_word, chars), dtype=bool, count=len(chars))
+    mark = np.fromiter((unicodedata.category(c)[0] == "M" for c in chars), bool, len(chars))
+    kind = np.where(word, WORD, np.where(mark, MARK, OTHER)).astype(np.uint8)
+    kind[word & _within(codes, KATA_RANGES)] = KATA
+    kind[word & _within(codes, SOLO_RANGES)] = SOLO  # before katakana, where both hold
+    return kind
 
 
-@functools.cache
-def _bmp_classes() -> NDArray[np.uint8]:
-    table = np.zeros(0x10000, dtype=np.uint8)
-    word = np.fromiter((chr(c).isalnum() for c in range(0x10000)), dtype=bool, count=0x10000)
-    word[ord("_")] = True
-    table[word] = WORD
-    mark = np.fromiter(
-        (unicodedata.category(chr(c)).startswith("M") for c in range(0x10000)), bool, 0x10000
-    )
-    table[mark & ~word] = MARK
-    for ranges, kind in ((KATA_RANGES, KATA), (SOLO_RANGES, SOLO)):
-        for lo, hi in ranges:
-            if lo < 0x10000:
-                span = slice(lo, min(hi, 0xFFFF) + 1)
-                table[span] = np.where(word[span], kind, table[span])
-    return table
+_UNSEEN = 255
+_BMP = np.full(0x10000, _UNSEEN, dtype=np.uint8)
+"""The classes of the BMP's code points, each looked up when a text first holds it: a process
+pays for the characters it reads (a few dozen in a licence with a name in Chinese, a few
+thousand in Chinese text), not for all 65,536."""
 
 
 def classes(codes: NDArray[np.uint32]) -> NDArray[np.uint8]:
     """The class of every code point (a table for the BMP, one look each for the others)."""
-    if not codes.size or codes.max() < 0x10000:
-        return _bmp_classes()[codes]
     bmp = codes < 0x10000
-    result = np.zeros(codes.size, dtype=np.uint8)
-    result[bmp] = _bmp_classes()[codes[bmp]]
-    if not bmp.all():
-        astral, inverse = np.unique(codes[~bmp], return_inverse=True)
-        looked = np.fromiter((_class_of(c) for c in astral.tolist()), np.uint8, astral.size)
-        result[~bmp] = looked[inverse]
+    every = bool(bmp.all())
+    low = codes if every else codes[bmp]
+    found = _BMP[low]
+    unseen = found == _UNSEEN
+    if unseen.any():
+        new = np.unique(low[unseen])
+        _BMP[new] = _classify(new)
+        found = _BMP[low]
+    if every:
+        return found
+    result = np.empty(codes.size, dtype=np.uint8)
+    result[bmp] = found
+    astral, inverse = np.unique(codes[~bmp], return_inverse=True)
+    result[~bmp] = _classify(astral)[inverse]
     return result
