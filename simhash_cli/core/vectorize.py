@@ -31,6 +31,7 @@ __all__ = [
     "from_mappings",
     "merge_counts",
     "row_mapping",
+    "smooth_idf",
     "vectorize",
 ]
 
@@ -444,13 +445,19 @@ def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
         np.log(data, out=data)
         data += 1.0
     elif weighting is Weighting.TFIDF and counts.shape[0] and counts.shape[1]:
-        # scikit-learn's smooth idf, ln((1 + n) / (1 + df)) + 1, in its order of operations
-        # (the same weights to the last bit), with n the documents that hold a term.
+        # n: the documents that hold a term.
         documents = int(np.count_nonzero(np.diff(weights.indptr)))
-        df = np.bincount(weights.indices, minlength=weights.shape[1]) + 1
-        idf = np.log((documents + 1) / df) + 1
-        data *= idf[weights.indices]
+        df = np.bincount(weights.indices, minlength=weights.shape[1])
+        data *= smooth_idf(df, documents)[weights.indices]
     return weights
+
+
+def smooth_idf(df: NDArray[np.integer], documents: int) -> NDArray[np.float64]:
+    """scikit-learn's smooth idf of terms held by ``df`` of ``documents`` documents,
+    ``ln((1 + n) / (1 + df)) + 1``, in its order of operations: the same weights to the last
+    bit wherever the document frequencies were counted (here, or summed over a cluster)."""
+    idf: NDArray[np.float64] = np.log((documents + 1) / (df + 1)) + 1
+    return idf
 
 
 def vectorize(

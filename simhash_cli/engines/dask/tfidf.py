@@ -19,6 +19,7 @@ from ...core.corpus import Settings
 from ...core.fingerprint import fingerprint_matrix
 from ...core.keyed import Vectors
 from ...core.pilot import KeyCounts
+from ...core.vectorize import smooth_idf
 from .cluster import Cluster, reported
 from .reading import OnCluster, Part
 
@@ -59,9 +60,8 @@ def _weighted(
     """One partition's counts weighted by tf-idf and fingerprinted again."""
     assert part.vectors is not None and part.names is not None
     vectors = part.vectors
-    found = df.counts[np.searchsorted(df.keys, vectors.keys)] + 1
-    idf = np.log((documents + 1) / found) + 1
-    values = vectors.values.astype(np.float64) * idf
+    found = df.counts[np.searchsorted(df.keys, vectors.keys)]
+    values = vectors.values.astype(np.float64) * smooth_idf(found, documents)
     weights = Vectors(vectors.indptr, vectors.keys, values)
     keys, column = np.unique(vectors.keys, return_inverse=True)
     # Each document's entries in their stored order (their own, as counted): the order in
