@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ...core.corpus import Settings
@@ -63,12 +62,9 @@ def _weighted(
     found = df.counts[np.searchsorted(df.keys, vectors.keys)]
     values = vectors.values.astype(np.float64) * smooth_idf(found, documents)
     weights = Vectors(vectors.indptr, vectors.keys, values)
-    keys, column = np.unique(vectors.keys, return_inverse=True)
     # Each document's entries in their stored order (their own, as counted): the order in
     # which a fingerprint sums them, here as there.
-    matrix = sp.csr_array(
-        (values, column.ravel(), vectors.indptr), shape=(vectors.indptr.size - 1, keys.size)
-    )
+    matrix, keys = weights.keyed()
     fingerprints = fingerprint_matrix(
         matrix, part.named(keys), bits=settings.bits, seed=settings.seed
     )
