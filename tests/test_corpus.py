@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -11,8 +12,17 @@ import pytest
 
 from simhash_cli import InputError, PathNotFoundError
 from simhash_cli.core.events import Event, OnEvent, Skipped, Stamp, Warned
+from simhash_cli.errors import TooLarge
 from simhash_cli.io.sources import files as files_module
-from simhash_cli.io.sources.files import STDIN, _read_bytes, decode_text, list_files, read_documents
+from simhash_cli.io.sources.files import (
+    READ_CHUNK,
+    SNIFF_BYTES,
+    STDIN,
+    _read_bytes,
+    decode_text,
+    list_files,
+    read_documents,
+)
 from simhash_cli.io.sources.fingerprints import read_fingerprints
 from simhash_cli.io.sources.records import open_text, read_vectors
 
@@ -116,6 +126,36 @@ def test_read_documents_skips_and_warns(messy_dir: Path, monkeypatch: pytest.Mon
     assert (
         Warned(f"{messy_dir}/latin1.txt", "bytes that are not valid text were replaced") in events
     )
+
+
+def test_a_file_is_read_whole_from_its_descriptor_whatever_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A regular file is read by the descriptor's own reads, as a file object reads it: small,
+    past the first 8 KiB, past a read's chunk, grown since it was opened, and over the limit."""
+    for size in (0, 5, SNIFF_BYTES - 1, SNIFF_BYTES, SNIFF_BYTES + 1, 3 * READ_CHUNK + 7):
+        data = bytes(range(97, 123)) * (size // 26) + b"z" * (size % 26)
+        (tmp_path / "f").write_bytes(data)
+        assert _read_bytes(str(tmp_path / "f"), None)[0] == data
+        assert _read_bytes(str(tmp_path / "f"), size)[0] == data
+        if size > 0:
+            with pytest.raises(TooLarge):
+                _read_bytes(str(tmp_path / "f"), size - 1)
+    # A file that grew after it was opened (its size as opened is 10): read to its end.
+    grown = b"x" * (2 * READ_CHUNK)
+    (tmp_path / "g").write_bytes(grown)
+    real_open = files_module.open_descriptor
+
+    def opened_small(path: str, **options: bool) -> tuple[int, os.stat_result]:
+        descriptor, info = real_open(path, **options)
+        fields = list(info)
+        fields[stat.ST_SIZE] = 10
+        return descriptor, os.stat_result(fields)
+
+    monkeypatch.setattr(files_module, "open_descriptor", opened_small)
+    assert _read_bytes(str(tmp_path / "g"), None)[0] == grown
+    with pytest.raises(TooLarge):
+        _read_bytes(str(tmp_path / "g"), READ_CHUNK)
 
 
 def write(path: Path, text: str) -> str:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from click.testing import CliRunner, Result
@@ -71,7 +72,14 @@ def test_an_interrupt_while_the_file_object_is_made_stays_an_interrupt(
     monkeypatch.setattr(os, "fdopen", interrupted)
     with pytest.raises(KeyboardInterrupt):
         open_file(str(path))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # a stream named as input is read through a file object
     skipped: list[object] = []
+    with pytest.raises(KeyboardInterrupt):
+        list(read_documents([str(fifo)], skipped.append))
+    assert skipped == []
+    # A regular file is read from its descriptor: Ctrl-C in a read is an interrupt too.
+    monkeypatch.setattr(os, "read", mock.Mock(side_effect=KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         list(read_documents([str(path)], skipped.append))
     assert skipped == []
@@ -156,7 +164,7 @@ def test_the_shard_walker_says_what_it_passed_over(tmp_path: Path) -> None:
 # What may open a path without the opener, and why: each writes a file this run made (or
 # fsyncs a directory), or hands a path the opener has read already to a library.
 _ALLOWED = {
-    ("io/opening.py", "open_file"): "the opener itself",
+    ("io/opening.py", "open_descriptor"): "the opener itself",
     ("io/sinks/atomic.py", "write_bytes"): "writes a temporary file this run made",
     ("app/apply/apply.py", "sync_directory"): "fsyncs a directory",
     ("app/apply/apply.py", "_copy"): "syncs the copy this run made",

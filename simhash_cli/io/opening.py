@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from ..errors import NotAFile, TooLarge
 
-__all__ = ["NotAFile", "kind_of", "open_file", "read_bounded"]
+__all__ = ["NotAFile", "kind_of", "open_descriptor", "open_file", "read_bounded"]
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -57,9 +57,28 @@ def open_file(path: str, *, stream: bool = False, follow: bool = True) -> Binary
     Raises:
         OSError: it cannot be opened; :class:`NotAFile` when it is not what may be read.
     """
+    descriptor, _ = open_descriptor(path, stream=stream, follow=follow)
+    # Once the file object holds the descriptor it is the one to close it (io.open closes it
+    # when it fails), and closing it here as well would fail with EBADF, an OSError in place
+    # of what interrupted (a Ctrl-C read as an unreadable file), or close a descriptor another
+    # thread has just been given.
+    return os.fdopen(descriptor, "rb")
+
+
+def open_descriptor(
+    path: str, *, stream: bool = False, follow: bool = True
+) -> tuple[int, os.stat_result]:
+    """``path`` opened as :func:`open_file` opens it, as a bare descriptor (the caller closes
+    it), with what the descriptor is (its ``fstat``): for reading many small files, where a
+    file object costs more than the read.
+
+    Raises:
+        OSError: it cannot be opened; :class:`NotAFile` when it is not what may be read.
+    """
     descriptor = os.open(path, _FLAGS if follow else _FLAGS | os.O_NOFOLLOW)
     try:
-        mode = os.fstat(descriptor).st_mode
+        info = os.fstat(descriptor)
+        mode = info.st_mode
         readable = stat.S_ISREG(mode) or (stream and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)))
         if not readable:
             raise NotAFile(path, kind_of(mode))
@@ -68,11 +87,7 @@ def open_file(path: str, *, stream: bool = False, follow: bool = True) -> Binary
     except BaseException:
         os.close(descriptor)
         raise
-    # Outside the try: once the file object holds the descriptor it is the one to close it
-    # (io.open closes it when it fails), and closing it here as well would fail with EBADF,
-    # an OSError in place of what interrupted (a Ctrl-C read as an unreadable file), or close
-    # a descriptor another thread has just been given.
-    return os.fdopen(descriptor, "rb")
+    return descriptor, info
 
 
 def read_bounded(path: str, limit: int, *, stream: bool = False) -> bytes:

@@ -17,16 +17,16 @@ Every skip and warning goes to the caller's ``on_event`` callback; nothing here 
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO
 
 from ...core.events import NO_STAMP, Excluded, OnEvent, Skipped, Stamp, Warned, stamp_of
 from ...errors import InputError, PathNotFoundError, TooLarge
-from ..opening import open_file
+from ..opening import open_descriptor
 from .selection import Selection
 
 ALL_BUT_HIDDEN_AND_IGNORED = Selection()
@@ -47,6 +47,7 @@ __all__ = [
 
 STDIN = "-"
 SNIFF_BYTES = 8192
+READ_CHUNK = 1 << 16
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 first: its little-endian BOM starts with UTF-16's.
@@ -280,29 +281,50 @@ def _read_bytes(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
     """A file's bytes and its stamp, taken from the open file before reading: any write after
     that changes the ctime, so a later comparison sees it. A pipe named explicitly (``<(curl
     ...)``, a FIFO) is read as its writer sends it (opened without blocking, it gives
-    end-of-file at once when nobody writes: an empty document)."""
+    end-of-file at once when nobody writes: an empty document). A regular file is read from
+    its descriptor, without a file object: half the cost of a small file."""
     if path == STDIN:
-        return _read_limited(sys.stdin.buffer, max_bytes), NO_STAMP
-    with open_file(path, stream=True) as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return _read_limited(handle, max_bytes), NO_STAMP
+        return _read_limited(sys.stdin.buffer.read, max_bytes), NO_STAMP
+    descriptor, info = open_descriptor(path, stream=True)
+    if not stat.S_ISREG(info.st_mode):
+        with os.fdopen(descriptor, "rb") as handle:
+            return _read_limited(handle.read, max_bytes), NO_STAMP
+    try:
         if max_bytes is not None and info.st_size > max_bytes:
             raise TooLarge(f"{info.st_size:,} bytes")
-        return _read_limited(handle, max_bytes), stamp_of(info)
+        read = functools.partial(_read_descriptor, descriptor, info.st_size)
+        return _read_limited(read, max_bytes), stamp_of(info)
+    finally:
+        os.close(descriptor)
 
 
-def _read_limited(handle: IO[bytes], max_bytes: int | None) -> bytes:
-    """Everything, or TooLarge as soon as there is more than ``max_bytes`` (a file that grew,
-    a stream): never more than that in memory. Bytes that are binary by their first KiBs are
-    not read further (they are skipped as binary): an endless device ends there too."""
+def _read_descriptor(descriptor: int, size: int, wanted: int = -1) -> bytes:
+    """``wanted`` bytes of a regular file's descriptor, fewer only at its end, as a file
+    object's ``read`` gives them (-1: to the end; ``size``, the file's size when opened, is
+    how much is asked for at once, a file that grew is read to its end all the same)."""
+    parts = []
+    while wanted != 0:
+        part = os.read(descriptor, wanted if wanted > 0 else max(size, READ_CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        if wanted > 0:
+            wanted -= len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _read_limited(read: Callable[[int], bytes], max_bytes: int | None) -> bytes:
+    """Everything ``read`` gives (a file object's, or :func:`_read_descriptor`), or TooLarge as
+    soon as there is more than ``max_bytes`` (a file that grew, a stream): never more than that
+    in memory. Bytes that are binary by their first KiBs are not read further (they are
+    skipped as binary): an endless device ends there too."""
     wanted = SNIFF_BYTES if max_bytes is None else min(SNIFF_BYTES, max_bytes + 1)
-    head = handle.read(wanted)
+    head = read(wanted)
     if _binary(head) or len(head) < wanted:  # binary, or the end (a terminal's Ctrl-D: once)
         if max_bytes is not None and len(head) > max_bytes:
             raise TooLarge(f"more than {max_bytes:,} bytes")
         return head
-    rest = handle.read() if max_bytes is None else handle.read(max_bytes + 1 - len(head))
+    rest = read(-1) if max_bytes is None else read(max_bytes + 1 - len(head))
     data = head + rest
     if max_bytes is not None and len(data) > max_bytes:
         raise TooLarge(f"more than {max_bytes:,} bytes")
