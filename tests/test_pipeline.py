@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -315,7 +316,27 @@ def test_workers_start_only_once_this_process_has_worked_a_while(
     with mock.patch.object(parallel, "_worker_pool", side_effect=AssertionError("a pool")):
         alone = list(parallel.ordered_map(_square, arguments, 2))
     assert alone == [(n * n, os.getpid()) for n in range(12)]
+    long = list(parallel.ordered_map(_square, arguments, 2, work=parallel.WORKERS_AT_ONCE + 1))
+    assert [square for square, _ in long] == [n * n for n in range(12)]
+    assert {pid for _, pid in long} != {os.getpid()}  # known to be long: workers at once
     monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
     shared = list(parallel.ordered_map(_square, arguments, 2))
     assert [square for square, _ in shared] == [n * n for n in range(12)]
     assert {pid for _, pid in shared} != {os.getpid()}  # a worker took some
+
+
+def test_the_work_of_a_listing_is_told_to_the_mapper(tmp_path: Path) -> None:
+    """The mapper hears how long the files would take one process, from their number and
+    bytes: the local engine starts its workers at once for a long run."""
+    for n in range(3):
+        (tmp_path / f"{n}.txt").write_text("word " * 1000 * (n + 1))
+    told: list[float] = []
+
+    def mapper(function: Any, arguments: Any, jobs: int, /, *, work: float = 0.0) -> Any:
+        told.append(work)
+        return batches_module.in_process(function, arguments, jobs)
+
+    docs = concatenate(iter_fingerprints([str(tmp_path)], jobs=2, mapper=mapper))
+    assert len(docs) == 3
+    assert told == [pytest.approx(batches_module.expected_work([5000, 10000, 15000]))]
+    assert told[0] > 3 * batches_module.SECONDS_PER_FILE

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from simhash_cli.cli import main
 from simhash_cli.core.events import Event, Excluded
 from simhash_cli.errors import UsageError
-from simhash_cli.io.sources.files import list_files
+from simhash_cli.io.sources.files import list_files, list_sized
 from simhash_cli.io.sources.selection import Selection
 
 
@@ -171,11 +171,12 @@ def test_no_ignore_reads_past_the_ignore_files_above_too(repo: Path) -> None:
 def test_a_link_to_a_file_of_the_walk_gives_way_to_the_file(tmp_path: Path) -> None:
     """The file itself is the document a plan keeps or removes, even where its link sorts
     first; a link to a file outside the walk is read as before."""
-    root = tree(tmp_path / "w", {"real.txt": "x", "elsewhere/outside.txt": "y"})
+    root = tree(tmp_path / "w", {"real.txt": "x", "elsewhere/outside.txt": "yy"})
     (root / "a-link.txt").symlink_to(root / "real.txt")
     (root / "b-out.txt").symlink_to(root / "elsewhere" / "outside.txt")
     events: list[Event] = []
-    files = list_files([str(root)], events.append, selection=Selection(exclude=("elsewhere/",)))
-    assert [Path(f).name for f in files] == ["b-out.txt", "real.txt"]
+    listed = list_sized([str(root)], events.append, selection=Selection(exclude=("elsewhere/",)))
+    assert [Path(f).name for f in listed.files] == ["b-out.txt", "real.txt"]
+    assert listed.sizes == [2, 1]  # each file's size, kept in step with it
     skipped = [(Path(e.id).name, getattr(e, "reason", "")) for e in events]
     assert ("a-link.txt", f"same file as {root / 'real.txt'}") in skipped

@@ -1,4 +1,4 @@
-"""What the application needs of an engine: where batches are computed (its :data:`Mapper`),
+"""What the application needs of an engine: where batches are computed (its :class:`Mapper`),
 and, for an engine whose documents stay where they are read (a cluster), the dedupe done there
 (:class:`RemoteSearch`). :mod:`simhash_cli.engines` holds the two there are; the command line
 opens the one a request names and hands it to the slices, which read and search here whenever

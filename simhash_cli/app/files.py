@@ -16,7 +16,14 @@ from ..core.events import OnEvent, Progress, Skipped
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import apply_weighting, merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
-from .batches import MAX_BATCH_BYTES, batch_size, batches_of, count_files, listing
+from .batches import (
+    MAX_BATCH_BYTES,
+    batch_size,
+    batches_of,
+    count_files,
+    expected_work,
+    listing,
+)
 from .hooks import Hooks
 from .parallel import ordered_map
 from .settings import Reading
@@ -64,13 +71,17 @@ def corpus_from_paths(
     tokenizer, weighting = text_settings(settings)
     skipped: list[Skipped] = []
     handle = collecting(on_event, skipped)
-    files = listing(paths, on_event, skipped, policy=policy, distinct=distinct, on_listed=on_listed)
+    listed = listing(
+        paths, on_event, skipped, policy=policy, distinct=distinct, on_listed=on_listed
+    )
+    files = listed.files
     per_batch = batch_files or batch_size(len(files), jobs)
     if jobs > 1 and STDIN not in files and len(files) > per_batch:
         ids: list[str] = []
         stamps: list[NDArray[np.void]] = []
         counts, features = _count_in_processes(
             files,
+            listed.sizes,
             tokenizer,
             handle,
             ids,
@@ -101,6 +112,7 @@ def corpus_from_paths(
 
 def _count_in_processes(
     files: list[str],
+    sizes: list[int],
     tokenizer: TokenizerConfig,
     on_event: OnEvent,
     ids: list[str],
@@ -112,11 +124,11 @@ def _count_in_processes(
     policy: ReadPolicy,
 ) -> tuple[sp.csr_array, list[str]]:
     """Batches of files read and counted by ``jobs`` processes, merged in file order (their
-    ids and stamps appended to ``ids`` and ``stamps``)."""
-    batches = batches_of(files, batch_files, MAX_BATCH_BYTES)
+    ids and stamps appended to ``ids`` and ``stamps``; ``sizes``: the files' as listed)."""
+    batches = batches_of(files, batch_files, MAX_BATCH_BYTES, sizes)
     parts: list[tuple[sp.csr_array, list[str]]] = []
     arguments = [(batch, tokenizer, policy) for batch in batches]
-    results = ordered_map(count_files, arguments, jobs)
+    results = ordered_map(count_files, arguments, jobs, work=expected_work(sizes))
     for batch, (batch_ids, batch_stamps, events, counts, features) in zip(
         batches, results, strict=True
     ):

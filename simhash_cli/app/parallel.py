@@ -25,9 +25,18 @@ WORKERS_AFTER = 0.3
 start (a new interpreter importing numpy and scipy), so that a small run never waits for one
 to start, or to stop, and a large one loses a fraction of a second of the others' time."""
 
+WORKERS_AT_ONCE = 2 * WORKERS_AFTER
+"""Seconds of work (as the caller expects one process to take) above which the workers start
+at once: a run that long would start them anyway, and they start while this process works
+rather than after its first :data:`WORKERS_AFTER` seconds alone."""
+
 
 def ordered_map(
-    function: Callable[..., Result], arguments: Iterable[tuple[Any, ...]], jobs: int
+    function: Callable[..., Result],
+    arguments: Iterable[tuple[Any, ...]],
+    jobs: int,
+    *,
+    work: float = 0.0,
 ) -> Iterator[Result]:
     """``function(*args)`` for each of ``arguments``, yielded in order, computed by this
     process and ``jobs - 1`` worker processes. ``arguments`` is drawn as the work needs it (a
@@ -36,17 +45,20 @@ def ordered_map(
     This process takes a share of the work instead of waiting: it works alone for
     :data:`WORKERS_AFTER` seconds (a run that ends by then starts no worker), then goes on
     while the workers start, taking the next batch nobody has started whenever the one due
-    next is not ready.
+    next is not ready. When the caller expects more than :data:`WORKERS_AT_ONCE` seconds of
+    ``work`` (as one process would take; 0 when not known), the workers start at once.
     """
     given = iter(arguments)
     if jobs <= 1:
         yield from (function(*args) for args in given)
         return
     began = time.monotonic()
-    for taken in given:  # work that ends before a worker could start needs none
+    alone = 0.0 if work > WORKERS_AT_ONCE else WORKERS_AFTER
+    while time.monotonic() - began < alone:  # work that ends before a worker starts needs none
+        taken = next(given, None)
+        if taken is None:
+            return
         yield function(*taken)
-        if time.monotonic() - began >= WORKERS_AFTER:
-            break
     first = next(given, None)
     if first is None:
         return

@@ -120,7 +120,7 @@ def add_files(
             report.skipped.append(event)
         on_event(event)
 
-    files = listing(paths, collect, [], policy=policy)
+    files = listing(paths, collect, [], policy=policy).files
     if STDIN in files:
         raise InputError(NO_STANDARD_INPUT, parameters=("vectors", "texts", "fingerprints"))
     absolute = [os.path.abspath(path) for path in files]

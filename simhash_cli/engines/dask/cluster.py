@@ -277,13 +277,19 @@ def batch_as_given(
 
 
 def mapper(cluster: Cluster) -> Mapper:
-    """A :data:`~simhash_cli.app.batches.Mapper` on the cluster for batches of files (functions
+    """A :class:`~simhash_cli.app.batches.Mapper` on the cluster for batches of files (functions
     whose first argument is a list of paths, returning events and a corpus, as
     :func:`fingerprint_batch`): every call a task, the results yielded in order as
-    they come (``fingerprint`` and ``index add`` stream them)."""
+    they come (``fingerprint`` and ``index add`` stream them). The cluster's workers are already
+    running, so ``work`` does not matter here."""
 
     def run(
-        function: Callable[..., Batch], arguments: Iterable[tuple[Any, ...]], jobs: int
+        function: Callable[..., Batch],
+        arguments: Iterable[tuple[Any, ...]],
+        jobs: int,
+        /,
+        *,
+        work: float = 0.0,
     ) -> Iterator[Batch]:
         client, here = cluster.client, os.getcwd()
         with reported():

@@ -217,7 +217,7 @@ def read_paths(
         WorkerLostError: a worker died.
     """
     skipped: list[Skipped] = []
-    files = listing(paths, on_event, skipped, policy=policy, on_listed=on_listed)
+    files = listing(paths, on_event, skipped, policy=policy, on_listed=on_listed).files
     size = partition_files or _partition_files(len(files), cluster.workers)
     batches = batches_of(files, size)
     client, here = cluster.client, os.getcwd()

@@ -23,6 +23,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...core.events import NO_STAMP, Excluded, OnEvent, Skipped, Stamp, Warned, stamp_of
 from ...errors import InputError, PathNotFoundError, TooLarge
@@ -36,10 +37,12 @@ __all__ = [
     "DEFAULT_POLICY",
     "STDIN",
     "Document",
+    "Listed",
     "ReadPolicy",
     "check_paths_exist",
     "decode_text",
     "list_files",
+    "list_sized",
     "os_reason",
     "read_documents",
     "size_text",
@@ -86,6 +89,28 @@ def list_files(
     follow_symlinks: bool = False,
     selection: Selection = ALL_BUT_HIDDEN_AND_IGNORED,
 ) -> list[str]:
+    """The files of :func:`list_sized`, in order."""
+    listed = list_sized(
+        paths, on_event, distinct=distinct, follow_symlinks=follow_symlinks, selection=selection
+    )
+    return listed.files
+
+
+class Listed(NamedTuple):
+    """Files to read, in order, and the size of each as it was listed."""
+
+    files: list[str]
+    sizes: list[int]
+
+
+def list_sized(
+    paths: Sequence[str],
+    on_event: OnEvent,
+    *,
+    distinct: bool = True,
+    follow_symlinks: bool = False,
+    selection: Selection = ALL_BUT_HIDDEN_AND_IGNORED,
+) -> Listed:
     """Expand directories recursively (sorted; symlinked directories followed only if asked),
     listing what ``selection`` keeps of each.
 
@@ -100,15 +125,20 @@ def list_files(
             always read.
 
     Returns:
-        The files to read, in a deterministic order, each named as the user would write it.
+        The files to read, in a deterministic order, each named as the user would write it,
+        with its size as listed (0 for standard input, or a stream): how batches are cut,
+        without asking the system again.
     """
     check_paths_exist(paths)
     seen: dict[tuple[int, int], str] = {}
     linked: set[tuple[int, int]] = set()  # files seen first through a symbolic link, in a walk
     files: list[str] = []
+    sizes: list[int] = []
     own = _own_output()
 
-    def add(path: str, explicit: bool) -> None:
+    def add(path: str, explicit: bool, link: bool = False) -> None:
+        """``path``, given (``explicit``) or found by a walk (``link``: the walk's entry is a
+        symbolic link)."""
         try:
             info = os.stat(path)
         except OSError as exc:
@@ -123,31 +153,34 @@ def list_files(
             return
         if distinct and stat.S_ISREG(info.st_mode) and key in seen:
             first = seen[key]
-            if not (key in linked and not explicit and not os.path.islink(path)):
+            if not (key in linked and not explicit and not link):
                 on_event(Skipped(path, f"same file as {first}"))
                 return
             # A link met first in a walk gives way to the file it names: the file itself is
             # the document (what a plan keeps or removes), the link only a second name.
-            files.remove(first)
+            at = files.index(first)
+            del files[at], sizes[at]
             on_event(Skipped(first, f"same file as {path}"))
-        if not explicit and os.path.islink(path):
+        if not explicit and link:
             linked.add(key)
         else:
             linked.discard(key)
         seen[key] = path
         files.append(path)
+        sizes.append(info.st_size if stat.S_ISREG(info.st_mode) else 0)
 
     visited: dict[tuple[int, int], str] = {}
     for path in paths:
         if path != STDIN and os.path.isdir(path):
             walked = _walk(path, on_event, visited if follow_symlinks else None, selection)
-            for file in walked:
-                add(file, explicit=False)
+            for file, link in walked:
+                add(file, explicit=False, link=link)
         elif path == STDIN:
             files.append(path)
+            sizes.append(0)
         else:
             add(path, explicit=True)
-    return files
+    return Listed(files, sizes)
 
 
 def _own_output() -> tuple[int, int] | None:
@@ -165,8 +198,9 @@ def _walk(
     on_event: OnEvent,
     visited: dict[tuple[int, int], str] | None,
     selection: Selection,
-) -> Iterator[str]:
-    """Files below ``root``, sorted: each directory's files, then its subdirectories in order.
+) -> Iterator[tuple[str, bool]]:
+    """Files below ``root``, sorted, each with whether its entry is a symbolic link: each
+    directory's files, then its subdirectories in order.
     With ``visited`` (directories seen, by device and inode), symbolic links to directories are
     followed, and a directory reached again is reported once and not entered: a link loop ends
     there. Iterative, so a tree of any depth is walked (os.walk recurses)."""
@@ -186,20 +220,20 @@ def _walk(
             visited[key] = directory
         try:
             with os.scandir(directory) as entries:
-                listed = [(entry.name, _is_directory(entry)) for entry in entries]
+                listed = [(entry.name, _is_directory(entry), _is_link(entry)) for entry in entries]
         except OSError as exc:
             on_event(Skipped(exc.filename or directory, f"unreadable directory: {os_reason(exc)}"))
             continue
         rules = rules.entering(directory, on_event)
         subdirs = []
-        for name, is_directory in sorted(listed):
+        for name, is_directory, is_link in sorted(listed):
             path = os.path.join(directory, name)
             rule = rules.left_out(path, directory=is_directory)
             if rule is not None:
                 on_event(Excluded(path, rule))
             elif not is_directory:
-                yield path
-            elif visited is not None or not os.path.islink(path):
+                yield path, is_link
+            elif visited is not None or not is_link:
                 subdirs.append((path, rules))
         pending.extend(reversed(subdirs))
 
@@ -207,6 +241,15 @@ def _walk(
 def _is_directory(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    """Whether the entry is a symbolic link, from the directory's listing (no system call
+    where the file system gives each entry's type)."""
+    try:
+        return entry.is_symlink()
     except OSError:
         return False
 
