@@ -22,13 +22,13 @@ from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Settings, corpus_from_texts
 from simhash_cli.core.cosines import cosine_pairs
 from simhash_cli.core.search import dedupe
-from simhash_cli.core.tokenizer import (
+from simhash_cli.core.vectorize import _WordTable
+from simhash_cli.core.words import (
     WordTokens,
     _is_word,
     _latin1_word_characters,
     word_tokens,
 )
-from simhash_cli.core.vectorize import _WordTable
 from simhash_cli.errors import KeyCollision
 
 from conftest import SAMPLE

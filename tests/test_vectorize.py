@@ -23,7 +23,6 @@ from simhash_cli import (
 )
 from simhash_cli.core import vectorize as vectorize_module
 from simhash_cli.core.fingerprint import to_int
-from simhash_cli.core.tokenizer import WordTokens, word_tokens
 from simhash_cli.core.vectorize import (
     _WordTable,
     apply_weighting,
@@ -31,6 +30,7 @@ from simhash_cli.core.vectorize import (
     from_mappings,
     row_mapping,
 )
+from simhash_cli.core.words import WordTokens, word_tokens
 from simhash_cli.errors import KeyCollision
 
 

@@ -22,7 +22,8 @@ from numpy.typing import NDArray
 
 from ..errors import KeyCollision
 from .fingerprint import reference_order, reference_positions
-from .tokenizer import TokenizerConfig, WordTokens, word_tokens
+from .tokenizer import TokenizerConfig
+from .words import WordTokens, word_tokens
 
 __all__ = [
     "Weighting",
@@ -58,7 +59,7 @@ def count_matrix(
 ) -> tuple[sp.csr_array, list[str]]:
     """Term counts of every text, counted in batches of documents.
 
-    The default words are found and keyed in bulk by :func:`~simhash_cli.core.tokenizer.word_tokens`
+    The default words are found and keyed in bulk by :func:`~simhash_cli.core.words.word_tokens`
     (no Python step per token). Shingles and character n-grams come from scikit-learn's
     analyzers, counted with ``collections.Counter`` and ``dict.setdefault`` (C loops) rather
     than CountVectorizer's counting loop, which runs Python bytecode for every token.
