@@ -362,19 +362,25 @@ def test_text_in_scripts_with_spaces_is_tokenized_as_before() -> None:
 
 @given(
     st.lists(
-        st.text(alphabet=st.sampled_from(list("aB _1é©\u2019—ł“”ΣσςжЖ\u2010\x00\n"))), max_size=6
+        st.text(alphabet=st.sampled_from(list("aB _1é©\u2019—ł“”ΣσςжЖ\u2010\x00\n日本語カタナ々"))),
+        max_size=6,
     ),
     st.booleans(),
 )
 def test_a_word_has_one_key_whether_its_text_is_read_narrow_or_wide(
     texts: list[str], by_script: bool
 ) -> None:
-    """A text whose characters above U+00FF are letters of scripts with spaces, or no word
-    characters, is read a byte per character; the same text with a letter that is a word by
-    itself is read wide. Every word keeps its key and check."""
+    """A text whose characters above U+00FF are letters (of scripts with spaces or without),
+    or no word characters, is read a byte per character, the words of the scripts without
+    spaces made apart; the same text with a combining mark is read wide. Every word keeps its
+    key and check, and its place."""
     narrow = word_tokens(texts, by_script=by_script)
-    wide = word_tokens([text + " 日" for text in texts], by_script=by_script)
+    wide = word_tokens([text + " 日\u0301" for text in texts], by_script=by_script)
     for doc in range(len(texts)):
         mine, theirs = narrow.doc == doc, wide.doc == doc
         assert narrow.key[mine].tolist() == wide.key[theirs][:-1].tolist()
         assert narrow.check[mine].tolist() == wide.check[theirs][:-1].tolist()
+        spans = zip(narrow.start[mine].tolist(), narrow.stop[mine].tolist(), strict=True)
+        wide_spans = zip(wide.start[theirs].tolist(), wide.stop[theirs].tolist(), strict=True)
+        words = [narrow.text[a:b] for a, b in spans]
+        assert words == [wide.text[a:b] for a, b in wide_spans][:-1]

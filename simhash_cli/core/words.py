@@ -4,8 +4,10 @@ the ``\\w+`` runs of earlier versions), token for token, with array operations i
 Python step per token, and a 64-bit key for each (equal words, equal keys, in every batch).
 
 Texts of Latin-1 alone are read a byte per character. A text with other letters is read so
-too, when they are letters of scripts written with spaces (they stand in as ``a``); any other
-is read as UTF-32, a code point per unit. So a batch costs what its texts do.
+too, when they are letters of scripts written with spaces (they stand in as ``a``) or of
+scripts without spaces (they stand in as a space, and their words are made apart from their
+code points); only a text with a combining mark is read as UTF-32, a code point per unit. So a
+batch costs what its texts do, and a text what its own characters do.
 """
 
 from __future__ import annotations
@@ -93,9 +95,10 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
     Equal to :func:`~simhash_cli.core.tokenizer.tokenize` with that config, token for token,
     but without a Python step per token: the texts are lower-cased and joined, their code
     points classified with a lookup table, token boundaries found where the class changes, and
-    every token keyed eight bytes at a time (:func:`_token_keys`). Texts of Latin-1 alone
-    (ASCII, accents, the copyright sign) are read a byte per character, the others as UTF-32,
-    each text by its own kind: a batch costs what its texts do, whatever one of them holds.
+    every token keyed eight bytes at a time (:func:`_chunk_hashes`). Texts of Latin-1 alone
+    (ASCII, accents, the copyright sign) are read a byte per character, and so are the others
+    but those with a combining mark, which are read as UTF-32 (:func:`_narrowed`), each text
+    by its own kind: a batch costs what its texts do, whatever one of them holds.
     """
     # Lower-cased one by one: lower() can change a text's length ("İ" becomes two characters).
     lowered = [t.lower() for t in texts]
@@ -104,6 +107,7 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
     text_starts = np.cumsum(lengths + 1) - (lengths + 1)
     latin1 = [_latin1(t) for t in lowered]
     above: list[_Above | None] = [None] * len(lowered)
+    apart: list[_Above | None] = [None] * len(lowered)
     wide: list[NDArray[np.uint32] | None] = [None] * len(lowered)
     others = [i for i, units in enumerate(latin1) if units is None]
     read = None
@@ -111,15 +115,21 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
         read = _narrowed([lowered[i] for i in others], by_script)
         for k, i in enumerate(others):
             latin1[i], above[i], wide[i] = read.units[k], read.above[k], read.wide[k]
+            apart[i] = read.apart[k]
     narrow = np.fromiter((units is not None for units in latin1), bool, len(lowered))
     if narrow.all():
-        start, stop, key, check = _narrow_tokens(_joined(latin1), _placed(above, lengths))
+        placed = _placed(above, lengths), _placed(apart, lengths)
+        start, stop, key, check = _narrow_tokens(_joined(latin1), *placed)
     elif not narrow.any():
         assert read is not None  # every text is one of the others, in order
         start, stop, key, check = _wide_tokens(read.joined, by_script)
     else:
         start, stop, key, check = _tokens_by_kind(
-            latin1, above, wide, narrow, lengths, text_starts, by_script
+            _Narrowed(latin1, above, apart, wide, np.zeros(0, np.uint32)),
+            narrow,
+            lengths,
+            text_starts,
+            by_script,
         )
     # Text k starts at sum(lengths[:k]) + k (one NUL between texts): count its tokens.
     first_token = np.searchsorted(start, np.append(text_starts, len(text)))
@@ -153,6 +163,10 @@ class _Narrowed(NamedTuple):
     """Each text as a byte per character, or None for a text read wide."""
     above: list[_Above | None]
     """Where each text read narrow has word characters above U+00FF, and which."""
+    apart: list[_Above | None]
+    """Where each text read narrow has letters that are words by themselves and katakana
+    (:data:`~simhash_cli.core.scripts.SOLO`, :data:`~simhash_cli.core.scripts.KATA`), and
+    which: their words are made apart from the bytes (:func:`_apart_tokens`)."""
     wide: list[NDArray[np.uint32] | None]
     """The UTF-32 code units of each text read wide."""
     joined: NDArray[np.uint32]
@@ -160,13 +174,15 @@ class _Narrowed(NamedTuple):
 
 
 def _narrowed(texts: list[str], by_script: bool) -> _Narrowed:
-    """Texts with characters above U+00FF, each as a byte per character when each of those is
-    a word character of a script written with spaces or no word character at all (a dash, a
-    curly quote): the first stand in as ``a``, the others as a space, so that the words and
-    their places are the text's own; their positions and code points, to key the words they
-    are in from what they are (:func:`_narrow_tokens`). A text with letters that are words by
-    themselves, or marks, is read wide: its UTF-32 code units instead. Looked at together,
-    not a text at a time."""
+    """Texts with characters above U+00FF, each as a byte per character unless it holds a
+    combining mark: a word character of a script written with spaces stands in as ``a``, any
+    other character (a dash, a curly quote, a letter of a script without spaces) as a space, so
+    that the words and their places are the text's own; the positions and code points of the
+    first, to key the words they are in from what they are (:func:`_narrow_tokens`), and of
+    the letters of scripts without spaces, to make their words apart. A text with a mark is
+    read wide (its UTF-32 code units): a mark joins the word before it, whatever its script.
+    So a page of English with one name in Chinese is read as English is, and only the name's
+    letters take the path of their script. Looked at together, not a text at a time."""
     lengths = np.fromiter(map(len, texts), np.int64, len(texts))
     starts = np.cumsum(lengths + 1) - (lengths + 1)
     joined = np.frombuffer("\x00".join(texts).encode("utf-32-le", "surrogatepass"), "<u4")
@@ -176,31 +192,42 @@ def _narrowed(texts: list[str], by_script: bool) -> _Narrowed:
     first = np.searchsorted(high, np.append(starts, len(joined)))
     if by_script:
         kind = scripts.classes(codes)
-        special = np.concatenate(([0], np.cumsum(kind > scripts.WORD)))
-        wide_read = special[first[1:]] > special[first[:-1]]
+        marks = np.concatenate(([0], np.cumsum(kind == scripts.MARK)))
+        wide_read = marks[first[1:]] > marks[first[:-1]]
         word = kind == scripts.WORD
+        alone = (kind == scripts.SOLO) | (kind == scripts.KATA)
     else:
         wide_read = np.zeros(len(texts), dtype=bool)
         word = _is_word(codes)
+        alone = np.zeros(codes.size, dtype=bool)
     spans = list(zip(starts.tolist(), (starts + lengths).tolist(), strict=True))
     wide = [joined[a:b] if wide_read[i] else None for i, (a, b) in enumerate(spans)]
     if wide_read.all():
-        return _Narrowed([None] * len(texts), [None] * len(texts), wide, joined)
+        nothing: list[_Above | None] = [None] * len(texts)
+        return _Narrowed([None] * len(texts), nothing, list(nothing), wide, joined)
     bytes_of = joined.astype(np.uint8)
     bytes_of[high] = np.where(word, _WORD_BYTE, _SPACE_BYTE)
-    at, points = high[word], codes[word]
-    bounds = np.searchsorted(at, np.append(starts, len(joined))).tolist()  # as first, of words
-    units: list[bytes | None] = []
-    above: list[_Above | None] = []
-    for i, (a, b) in enumerate(spans):
-        if wide_read[i]:
-            units.append(None)
-            above.append(None)
-        else:
-            mine = slice(bounds[i], bounds[i + 1])
-            units.append(bytes_of[a:b].tobytes())
-            above.append((at[mine] - a, points[mine]))
-    return _Narrowed(units, above, wide, joined)
+    ends = np.append(starts, len(joined))
+    units = [None if wide_read[i] else bytes_of[a:b].tobytes() for i, (a, b) in enumerate(spans)]
+    above = _per_text(high[word], codes[word], ends, wide_read)
+    apart = _per_text(high[alone], codes[alone], ends, wide_read)
+    return _Narrowed(units, above, apart, wide, joined)
+
+
+def _per_text(
+    at: NDArray[np.int64],
+    points: NDArray[np.uint32],
+    ends: NDArray[np.int64],
+    wide_read: NDArray[np.bool_],
+) -> list[_Above | None]:
+    """Characters at ``at`` of texts joined (each text from ``ends[i]`` to ``ends[i + 1]``),
+    for each text read narrow: where in it, and which; None for a text read wide."""
+    bounds = np.searchsorted(at, ends).tolist()
+    found: list[_Above | None] = []
+    for i, read_wide in enumerate(wide_read.tolist()):
+        mine = slice(bounds[i], bounds[i + 1])
+        found.append(None if read_wide else (at[mine] - ends[i], points[mine]))
+    return found
 
 
 def _placed(above: Sequence[_Above | None], lengths: NDArray[np.int64]) -> _Above:
@@ -230,10 +257,12 @@ def _joined_wide(wide: Sequence[NDArray[np.uint32] | None]) -> NDArray[np.uint32
 _NUL = np.zeros(1, dtype=np.uint32)
 
 
-def _narrow_tokens(encoded: bytes, above: _Above) -> Spans:
+def _narrow_tokens(encoded: bytes, above: _Above, apart: _Above) -> Spans:
     """The tokens of texts read a byte per character: runs of ``\\w`` (no letter below U+0100
     is a word by itself, and none is a mark). A word holding a character above U+00FF
-    (``above``: where, and which) is keyed from its code points, as it is when read wide."""
+    (``above``: where, and which) is keyed from its code points, as it is when read wide; the
+    letters of scripts without spaces (``apart``, spaces in ``encoded``) make their own words
+    (:func:`_apart_tokens`), in their places among the others."""
     units = np.frombuffer(encoded, dtype=np.uint8)
     start, stop = _runs(_latin1_word_characters()[units])
     length = stop - start
@@ -250,6 +279,30 @@ def _narrow_tokens(encoded: bytes, above: _Above) -> Spans:
         high = at[np.minimum(found, at.size - 1)] == where
         points[high] = codes[found[high]]
         key[chosen], check[chosen] = _chunk_hashes(points, 4, offsets, lengths, _WIDE_SEED)
+    if not apart[0].size:
+        return start, stop, key, check
+    columns = [
+        np.concatenate(pair)
+        for pair in zip((start, stop, key, check), _apart_tokens(*apart), strict=True)
+    ]
+    order = np.argsort(columns[0], kind="stable")
+    return columns[0][order], columns[1][order], columns[2][order], columns[3][order]
+
+
+def _apart_tokens(at: NDArray[np.int64], codes: NDArray[np.uint32]) -> Spans:
+    """The words of the letters of scripts without spaces at ``at`` (increasing) of a text,
+    ``codes`` their code points, as :func:`_wide_tokens` makes them from the whole text:
+    katakana runs, and the other letters each a word by itself, paired where two touch
+    (:func:`_bigrams`); keyed from their code points. Letters next to each other in the text
+    are next to each other here, so a word's code points are a slice of ``codes``."""
+    kind = scripts.classes(codes)
+    follows = np.zeros(at.size, dtype=bool)  # the letter before it in the text is in its word
+    follows[1:] = (at[1:] == at[:-1] + 1) & (kind[1:] == kind[:-1]) & (kind[1:] != scripts.SOLO)
+    first = np.flatnonzero(~follows)
+    last = np.append(first[1:], at.size) - 1
+    start, stop = _bigrams(at[first], at[last] + 1, kind[first] == scripts.SOLO)
+    index = np.searchsorted(at, start)  # where each word's code points begin in ``codes``
+    key, check = _chunk_hashes(codes, 4, index, stop - start, _WIDE_SEED)
     return start, stop, key, check
 
 
@@ -261,25 +314,24 @@ def _wide_tokens(wide: NDArray[np.uint32], by_script: bool) -> Spans:
 
 
 def _tokens_by_kind(
-    latin1: list[bytes | None],
-    above: list[_Above | None],
-    wide: list[NDArray[np.uint32] | None],
+    read: _Narrowed,
     narrow: NDArray[np.bool_],
     lengths: NDArray[np.int64],
     text_starts: NDArray[np.int64],
     by_script: bool,
 ) -> Spans:
-    """The tokens of a batch whose texts are of both kinds: the Latin-1 texts' bytes joined
-    and read narrow, the other texts joined and read wide, their spans moved to the whole
-    batch's text."""
+    """The tokens of a batch whose texts are of both kinds (``read``, each text's
+    reading): the texts read narrow joined, the texts read wide joined, their spans moved to
+    the whole batch's text."""
     parts: list[Spans] = []
     for chosen in (np.flatnonzero(narrow), np.flatnonzero(~narrow)):
         if narrow[chosen[0]]:
-            encoded = _joined([latin1[i] for i in chosen.tolist()])
-            placed = _placed([above[i] for i in chosen.tolist()], lengths[chosen])
-            start, stop, key, check = _narrow_tokens(encoded, placed)
+            encoded = _joined([read.units[i] for i in chosen.tolist()])
+            above = _placed([read.above[i] for i in chosen.tolist()], lengths[chosen])
+            apart = _placed([read.apart[i] for i in chosen.tolist()], lengths[chosen])
+            start, stop, key, check = _narrow_tokens(encoded, above, apart)
         else:
-            joined = _joined_wide([wide[i] for i in chosen.tolist()])
+            joined = _joined_wide([read.wide[i] for i in chosen.tolist()])
             start, stop, key, check = _wide_tokens(joined, by_script)
         sizes = lengths[chosen] + 1
         starts_here = np.cumsum(sizes) - sizes
