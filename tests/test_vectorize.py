@@ -134,6 +134,29 @@ def test_counts_equal_counting_the_tokenizer_output(
         assert sorted(row_mapping(weights, names, row).items()) == sorted(counted.items())
 
 
+@given(
+    texts=st.lists(st.text(alphabet=st.sampled_from(list("ab cÉé1 2_😀日本-\n"))), max_size=8),
+    batch=st.integers(1, 4),
+    config=st.sampled_from([TokenizerConfig(), TokenizerConfig(ngram=2)]),
+    weighting=st.sampled_from([Weighting.TF, Weighting.BINARY]),
+)
+def test_counts_in_first_seen_order_fingerprint_alike_when_their_weights_are_whole(
+    texts: list[str], batch: int, config: TokenizerConfig, weighting: Weighting
+) -> None:
+    """Without the sort of the vocabulary the columns are the features in the order they first
+    occur, each row's counts the same; whole-number weights sum to the same bits in any order
+    (the integer-like features, which the canonical order puts first, included)."""
+    ordered, names = count_matrix(texts, config, batch_docs=batch)
+    seen, seen_names = count_matrix(texts, config, batch_docs=batch, ordered=False)
+    first = list(dict.fromkeys(token for text in texts for token in tokenize(text, config)))
+    assert seen_names == first and sorted(seen_names) == sorted(names)
+    for row in range(len(texts)):
+        assert row_mapping(seen, seen_names, row) == row_mapping(ordered, names, row)
+    canonical = fingerprint_matrix(apply_weighting(ordered, weighting), names, bits=128)
+    as_seen = fingerprint_matrix(apply_weighting(seen, weighting), seen_names, bits=128)
+    assert np.array_equal(canonical, as_seen)
+
+
 def test_a_key_collision_switches_to_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
     module = importlib.import_module("simhash_cli.core.vectorize")
     real = module._WordTable.ids

@@ -103,7 +103,10 @@ def fingerprint_batch(
         ParameterError: tfidf, whose weights come from the whole corpus, not a batch.
     """
     tokenizer, weighting = batchable(settings)
-    ids, stamps, events, counts, features = count_files(files, tokenizer, policy)
+    # Vectors given back are in their canonical order; fingerprints of whole-number weights
+    # alone do not need it, nor the sort of the batch's vocabulary that it takes.
+    ordered = keep_vectors or not weighting.whole
+    ids, stamps, events, counts, features = count_files(files, tokenizer, policy, ordered=ordered)
     weights = apply_weighting(counts, weighting)
     batch = from_weights(
         ids, weights, features, settings, events.append, [], EMPTY_TEXT, stamps, include_empty
@@ -251,10 +254,13 @@ def count_files(
     policy: ReadPolicy = DEFAULT_POLICY,
     on_event: OnEvent | None = None,
     on_read: Callable[[], None] | None = None,
+    *,
+    ordered: bool = True,
 ) -> tuple[list[str], NDArray[np.void], list[Event], sp.csr_array, list[str]]:
-    """Read and count files: (ids read, their stamps, events, term counts, their columns). In
-    a worker the events are collected and returned; given ``on_event`` they go there as they
-    happen."""
+    """Read and count files: (ids read, their stamps, events, term counts, their columns, in
+    canonical order unless not ``ordered``: see :func:`~simhash_cli.core.vectorize.count_matrix`).
+    In a worker the events are collected and returned; given ``on_event`` they go there as
+    they happen."""
     events: list[Event] = []
     ids: list[str] = []
     stamps: list[Stamp] = []
@@ -266,7 +272,7 @@ def count_files(
             stamps.append(document.stamp)
             yield document.text
 
-    counts, features = count_matrix(texts(), tokenizer)
+    counts, features = count_matrix(texts(), tokenizer, ordered=ordered)
     return ids, stamp_array(stamps), events, counts, features
 
 

@@ -49,6 +49,12 @@ class Weighting(str, Enum):
     TFIDF = "tfidf"
     """count * (ln((1 + n) / (1 + df)) + 1) over the corpus at hand (scikit-learn's smooth idf)."""
 
+    @property
+    def whole(self) -> bool:
+        """Whether every weight is a whole number (tf, binary): a fingerprint's sums of them are
+        exact, so they come out the same whatever order a document's features are in."""
+        return self in (Weighting.TF, Weighting.BINARY)
+
 
 def count_matrix(
     texts: Iterable[str],
@@ -56,6 +62,7 @@ def count_matrix(
     *,
     batch_docs: int = 4096,
     batch_chars: int = 1 << 24,
+    ordered: bool = True,
 ) -> tuple[sp.csr_array, list[str]]:
     """Term counts of every text, counted in batches of documents.
 
@@ -69,6 +76,9 @@ def count_matrix(
         tokenizer: how text becomes features.
         batch_docs: documents counted together.
         batch_chars: characters counted together (bounds memory for long documents).
+        ordered: the columns in their canonical order (below); False: in the order their
+            features first occur, which saves sorting the vocabulary, for counts whose order
+            does not matter (fingerprints of whole-number weights, :attr:`Weighting.whole`).
 
     Returns:
         (counts, features): CSR of shape (n_docs, n_features), float32 (float64 if a count
@@ -89,7 +99,7 @@ def count_matrix(
             batch, chars = [], 0
     if batch:
         counter.add(batch)
-    return counter.matrix()
+    return counter.matrix(ordered=ordered)
 
 
 class _Counter:
@@ -178,7 +188,12 @@ class _Counter:
         self.counts.append(counts.data.astype(np.int32))
         self.sizes.append(np.diff(counts.indptr).astype(np.int64))
 
-    def matrix(self) -> tuple[sp.csr_array, list[str]]:
+    def matrix(self, *, ordered: bool = True) -> tuple[sp.csr_array, list[str]]:
+        """The counts and their columns' features: in canonical order, or (not ``ordered``)
+        in the order the features first occurred (see :func:`count_matrix`)."""
+        if not ordered:
+            seen, self.names = self.names, []
+            return self._drained(None, len(seen)), seen
         names = np.fromiter(self.names, dtype=object, count=len(self.names))
         self.names = []
         # Python's sort compares the strings in C; the permutation is held as an array.
@@ -189,6 +204,16 @@ class _Counter:
         del by_name
         column_of_id = np.empty(final.size, dtype=np.int32)
         column_of_id[final] = np.arange(final.size, dtype=np.int32)
+        matrix = self._drained(column_of_id, final.size)
+        # Sorted in place: for the whole corpus (floats, tens of thousands of columns) this
+        # beats the round trip through CSC that wins on a batch's small integer counts.
+        matrix.sort_indices()
+        features: list[str] = names[final].tolist()
+        return matrix, features
+
+    def _drained(self, column_of_id: NDArray[np.int32] | None, n_columns: int) -> sp.csr_array:
+        """The entries counted, as a CSR matrix whose columns are ``column_of_id`` of their ids
+        (None: the ids themselves)."""
         sizes = np.concatenate(self.sizes) if self.sizes else np.empty(0, np.int64)
         # int32 offsets while the entries fit: scipy then keeps the columns int32 as well
         # (four bytes an entry, not eight, over a million documents).
@@ -200,12 +225,7 @@ class _Counter:
         columns = self.ids.drain(np.int32, column_of_id)
         kind = np.float32 if self.counts.largest < _FLOAT32_EXACT else np.float64
         data = self.counts.drain(kind)
-        matrix = sp.csr_array((data, columns, indptr), shape=(sizes.size, final.size))
-        # Sorted in place: for the whole corpus (floats, tens of thousands of columns) this
-        # beats the round trip through CSC that wins on a batch's small integer counts.
-        matrix.sort_indices()
-        features: list[str] = names[final].tolist()
-        return matrix, features
+        return sp.csr_array((data, columns, indptr), shape=(sizes.size, n_columns))
 
 
 class _Entries:
