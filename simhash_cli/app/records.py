@@ -130,8 +130,14 @@ def fingerprint_piece(
     on_bad_line = skipping(events.append, skipped) if skip_bad_lines else None
     placed = Placed()
     records: list[Any] = piece.parse(kind, max_line, on_bad_line, placed, fields)
-    made = from_text_records if kind == "texts" else from_vector_records
-    docs = made(records, settings, events.append, skipped, include_empty)
+    if kind == "texts":
+        # The vectors are dropped here: whole-number weights need no canonical column order.
+        ordered = settings.weighting is None or not settings.weighting.whole
+        docs = from_text_records(
+            records, settings, events.append, skipped, include_empty, ordered=ordered
+        )
+    else:
+        docs = from_vector_records(records, settings, events.append, skipped, include_empty)
     docs = dataclasses.replace(docs, weights=None, features=[])
     ids = [record.id for record in records]
     return Fingerprinted(events, docs, ids, placed.lines, piece.name)
@@ -338,9 +344,12 @@ def from_text_records(
     on_event: OnEvent,
     skipped: list[Skipped],
     include_empty: bool = False,
+    *,
+    ordered: bool = True,
 ) -> Corpus:
     """Texts tokenized and weighted as ``settings`` say, and fingerprinted; those without a
-    token skipped (reported)."""
+    token skipped (reported). Not ``ordered``: the vectors' columns in the order their
+    features first occur (see :func:`~simhash_cli.core.vectorize.count_matrix`)."""
     if settings.tokenizer is None or settings.weighting is None:
         raise ParameterError("texts need a tokenizer and a weighting")
     ids: list[str] = []
@@ -350,7 +359,7 @@ def from_text_records(
             ids.append(record.id)
             yield record.text
 
-    counts, features = count_matrix(texts(), settings.tokenizer)
+    counts, features = count_matrix(texts(), settings.tokenizer, ordered=ordered)
     weights = apply_weighting(counts, settings.weighting)
     return from_weights(
         ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, include_empty=include_empty
