@@ -17,7 +17,6 @@ Every skip and warning goes to the caller's ``on_event`` callback; nothing here 
 
 from __future__ import annotations
 
-import functools
 import os
 import stat
 import sys
@@ -51,6 +50,7 @@ __all__ = [
 STDIN = "-"
 SNIFF_BYTES = 8192
 READ_CHUNK = 1 << 16
+MAX_READ = 1 << 30  # bytes asked of one system call at most
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 first: its little-endian BOM starts with UTF-16's.
@@ -335,29 +335,40 @@ def _read_bytes(path: str, max_bytes: int | None) -> tuple[bytes, Stamp]:
     try:
         if max_bytes is not None and info.st_size > max_bytes:
             raise TooLarge(f"{info.st_size:,} bytes")
-        read = functools.partial(_read_descriptor, descriptor, info.st_size)
-        return _read_limited(read, max_bytes), stamp_of(info)
+        return _read_limited(_Descriptor(descriptor, info.st_size).read, max_bytes), stamp_of(info)
     finally:
         os.close(descriptor)
 
 
-def _read_descriptor(descriptor: int, size: int, wanted: int = -1) -> bytes:
-    """``wanted`` bytes of a regular file's descriptor, fewer only at its end, as a file
-    object's ``read`` gives them (-1: to the end; ``size``, the file's size when opened, is
-    how much is asked for at once, a file that grew is read to its end all the same)."""
-    parts = []
-    while wanted != 0:
-        part = os.read(descriptor, wanted if wanted > 0 else max(size, READ_CHUNK))
-        if not part:
-            break
-        parts.append(part)
-        if wanted > 0:
-            wanted -= len(part)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+class _Descriptor:
+    """A regular file's descriptor, read as a file object reads it: ``read(n)`` gives n bytes,
+    fewer only at the end, and ``read(-1)`` all that is left. Each system call asks for what
+    the file's size when opened says is left (a 2 KB file is never given a buffer of the
+    largest size allowed), and a file that grew since is read to its end all the same."""
+
+    def __init__(self, descriptor: int, size: int) -> None:
+        self.descriptor = descriptor
+        self.size = size
+        self.position = 0
+
+    def read(self, wanted: int = -1) -> bytes:
+        parts = []
+        while wanted != 0:
+            ask = max(self.size - self.position, READ_CHUNK)
+            if wanted > 0:
+                ask = min(ask, wanted)
+            part = os.read(self.descriptor, min(ask, MAX_READ))
+            if not part:
+                break
+            parts.append(part)
+            self.position += len(part)
+            if wanted > 0:
+                wanted -= len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _read_limited(read: Callable[[int], bytes], max_bytes: int | None) -> bytes:
-    """Everything ``read`` gives (a file object's, or :func:`_read_descriptor`), or TooLarge as
+    """Everything ``read`` gives (a file object's, or a :class:`_Descriptor`'s), or TooLarge as
     soon as there is more than ``max_bytes`` (a file that grew, a stream): never more than that
     in memory. Bytes that are binary by their first KiBs are not read further (they are
     skipped as binary): an endless device ends there too."""
