@@ -13,6 +13,7 @@ import pytest
 from simhash_cli import InputError, PathNotFoundError
 from simhash_cli.core.events import Event, OnEvent, Skipped, Stamp, Warned
 from simhash_cli.errors import TooLarge
+from simhash_cli.io.opening import open_descriptor
 from simhash_cli.io.sources import files as files_module
 from simhash_cli.io.sources.files import (
     READ_CHUNK,
@@ -144,10 +145,9 @@ def test_a_file_is_read_whole_from_its_descriptor_whatever_its_size(
     # A file that grew after it was opened (its size as opened is 10): read to its end.
     grown = b"x" * (2 * READ_CHUNK)
     (tmp_path / "g").write_bytes(grown)
-    real_open = files_module.open_descriptor
 
     def opened_small(path: str, **options: bool) -> tuple[int, os.stat_result]:
-        descriptor, info = real_open(path, **options)
+        descriptor, info = open_descriptor(path, **options)
         fields = list(info)
         fields[stat.ST_SIZE] = 10
         return descriptor, os.stat_result(fields)
