@@ -44,8 +44,10 @@ SAMPLE = ROOT / "sample_corpus"
 @pytest.fixture(autouse=True)
 def workers_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run of ``-j 2`` in this process starts its workers at once, as a long run does: the
-    suite's inputs end before the time a real run works alone (tests of that time set it)."""
+    suite's inputs end before the time a real run works alone, and are shorter than the work
+    a real run starts workers for (tests of those set them)."""
     monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
+    monkeypatch.setattr(parallel, "WORKERS_AT_ONCE", 0.0)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -302,41 +303,53 @@ def test_batches_are_cut_by_bytes_and_give_the_same_documents(
     assert np.array_equal(small.n_features, whole.n_features)
 
 
-def _square(number: int) -> tuple[int, int]:
+def _square(number: int, marker: str = "", parent: int = 0) -> tuple[int, int]:
+    """``number`` squared, and who squared it. With a ``marker`` file: a worker leaves it, and
+    this process (``parent``) takes 50 ms a number until a worker has left it, so that a
+    worker surely starts before the work is done, and the test takes no longer than that."""
+    if marker and os.getpid() != parent:
+        Path(marker).touch()
+    elif marker and not os.path.exists(marker):
+        time.sleep(0.05)
     return number * number, os.getpid()
 
 
-def test_workers_start_only_once_this_process_has_worked_a_while(
-    monkeypatch: pytest.MonkeyPatch,
+def test_workers_start_for_work_that_outlasts_their_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Work that ends before a worker could start is done here; longer work is shared with
-    the workers, results in order either way."""
-    arguments = [(n,) for n in range(12)]
+    """Work that ends before a worker could start is done here: work of unknown length
+    until it has lasted a while, work known to be short always. Work known to be long starts
+    a worker at once, and hands it nothing while it starts; work that lasts is shared with
+    it. Results in order each time."""
+    quick = [(n,) for n in range(12)]
+    alone = [(n * n, os.getpid()) for n in range(12)]
     monkeypatch.setattr(parallel, "WORKERS_AFTER", 60.0)
+    monkeypatch.setattr(parallel, "WORKERS_AT_ONCE", 1.0)
     with mock.patch.object(parallel, "_worker_pool", side_effect=AssertionError("a pool")):
-        alone = list(parallel.ordered_map(_square, arguments, 2))
-    assert alone == [(n * n, os.getpid()) for n in range(12)]
-    long = list(parallel.ordered_map(_square, arguments, 2, work=parallel.WORKERS_AT_ONCE + 1))
-    assert [square for square, _ in long] == [n * n for n in range(12)]
-    assert {pid for _, pid in long} != {os.getpid()}  # known to be long: workers at once
-    monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
-    shared = list(parallel.ordered_map(_square, arguments, 2))
-    assert [square for square, _ in shared] == [n * n for n in range(12)]
+        assert list(parallel.ordered_map(_square, quick, 2)) == alone
+        monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
+        assert list(parallel.ordered_map(_square, quick, 2, work=0.9)) == alone
+    # A worker starts, but nothing waits for it: it is still starting when all is done.
+    assert list(parallel.ordered_map(_square, quick, 2, work=1.1)) == alone
+    lasting = [(n, str(tmp_path / "worked"), os.getpid()) for n in range(400)]
+    shared = list(parallel.ordered_map(_square, lasting, 2, work=1.1))
+    assert [square for square, _ in shared] == [n * n for n in range(400)]
     assert {pid for _, pid in shared} != {os.getpid()}  # a worker took some
 
 
 def test_the_work_of_a_listing_is_told_to_the_mapper(tmp_path: Path) -> None:
     """The mapper hears how long the files would take one process, from their number and
-    bytes: the local engine starts its workers at once for a long run."""
+    bytes: the local engine starts its workers at once for a long run, none for a short one."""
     for n in range(3):
         (tmp_path / f"{n}.txt").write_text("word " * 1000 * (n + 1))
-    told: list[float] = []
+    told: list[float | None] = []
 
-    def mapper(function: Any, arguments: Any, jobs: int, /, *, work: float = 0.0) -> Any:
+    def mapper(function: Any, arguments: Any, jobs: int, /, *, work: float | None = None) -> Any:
         told.append(work)
         return batches_module.in_process(function, arguments, jobs)
 
     docs = concatenate(iter_fingerprints([str(tmp_path)], jobs=2, mapper=mapper))
     assert len(docs) == 3
-    assert told == [pytest.approx(batches_module.expected_work([5000, 10000, 15000]))]
-    assert told[0] > 3 * batches_module.SECONDS_PER_FILE
+    (work,) = told
+    assert work == pytest.approx(batches_module.expected_work([5000, 10000, 15000]))
+    assert work is not None and work > 3 * batches_module.SECONDS_PER_FILE

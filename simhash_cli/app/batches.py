@@ -63,8 +63,9 @@ Result = TypeVar("Result")
 class Mapper(Protocol):
     """``mapper(function, arguments, jobs, work=seconds)``: ``function(*args)`` for each
     argument tuple, in order (``arguments`` drawn as the work goes, so that a stream of them is
-    never all in memory). ``work`` is how long the whole would take in one process, about (0
-    when not known): the local engine starts its workers at once for a long run."""
+    never all in memory). ``work`` is how long the whole would take in one process, about (None
+    when not known): the local engine starts its workers at once for a long run, and none for
+    a short one."""
 
     def __call__(
         self,
@@ -73,7 +74,7 @@ class Mapper(Protocol):
         jobs: int,
         /,
         *,
-        work: float = 0.0,
+        work: float | None = None,
     ) -> Iterable[Any]: ...
 
 
@@ -358,7 +359,7 @@ def in_process(
     jobs: int,
     /,
     *,
-    work: float = 0.0,
+    work: float | None = None,
 ) -> Iterator[Result]:
     """The plainest :class:`Mapper`: ``function(*args)`` for each of ``arguments``, in order,
     in this process (``jobs`` and ``work`` are not used)."""

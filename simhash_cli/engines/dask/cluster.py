@@ -289,7 +289,7 @@ def mapper(cluster: Cluster) -> Mapper:
         jobs: int,
         /,
         *,
-        work: float = 0.0,
+        work: float | None = None,
     ) -> Iterator[Batch]:
         client, here = cluster.client, os.getcwd()
         with reported():
