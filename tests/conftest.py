@@ -47,7 +47,7 @@ def workers_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     suite's inputs end before the time a real run works alone, and are shorter than the work
     a real run starts workers for (tests of those set them)."""
     monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
-    monkeypatch.setattr(parallel, "WORKERS_AT_ONCE", 0.0)
+    monkeypatch.setattr(parallel, "WORKERS_PAY", 0.0)
 
 
 @pytest.fixture

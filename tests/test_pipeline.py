@@ -317,22 +317,22 @@ def _square(number: int, marker: str = "", parent: int = 0) -> tuple[int, int]:
 def test_workers_start_for_work_that_outlasts_their_start(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Work that ends before a worker could start is done here: work of unknown length
-    until it has lasted a while, work known to be short always. Work known to be long starts
-    a worker at once, and hands it nothing while it starts; work that lasts is shared with
-    it. Results in order each time."""
+    """Work that ends before a worker could pay for its start is done here: a stream until it
+    has lasted a while, a sequence while its pace says little is left. Work known to be long
+    starts a worker at once, and hands it nothing while it starts; work that lasts is shared
+    with it. Results in order each time."""
     quick = [(n,) for n in range(12)]
     alone = [(n * n, os.getpid()) for n in range(12)]
     monkeypatch.setattr(parallel, "WORKERS_AFTER", 60.0)
-    monkeypatch.setattr(parallel, "WORKERS_AT_ONCE", 1.0)
+    monkeypatch.setattr(parallel, "WORKERS_PAY", 1.0)
     with mock.patch.object(parallel, "_worker_pool", side_effect=AssertionError("a pool")):
-        assert list(parallel.ordered_map(_square, quick, 2)) == alone
-        monkeypatch.setattr(parallel, "WORKERS_AFTER", 0.0)
+        assert list(parallel.ordered_map(_square, iter(quick), 2)) == alone
         assert list(parallel.ordered_map(_square, quick, 2, work=0.9)) == alone
     # A worker starts, but nothing waits for it: it is still starting when all is done.
     assert list(parallel.ordered_map(_square, quick, 2, work=1.1)) == alone
     lasting = [(n, str(tmp_path / "worked"), os.getpid()) for n in range(400)]
-    shared = list(parallel.ordered_map(_square, lasting, 2, work=1.1))
+    # 50 ms a part, 400 parts: the pace says 20 s are left, a worker is worth it.
+    shared = list(parallel.ordered_map(_square, lasting, 2))
     assert [square for square, _ in shared] == [n * n for n in range(400)]
     assert {pid for _, pid in shared} != {os.getpid()}  # a worker took some
 

@@ -11,7 +11,7 @@ import concurrent.futures
 import multiprocessing
 import signal
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
@@ -21,15 +21,18 @@ __all__ = ["ordered_map"]
 Result = TypeVar("Result")
 
 WORKERS_AFTER = 0.3
-"""Seconds this process works alone before it starts workers: about what a worker takes to
-start (a new interpreter importing numpy and scipy), so that a small run never waits for one
-to start, or to stop, and a large one loses a fraction of a second of the others' time."""
+"""Seconds this process works alone on work of unknown length before it starts workers:
+about what a worker takes to start (a new interpreter importing numpy and scipy), so that a
+small run never waits for one to start, or to stop, and a large one loses a fraction of a
+second of the others' time."""
 
-WORKERS_AT_ONCE = 1.0
-"""Seconds of work (as the caller expects one process to take it) above which the workers
-start at once, and below which none starts: a worker takes about half a second to start and
-import what the work needs, and 825 copyright files (19 MB, about 0.6 s of work) took 1.1 s
-with one started, where one process alone took 0.85 s."""
+WORKERS_PAY = 1.0
+"""Seconds of work left (as this process alone would take them) above which workers are
+worth starting: one takes about half a second to start and import what the work needs, and
+a little more to stop. When the caller expects more than this in all, the workers start at
+once; otherwise, when the work's number of parts is known, this process works alone and
+judges from its own pace after each part: 825 copyright files (19 MB, about 0.6 s) took
+1.1 s with a worker started after 0.3 s, where one process alone took 0.85 s."""
 
 
 def ordered_map(
@@ -43,25 +46,32 @@ def ordered_map(
     process and ``jobs - 1`` worker processes. ``arguments`` is drawn as the work needs it (a
     stream of record pieces is never all in memory): at most a few pieces per worker wait.
 
-    This process takes a share of the work instead of waiting: it works alone for
-    :data:`WORKERS_AFTER` seconds (a run that ends by then starts no worker), then goes on
-    while the workers start, handing them work only once one runs (a worker still starting
-    is never waited for), and taking the next batch nobody has started whenever the one due
-    next is not ready. When the caller knows about how long the ``work`` would take one process
-    (seconds), the workers start at once if it is more than :data:`WORKERS_AT_ONCE`, and not at
-    all if it is less.
+    This process takes a share of the work instead of waiting. It starts the workers at once
+    when the caller expects more than :data:`WORKERS_PAY` seconds of ``work`` (as one process
+    would take it; None when not known). Otherwise it works alone: over a sequence of
+    ``arguments``, until its pace says that what is left would take it more than
+    :data:`WORKERS_PAY` (a run that never gets there starts no worker); over a stream, for
+    :data:`WORKERS_AFTER` seconds. Then it goes on while the workers start, handing them work
+    only once one runs (a worker still starting is never waited for), and taking the next part
+    nobody has started whenever the one due next is not ready.
     """
     given = iter(arguments)
-    if jobs <= 1 or (work is not None and work <= WORKERS_AT_ONCE):
+    if jobs <= 1:
         yield from (function(*args) for args in given)
         return
-    began = time.monotonic()
-    alone = 0.0 if work is not None else WORKERS_AFTER
-    while time.monotonic() - began < alone:  # work that ends before a worker starts needs none
+    parts = len(arguments) if isinstance(arguments, Sized) else None
+    began, done = time.monotonic(), 0
+    while work is None or work <= WORKERS_PAY:
         taken = next(given, None)
         if taken is None:
             return
         yield function(*taken)
+        done += 1
+        spent = time.monotonic() - began
+        if parts is None and spent >= WORKERS_AFTER:
+            break
+        if parts is not None and spent / done * (parts - done) > WORKERS_PAY:
+            break
     first = next(given, None)
     if first is None:
         return
