@@ -102,14 +102,18 @@ def ordered_map(
                 due.append((pool.submit(function, *args), None))
             return True
 
+        def take() -> bool:
+            """This process takes the next part itself; False when the arguments ran out."""
+            args = draw()
+            if args is None:
+                return False
+            due.append((None, function(*args)))
+            return True
+
         more = True
         while due or more:
             if not due:  # nothing handed out or made: this process takes the next
-                args = draw()
-                if args is None:
-                    more = False
-                else:
-                    due.append((None, function(*args)))
+                more = take()
                 continue
             future, result = due[0]
             if future is None:
@@ -118,11 +122,7 @@ def ordered_map(
                 more = feed() and more
                 continue
             if not future.done() and more and len(due) < 2 * ahead + 1:
-                args = draw()
-                if args is None:
-                    more = False
-                else:
-                    due.append((None, function(*args)))
+                more = take()
                 continue
             due.popleft()
             yield future.result()
