@@ -110,7 +110,6 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
     apart: list[_Above | None] = [None] * len(lowered)
     wide: list[NDArray[np.uint32] | None] = [None] * len(lowered)
     others = [i for i, units in enumerate(latin1) if units is None]
-    read = None
     if others:  # read narrow all the same where their other characters allow it
         read = _narrowed([lowered[i] for i in others], by_script)
         for k, i in enumerate(others):
@@ -121,11 +120,10 @@ def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
         placed = _placed(above, lengths), _placed(apart, lengths)
         start, stop, key, check = _narrow_tokens(_joined(latin1), *placed)
     elif not narrow.any():
-        assert read is not None  # every text is one of the others, in order
-        start, stop, key, check = _wide_tokens(read.joined, by_script)
+        start, stop, key, check = _wide_tokens(_joined_wide(wide), by_script)
     else:
         start, stop, key, check = _tokens_by_kind(
-            _Narrowed(latin1, above, apart, wide, np.zeros(0, np.uint32)),
+            _Narrowed(latin1, above, apart, wide),
             narrow,
             lengths,
             text_starts,
@@ -157,7 +155,8 @@ _WORD_BYTE, _SPACE_BYTE = ord("a"), ord(" ")
 
 
 class _Narrowed(NamedTuple):
-    """Texts with characters above U+00FF, as :func:`_narrowed` reads them."""
+    """How each of some texts is read: the texts with characters above U+00FF as
+    :func:`_narrowed` reads them, or a whole batch's (its Latin-1 texts' bytes as they are)."""
 
     units: list[bytes | None]
     """Each text as a byte per character, or None for a text read wide."""
@@ -169,8 +168,6 @@ class _Narrowed(NamedTuple):
     which: their words are made apart from the bytes (:func:`_apart_tokens`)."""
     wide: list[NDArray[np.uint32] | None]
     """The UTF-32 code units of each text read wide."""
-    joined: NDArray[np.uint32]
-    """The code units of all the texts, joined by NUL."""
 
 
 def _narrowed(texts: list[str], by_script: bool) -> _Narrowed:
@@ -204,14 +201,14 @@ def _narrowed(texts: list[str], by_script: bool) -> _Narrowed:
     wide = [joined[a:b] if wide_read[i] else None for i, (a, b) in enumerate(spans)]
     if wide_read.all():
         nothing: list[_Above | None] = [None] * len(texts)
-        return _Narrowed([None] * len(texts), nothing, list(nothing), wide, joined)
+        return _Narrowed([None] * len(texts), nothing, list(nothing), wide)
     bytes_of = joined.astype(np.uint8)
     bytes_of[high] = np.where(word, _WORD_BYTE, _SPACE_BYTE)
     ends = np.append(starts, len(joined))
     units = [None if wide_read[i] else bytes_of[a:b].tobytes() for i, (a, b) in enumerate(spans)]
     above = _per_text(high[word], codes[word], ends, wide_read)
     apart = _per_text(high[alone], codes[alone], ends, wide_read)
-    return _Narrowed(units, above, apart, wide, joined)
+    return _Narrowed(units, above, apart, wide)
 
 
 def _per_text(
