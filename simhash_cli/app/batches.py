@@ -281,9 +281,10 @@ def count_files(
 MIN_BATCH_FILES = 1000
 
 BATCHES_PER_PROCESS = 8
-"""Small batches share the work out evenly: a worker starts late (0.3 s), and is handed two
-batches ahead, which with two batches a process left this one waiting for them (24,725 short
-files at -j2: 1.44 -> 1.36 s; 8 against 2)."""
+"""Small batches share the work out evenly, and let this process judge its pace early: a
+worker joins late (about half a second to start), and with two batches a process it was
+handed half the run at once, which left this one waiting for it (24,725 short files at -j2:
+1.44 -> 1.36 s; 8 against 2)."""
 
 
 # A batch holds its documents' vectors while it is counted: this many files at the most.
@@ -348,8 +349,10 @@ SECONDS_PER_BYTE = 30e-9
 def expected_work(sizes: Sequence[int]) -> float:
     """Seconds one process takes to read and fingerprint files of these sizes, about: on this
     project's 2-core machine, 20 us a file (opening, reading, a document's own arrays) and 30 ns
-    a byte (tokens and their hashes), a little less for text with few tokens. It tells the
-    mapper whether the work outlasts the start of a worker process."""
+    a byte (tokens and their hashes), a little less for text with few tokens, about three
+    times more for Chinese, Japanese or Thai. It tells the mapper whether to start its workers
+    at once; a shorter guess lets the work's own pace decide (see
+    :func:`~simhash_cli.app.parallel.ordered_map`)."""
     return len(sizes) * SECONDS_PER_FILE + sum(sizes) * SECONDS_PER_BYTE
 
 
