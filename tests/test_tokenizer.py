@@ -22,13 +22,13 @@ from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Settings, corpus_from_texts
 from simhash_cli.core.cosines import cosine_pairs
 from simhash_cli.core.search import dedupe
-from simhash_cli.core.vectorize import _WordTable
 from simhash_cli.core.words import (
     WordTokens,
     _is_word,
     _latin1_word_characters,
     word_tokens,
 )
+from simhash_cli.core.wordtable import WordTable
 from simhash_cli.errors import KeyCollision
 
 from conftest import SAMPLE
@@ -298,8 +298,8 @@ def test_different_words_sharing_a_key_are_caught() -> None:
         tokens.check,
     )
     with pytest.raises(KeyCollision):
-        _WordTable().ids(forged, [])
-    table, names = _WordTable(), list[str]()
+        WordTable().ids(forged, [])
+    table, names = WordTable(), list[str]()
     table.ids(tokens, names)
     with pytest.raises(KeyCollision):
         table.ids(forged, names)

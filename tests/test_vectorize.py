@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections import Counter
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -21,16 +21,16 @@ from simhash_cli import (
     tokenize,
     vectorize,
 )
-from simhash_cli.core import vectorize as vectorize_module
+from simhash_cli.core import wordtable as wordtable_module
 from simhash_cli.core.fingerprint import to_int
 from simhash_cli.core.vectorize import (
-    _WordTable,
     apply_weighting,
     count_matrix,
     from_mappings,
     row_mapping,
 )
 from simhash_cli.core.words import WordTokens, word_tokens
+from simhash_cli.core.wordtable import WordTable
 from simhash_cli.errors import KeyCollision
 
 
@@ -158,8 +158,7 @@ def test_counts_in_first_seen_order_fingerprint_alike_when_their_weights_are_who
 
 
 def test_a_key_collision_switches_to_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = importlib.import_module("simhash_cli.core.vectorize")
-    real = module._WordTable.ids
+    real: Any = wordtable_module.WordTable.ids  # called with the patch's loose types
     calls: list[None] = []
 
     def collide_on_third_batch(self: object, tokens: object, names: list[str]) -> object:
@@ -170,7 +169,7 @@ def test_a_key_collision_switches_to_the_exact_path(monkeypatch: pytest.MonkeyPa
 
     texts = ["the cat the hat", "a b", "", "the dog", "a cat sat", "hat 2 10"]
     expected = count_matrix(texts)
-    monkeypatch.setattr(module._WordTable, "ids", collide_on_third_batch)
+    monkeypatch.setattr(wordtable_module.WordTable, "ids", collide_on_third_batch)
     weights, names = count_matrix(texts, batch_docs=1)
     assert len(calls) == 3
     assert names == expected[1]
@@ -208,16 +207,16 @@ def test_the_word_table_numbers_words_as_a_dict_would(
     # Keys forced onto a few home slots: long probe chains, and many words claiming one free
     # slot in a round; a call's tokens taken a few at a time, the table grown between them.
     # Ids must still be those of a dict, numbered in order of first occurrence.
-    table, names = _WordTable(), list[str]()
+    table, names = WordTable(), list[str]()
     table._allocate(4)
     expected: dict[int, int] = {}
-    with mock.patch.object(vectorize_module, "_TOKENS_AT_ONCE", at_once):
+    with mock.patch.object(wordtable_module, "TOKENS_AT_ONCE", at_once):
         _number_words(table, names, words, homes, batch, expected)
     assert names == [f"w{w}" for w in expected]
 
 
 def _number_words(
-    table: _WordTable,
+    table: WordTable,
     names: list[str],
     words: list[int],
     homes: int,
@@ -241,7 +240,7 @@ def _number_words(
 
 
 def test_two_words_of_one_key_are_a_collision_and_keep_the_names_so_far() -> None:
-    table, names = _WordTable(), list[str]()
+    table, names = WordTable(), list[str]()
     first = word_tokens(["alpha beta"])
     table.ids(first, names)
     other = word_tokens(["gamma"])
