@@ -204,9 +204,10 @@ def test_the_word_table_grows_without_losing_a_word() -> None:
 def test_the_word_table_numbers_words_as_a_dict_would(
     words: list[int], homes: int, batch: int, at_once: int
 ) -> None:
-    # Keys forced onto a few home slots: long probe chains, and many words claiming one free
-    # slot in a round; a call's tokens taken a few at a time, the table grown between them.
-    # Ids must still be those of a dict, numbered in order of first occurrence.
+    # Keys forced onto a few home slots (at every size of the table): long probe chains, and
+    # many words claiming one free slot in a round; a call's tokens taken a few at a time, the
+    # table grown between them. Ids must still be those of a dict, numbered in order of first
+    # occurrence.
     table, names = WordTable(), list[str]()
     table._allocate(4)
     expected: dict[int, int] = {}
@@ -232,11 +233,30 @@ def _number_words(
             tokens.doc,
             tokens.start,
             tokens.stop,
-            np.array([(w % homes) + (w << 32) for w in part], dtype=np.uint64),
+            np.array([_key_at_home(w % homes, w) for w in part], dtype=np.uint64),
             np.zeros(len(part), dtype=np.uint64),
         )
         ids = table.ids(keyed, names)
         assert ids.tolist() == [expected.setdefault(w, len(expected)) for w in part]
+
+
+def _key_at_home(home: int, word: int) -> int:
+    """A key whose home is slot ``home << (bits - 3)`` of a table of 2**bits slots, for every
+    size from 8 slots on (the home is the top bits of the key times the multiplier, which is
+    odd: its inverse undoes it); ``word`` (below 2**32) makes the keys of words distinct."""
+    inverse = pow(int(wordtable_module._FIBONACCI), -1, 2**64)
+    return (((home << 61) | word) * inverse) % 2**64
+
+
+def test_words_apart_only_in_their_last_letters_have_their_homes_apart() -> None:
+    # A key is a product, and the low bits of a product depend only on the low bits of what
+    # was multiplied, a chunk's first letters: slots taken from a key's low bits gave every
+    # word of "abcdef" and two letters more one home, and each word's probes walked the run of
+    # the others (about 20 rounds a call on Python sources).
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [f"abcdef{a}{b}" for a in letters for b in letters]
+    homes = WordTable()._home(word_tokens([" ".join(words)]).key)
+    assert np.unique(homes).size > 0.95 * len(words)
 
 
 def test_two_words_of_one_key_are_a_collision_and_keep_the_names_so_far() -> None:

@@ -15,6 +15,8 @@ __all__ = ["TOKENS_AT_ONCE", "WordTable"]
 TOKENS_AT_ONCE = 1 << 16
 """Tokens found or placed in one pass of the table's rounds."""
 
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / the golden ratio, odd
+
 
 class WordTable:
     """Word key -> provisional id: open addressing with linear probing, in array rounds.
@@ -36,6 +38,7 @@ class WordTable:
 
     def _allocate(self, size: int) -> None:
         self.mask = np.uint64(size - 1)
+        self.shift = np.uint64(64 - (size.bit_length() - 1))
         self.slot_id = np.full(size, -1, dtype=np.int32)
         self.slot_key = np.zeros(size, dtype=np.uint64)
         self.slot_check = np.zeros(size, dtype=np.uint64)
@@ -66,7 +69,7 @@ class WordTable:
         each token costs a few probes. The new words' ids follow their first occurrence."""
         key, check = tokens.key[part], tokens.check[part]
         ids = np.empty(key.size, dtype=np.int64)
-        slot = (key & self.mask).astype(np.intp)
+        slot = self._home(key)
         going = np.arange(key.size)
         placed: list[NDArray[np.intp]] = []  # the positions that placed a new word, by mark
         new = 0
@@ -116,7 +119,7 @@ class WordTable:
         """Place new, distinct keys: each takes the first free slot from its home on. Where
         several reach one free slot in a round, each writes a claim into it and the one whose
         claim stays takes it (claims are -2 - position: below -1, so never an id or free)."""
-        slot = (keys & self.mask).astype(np.intp)
+        slot = self._home(keys)
         placing = np.arange(keys.size)
         while placing.size:
             at = slot[placing]
@@ -131,6 +134,16 @@ class WordTable:
             placed[takers] = True
             placing = placing[~placed[placing]]  # their slot is taken now: the next one
             slot[placing] = (slot[placing] + 1) & int(self.mask)
+
+    def _home(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """Each key's home slot: the top bits of the key times 2**64 / phi, which depend on
+        all of its bits. A key is itself a product (:mod:`~simhash_cli.core.words`), and the
+        low bits of a product depend only on the low bits of what was multiplied: taken as the
+        slot, they would give every word that differs only in its seventh or eighth letter one
+        home, and each word's probes would walk the run of the others."""
+        home: NDArray[np.uint64] = keys * _FIBONACCI
+        home >>= self.shift
+        return home.view(np.int64)
 
     def _grow(self, words: int) -> None:
         """Room for ``words`` words at most half full: every known word placed again."""
