@@ -21,7 +21,7 @@ _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / the golden ratio, odd
 class WordTable:
     """Word key -> provisional id: open addressing with linear probing, in array rounds.
 
-    Every key starts at its home slot (its low bits) and, when that slot holds another word,
+    Every key starts at its home slot (:meth:`_home`) and, when that slot holds another word,
     goes on to the next. Lookups and insertions are one walk for a whole batch of tokens at
     once, one round per probe step, each round over only the tokens still searching (after the
     first round, a few percent of them), so there is no Python step per token, no dict and no
