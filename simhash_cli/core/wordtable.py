@@ -68,9 +68,16 @@ class WordTable:
         a provisional mark that its own word's other tokens find in the next round. No sort:
         each token costs a few probes. The new words' ids follow their first occurrence."""
         key, check = tokens.key[part], tokens.check[part]
-        ids = np.empty(key.size, dtype=np.int64)
         slot = self._home(key)
-        going = np.arange(key.size)
+        # The first probe of every token, over whole arrays: most find their word there. The
+        # others go on in rounds from their home (a free one is claimed there in the first).
+        held = self.slot_id[slot]
+        same = self.slot_key[slot] == key
+        same &= held != -1
+        if np.any(self.slot_check[slot][same] != check[same]):
+            raise KeyCollision("two different words share a 64-bit key")
+        ids = held.astype(np.int64)
+        going = np.flatnonzero(~same)
         placed: list[NDArray[np.intp]] = []  # the positions that placed a new word, by mark
         new = 0
         while going.size:
