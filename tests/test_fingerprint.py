@@ -239,6 +239,24 @@ def test_a_very_long_feature_hashes_like_a_short_one() -> None:
     ]
 
 
+@given(
+    texts=st.lists(
+        st.text(st.sampled_from(["a", "é", "中", "\U0001f600", "\ud800", "\udc00", "\uffff"])),
+        min_size=1,
+        max_size=12,
+    ),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_features_of_characters_outside_the_bmp_hash_as_the_reference_does(
+    texts: list[str], seed: int
+) -> None:
+    # A character outside the BMP is two UTF-16 units, and a lone surrogate is one: each
+    # feature's units are counted from the joined batch, wherever such characters fall.
+    assert feature_hashes(texts, seed=seed).tolist() == [
+        ref.fnv1a(f"{text}:{seed}") for text in texts
+    ]
+
+
 # ---------------------------------------------------------------- validation
 
 

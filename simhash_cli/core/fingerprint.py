@@ -177,14 +177,15 @@ def _fnv1a_many(texts: Sequence[str], fnv: _Fnv) -> NDArray[Any]:
     if n == 0:
         return h
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-    units = _utf16_units("".join(texts))
+    joined = "".join(texts)
+    units = _utf16_units(joined)
     if units.size != int(lengths.sum()):
-        # Characters outside the BMP are two UTF-16 units: measure each text in units.
-        lengths = np.fromiter(
-            (len(t.encode("utf-16-le", "surrogatepass")) // 2 for t in texts),
-            dtype=np.int64,
-            count=n,
-        )
+        # A character outside the BMP is two UTF-16 units: each text's are counted again.
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        astral = np.flatnonzero(codes > 0xFFFF)
+        lengths += np.bincount(
+            np.searchsorted(np.cumsum(lengths), astral, side="right"), minlength=n
+        )[:n]
     starts = np.zeros(n, dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
 
