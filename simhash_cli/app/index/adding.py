@@ -130,12 +130,14 @@ def add_files(
         for path, (_, size, mtime) in find(store, absolute).items()
         if size is not None
     }
-    changed = []
+    changed: list[str] = []
+    sizes: list[int] = []  # of the changed files, as asked here: how their batches are cut
     for path in absolute:
         try:
             info = os.stat(path)
         except OSError:
             changed.append(path)  # the reader will say what is wrong with it
+            sizes.append(0)
             continue
         if stored.get(path) == (info.st_size, info.st_mtime_ns):
             report.unchanged += 1
@@ -143,6 +145,7 @@ def add_files(
                 on_read()
         else:
             changed.append(path)
+            sizes.append(info.st_size)
     if on_listed is not None:
         on_listed(len(absolute))
     stored_before = set(stored)
@@ -155,6 +158,7 @@ def add_files(
         jobs=jobs,
         policy=policy,
         mapper=mapper,
+        sizes=sizes,
     ):
         assert batch.stamps is not None
         read_as = list(
