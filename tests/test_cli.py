@@ -408,16 +408,21 @@ def test_dedupe_audit_reports_recall() -> None:
     assert audit["missed"] == []
 
 
-def test_dedupe_low_recall_hint() -> None:
-    short = run("dedupe", "--blocks", "4", str(SAMPLE)).stderr.splitlines()
+def test_a_named_scheme_states_the_recall_it_measured() -> None:
+    """--blocks 1 finds 2 of the sample's 4 pairs: the pilot, which compares every pair of 8
+    documents, says so, where the chance at the threshold is no measure of this run."""
+    short = run("dedupe", "--blocks", "1", str(SAMPLE)).stderr.splitlines()
     assert short[-2:] == [
-        "recall about 0.84, estimated from the pairs found",
-        "hint: --blocks 8 would raise recall to about 1.00",
+        "recall 0.50, measured on every pair: 2 pairs missed",
+        "hint: --blocks every would raise recall to 1.00",
     ]
-    result = run("dedupe", "-v", "--blocks", "4", str(SAMPLE))
-    assert "expected recall at cosine 0.9: 0.30" in result.stderr
-    assert "this run found about 0.84 of the pairs at cosine >= 0.9" in result.stderr
-    assert "hint: --blocks 8 would find about 1.00 of them" in result.stderr
+    result = run("dedupe", "-v", "--blocks", "1", str(SAMPLE))
+    assert "this run found 2 of the 4 pairs at cosine >= 0.9" in result.stderr
+    assert "recall 0.50; it missed 2 pairs" in result.stderr
+    assert "hint: --blocks every would find 1.00 of the pilot's pairs" in result.stderr
+    # --blocks 4 has chance 0.30 at the threshold, and found every pair here: no hint.
+    four = run("dedupe", "--blocks", "4", str(SAMPLE)).stderr.splitlines()
+    assert four[-1] == "recall 1.00, measured on every pair: none was missed"
 
 
 def test_dedupe_of_vectors(tmp_path: Path) -> None:
@@ -598,7 +603,8 @@ def test_max_distance_and_blocks_are_exclusive() -> None:
 def test_max_distance_hint() -> None:
     result = run("dedupe", "-v", "--max-distance", "3", str(SAMPLE))
     assert "from 4 Manku tables for pairs within 3 bits (as asked)" in result.stderr
-    assert "hint: --max-distance 6 would find about 0.95 of them" in result.stderr
+    assert "this run found 2 of the 4 pairs at cosine >= 0.9" in result.stderr
+    assert "hint: --blocks every would find 1.00 of the pilot's pairs" in result.stderr
 
 
 def test_plan_command() -> None:
@@ -680,8 +686,8 @@ def test_minhash_scheme_on_the_command_line(tmp_path: Path) -> None:
     assert summary["kind"] == "minhash" and summary["minhash"] == {"bands": 16, "rows": 8}
     assert summary["blocks"] is None and summary["max_distance"] is None
     assert summary["pairs"] == 4 and summary["planned"] is False
-    assert 0.0 < summary["estimated_recall"] <= 1.0
-    assert summary["estimated_from_pairs"] == 4
+    assert summary["estimated_recall"] == summary["measured_recall"]["recall"] == 1.0
+    assert summary["measured_recall"]["exact"] and summary["recall_not_measured"] is None
     assert "from MinHash of feature sets, 16 bands of 8 bins (as asked)" in result.stderr
     assert "Jaccard 0.81" in result.stderr  # what the expected recall is about
     texts = tmp_path / "texts.jsonl"

@@ -201,7 +201,7 @@ def test_a_corpus_whose_word_sets_differ_is_planned_to_find_its_pairs(
     assert docs.weights is not None
     truth = brute_pairs(docs.weights, 0.9)
     monkeypatch.setattr(planner, "PILOT_WORK", allpairs.product_work(docs.weights) // 5)
-    monkeypatch.setattr(planner, "MIN_ANCHORS", 10)
+    monkeypatch.setattr(planner, "PILOT_PER_ENTRY", 0)  # one round: no growth
     result = dedupe(docs, DedupeConfig())
     assert result.pilot is not None and not result.pilot.complete
     assert result.survey is not None and result.survey.priced
@@ -218,8 +218,10 @@ def test_a_corpus_whose_word_sets_differ_is_planned_to_find_its_pairs(
 def test_without_a_pilot_the_planner_prices_at_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     docs = corpus_from_texts(families(10, 3, 2))
     monkeypatch.setattr(planner, "PILOT_WORK", 1)
+    monkeypatch.setattr(planner, "PILOT_PER_ENTRY", 0)
     result = dedupe(docs, DedupeConfig())
     assert result.pilot is None and result.measured_recall is None
+    assert result.unmeasured == "not one document's products with the corpus fit the pilot's budget"
     assert result.survey is not None and not result.survey.priced
     assert all(
         a.scheme.kind != "every" and a.scheme.also is None for a in result.survey.assessments
@@ -251,9 +253,13 @@ def test_the_summary_states_the_share_its_pilot_measured(tmp_path: Path) -> None
     assert measured["pairs_at_threshold"] == measured["pairs"] > 0
     assert "recall 1.00: every pair was compared, none was missed" in done.stderr
     told = run("dedupe", "-v", str(tmp_path), "-f", "json")
-    assert "(the pilot compared every pair exactly): recall 1.00" in told.stderr
+    assert "every pair was compared by exact products" in told.stderr
+    named = run("dedupe", "-v", str(tmp_path), "-f", "json", "--blocks", "8")
+    assert "(the pilot compared every pair exactly): recall 1.00" in named.stderr
     unpiloted = json.loads(run("dedupe", str(tmp_path), "-f", "json", "--no-pilot").stdout)
     assert unpiloted["summary"]["measured_recall"] is None
+    assert unpiloted["summary"]["estimated_recall"] is None
+    assert unpiloted["summary"]["recall_not_measured"] == "--no-pilot"
     assert unpiloted["summary"]["priced_on"] == "threshold"
 
 
@@ -311,3 +317,72 @@ def test_a_pilot_made_in_pieces_is_the_pilot_of_the_whole(work: int) -> None:
     assert made.jaccard.tobytes() == whole.jaccard.tobytes()
     assert (made.work, made.every_work, made.n_docs) == (whole.work, whole.every_work, n)
     assert len(whole.cosine) > 10
+
+
+def test_a_pilot_grows_in_rounds_of_the_same_random_order_until_it_has_enough() -> None:
+    """Rows that each pair with one other: a round of few anchors draws too few pairs, the
+    next rounds draw more rows of the same order (each round's anchors hold the last's), and
+    growth stops at MIN_EFFECTIVE independent pairs or at the budget."""
+    n = 400
+    partner = np.arange(n) ^ 1  # rows 2k and 2k+1 are a pair
+    calls: list[tuple[int, int]] = []
+
+    def round_of(new: np.ndarray, earlier: np.ndarray) -> pilot.Round:
+        calls.append((new.size, earlier.size))
+        assert not np.isin(new, earlier).any()
+        pairs = np.sort(np.stack((new, partner[new]), axis=1), axis=1)
+        pairs = pairs[~np.isin(pairs, earlier).any(axis=1)]
+        pairs = np.unique(pairs, axis=0)
+        part = pilot.PilotPart(pairs, np.ones(len(pairs)), None)
+        return pilot.Round(part, int(new.size) * 10)
+
+    total = n * 10  # every row's product costs 10
+    anchors, parts, spent = pilot.grow(n, total, first=30, budget=10_000, seed=3, round_of=round_of)
+    assert [c[1] for c in calls] == [0, 3, 12, 48][: len(calls)]  # x GROWTH a round
+    assert np.array_equal(anchors, pilot.first_anchors(n, anchors.size, seed=3))
+    assert np.isin(pilot.first_anchors(n, 3, seed=3), anchors).all()  # nested rounds
+    found = np.concatenate([p.pairs for p in parts])
+    assert len(found) == len({tuple(p) for p in found.tolist()}) >= pilot.MIN_EFFECTIVE
+    assert spent == anchors.size * 10
+    # A budget spent stops it, whatever it found.
+    calls.clear()
+    small, _, cost = pilot.grow(n, total, first=30, budget=60, seed=3, round_of=round_of)
+    assert small.size == 6 and cost == 60 and len(calls) == 2
+
+
+def test_a_pair_among_boilerplate_copies_counts_as_found_through_the_first_copy() -> None:
+    """A fingerprint shared by more than COPIES_PAIRED documents is paired through its first
+    document: the pilot's pair of another copy with a document counts as found when the first
+    copy's pair is, and two copies are always found."""
+    from simhash_cli.core.search import found_among
+    from simhash_cli.core.verifier import COPIES_PAIRED
+
+    n = COPIES_PAIRED + 3
+    fps = np.zeros((n, 1), dtype=np.uint64)
+    fps[-2:, 0] = [7, 9]  # rows 0..n-3 are copies, n-2 and n-1 are others
+    copies = blocking.collapse(fps, 64)
+    kept = cosines.ScoredPairs(
+        np.array([[0, n - 2]], dtype=np.int64), np.zeros(1, np.int64), np.ones(1), np.ones(1)
+    )
+    asked = np.array([[5, n - 2], [5, 9], [5, n - 1], [n - 2, n - 1]], dtype=np.int64)
+    assert found_among(asked, kept, n, copies).tolist() == [True, True, False, False]
+    assert found_among(asked, kept, n).tolist() == [False, False, False, False]
+
+
+@given(st.integers(0, 2**16), st.sampled_from([0.5, 0.8, 0.95]))
+@settings(max_examples=40, deadline=None)
+def test_the_pruned_search_finds_every_pair_of_signed_weights(seed: int, threshold: float) -> None:
+    """Weights of both signs (vectors given as they are): Cauchy-Schwarz bounds the prefix's
+    part whatever its sign, so no pair at the threshold is pruned."""
+    rng = np.random.default_rng(seed)
+    n, f = int(rng.integers(2, 30)), int(rng.integers(1, 20))
+    dense = rng.normal(size=(n, f)) * (rng.random((n, f)) < 0.4)
+    for i in range(1, n):
+        if rng.random() < 0.4:
+            dense[i] = dense[int(rng.integers(0, i))] + rng.normal(scale=0.05, size=f)
+    weights = sp.csr_array(dense.astype(np.float32))
+    truth = brute_pairs(weights, threshold)
+    unit = cosines.unit_scales(weights)
+    found = allpairs.near_pairs(unit, threshold)
+    kept = cosines.unit_cosine_pairs(unit, found) >= threshold - cosines.THRESHOLD_TOLERANCE
+    assert {(int(a), int(b)) for a, b in found[kept]} == truth

@@ -21,7 +21,7 @@ every document is an anchor and the pilot is the answer itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,29 +34,47 @@ from .cosines import THRESHOLD_TOLERANCE, UnitRows, unit_cosine_pairs
 from .fingerprint import hamming_rows
 from .keyed import Vectors
 from .minhash import jaccard_pairs
+from .scheme import Scheme
 
 __all__ = [
+    "GROWTH",
     "MIN_EFFECTIVE",
+    "PILOT_PER_ENTRY",
     "PILOT_WORK",
     "KeyCounts",
     "Pilot",
     "PilotPart",
+    "Round",
     "Share",
+    "affordable",
     "anchor_pairs",
     "anchors_within",
     "assembled",
     "draw_anchors",
+    "first_anchors",
+    "grow",
     "row_work",
     "run_pilot",
+    "without",
 ]
 
 PILOT_WORK = 100_000_000
-"""Multiply-adds the pilot's products may take (about half a second on one core): a few
+"""Multiply-adds the pilot's first round may take (about half a second on one core): a few
 percent of a run at 100,000 documents, the whole search of every pair of a few thousand."""
+
+PILOT_PER_ENTRY = 5
+"""Multiply-adds a pilot that grows may take in all for each stored entry of the corpus (at
+least PILOT_WORK): reading and fingerprinting an entry costs about as much as 25 of them
+(measured: a million prose records, 1.7e8 entries, fingerprinted in 27 s on one core, where
+the products run at 1.6e8 a second), so a pilot grown to its budget costs about a fifth of
+the run's own work, at every size."""
 
 MIN_EFFECTIVE = 25
 """Pairs (counted as independent: see :meth:`Pilot.effective`) a pilot needs before schemes
-are priced on them; with fewer, the planner falls back on the bound and says so."""
+are priced on them; a pilot grows while it has fewer, and with fewer at the end the planner
+chooses among the fingerprint schemes at the threshold (their chance there is a bound for
+every pair above it), while the run's recall is still measured on them, with the wider
+interval their count allows."""
 
 _Z = 1.96
 """The normal quantile of a two-sided 95% interval."""
@@ -154,6 +172,15 @@ class Pilot:
         half = _Z * relative * estimate
         return Share(estimate, max(float(k), estimate - half), estimate + half, k, False)
 
+    def chances(self, scheme: Scheme, bits: int) -> NDArray[np.float64]:
+        """Each of the pilot's pairs' chance of becoming a candidate of ``scheme``: 1 for
+        two documents that share a fingerprint (copies are always paired), else the scheme's
+        chance at the pair's cosine (and Jaccard, for MinHash)."""
+        if self.jaccard is None and scheme.rows is not None:
+            raise ValueError("a MinHash scheme's chance needs the pairs' Jaccard")
+        chance = scheme.chance(self.cosine, self.jaccard, bits)
+        return np.where(self.hamming == 0, 1.0, chance)
+
     def share(self, found: NDArray[np.bool_] | NDArray[np.float64]) -> Share:
         """The share of the pilot's pairs that ``found`` marks (booleans), or the mean of a
         chance per pair (floats in [0, 1]), with a 95% interval: Wilson's, on the pairs'
@@ -206,11 +233,94 @@ def draw_anchors(n_docs: int, total: int, *, work: int, seed: int) -> NDArray[np
     """:func:`anchors_within` from the rows' count and their products' total alone (what a
     corpus read in pieces knows before any row's own cost: the sum over its features of their
     document frequency squared)."""
+    return first_anchors(n_docs, affordable(n_docs, total, work), seed=seed)
+
+
+def affordable(n_docs: int, total: int, work: int) -> int:
+    """How many anchors ``work`` multiply-adds pay for, at the mean row's cost (all of them
+    when every row's product fits)."""
     if total <= work:
+        return n_docs
+    return min(n_docs, int(work * n_docs // total))
+
+
+def first_anchors(n_docs: int, count: int, *, seed: int) -> NDArray[np.int64]:
+    """The first ``count`` rows (ascending) of the seed's random order of the ``n_docs`` rows:
+    a uniform random subset, and each larger count holds each smaller one, so that a pilot
+    grows by drawing more rows of the same order."""
+    if count >= n_docs:
         return np.arange(n_docs, dtype=np.int64)
-    count = min(n_docs, int(work * n_docs // total))
-    chosen = np.random.default_rng(seed).choice(n_docs, count, replace=False)
-    return np.sort(chosen).astype(np.int64)
+    order = np.random.default_rng(seed).permutation(n_docs)
+    return np.sort(order[:count]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Round:
+    """What one round of a growing pilot found: its new anchors' pairs at the threshold (with
+    every document but the anchors of earlier rounds, whose pairs are known) and the
+    multiply-adds its anchors' products took."""
+
+    part: PilotPart
+    work: int
+
+
+GROWTH = 4
+"""How many times its anchors a pilot's next round holds at most."""
+
+
+def grow(
+    n_docs: int,
+    total: int,
+    *,
+    first: int,
+    budget: int,
+    seed: int,
+    round_of: Callable[[NDArray[np.int64], NDArray[np.int64]], Round],
+) -> tuple[NDArray[np.int64], list[PilotPart], int]:
+    """The anchors of a pilot that grows, its parts and the work they took.
+
+    The first round draws as many anchors as ``first`` multiply-adds pay for; while the pairs
+    found are worth fewer than :data:`MIN_EFFECTIVE` independent ones and the ``budget`` is
+    not spent, the next round draws more rows of the same random order (at most
+    :data:`GROWTH` times as many, as many as the budget left pays for at the mean row's cost).
+    The anchors stay a uniform random subset of the rows: each round's count is fixed before
+    its rows are drawn. ``round_of(new, earlier)`` finds a round's pairs: those of the new
+    anchors (ascending) with every row but the ``earlier`` anchors.
+
+    Args:
+        n_docs: the rows anchors are drawn from.
+        total: the multiply-adds of every row's product (each row's cost, summed).
+        first: the first round's work.
+        budget: the work of all rounds together.
+        seed: the random order of the rows.
+        round_of: one round's pairs and work.
+    """
+    count = affordable(n_docs, total, min(first, budget))
+    anchors = np.zeros(0, dtype=np.int64)
+    parts: list[PilotPart] = []
+    spent = 0
+    while count > anchors.size:
+        drawn = first_anchors(n_docs, count, seed=seed)
+        new = np.setdiff1d(drawn, anchors, assume_unique=True)
+        found = round_of(new, anchors)
+        anchors, spent = drawn, spent + found.work
+        parts.append(found.part)
+        if anchors.size >= n_docs or spent >= budget:
+            break
+        if _effective(parts, anchors) >= MIN_EFFECTIVE:
+            break
+        more = affordable(n_docs, total, budget - spent)
+        count = min(n_docs, anchors.size * GROWTH, anchors.size + more)
+    return anchors, parts, spent
+
+
+def _effective(parts: Sequence[PilotPart], anchors: NDArray[np.int64]) -> float:
+    """:attr:`Pilot.effective` of the pairs found so far."""
+    pairs = np.concatenate([p.pairs for p in parts]) if parts else np.zeros((0, 2), np.int64)
+    drawer = np.where(np.isin(pairs[:, 0], anchors), pairs[:, 0], pairs[:, 1])
+    counts = np.bincount(np.searchsorted(anchors, drawer), minlength=anchors.size)
+    squares = float(counts @ counts)
+    return float(counts.sum()) ** 2 / squares if squares else 0.0
 
 
 def run_pilot(
@@ -222,10 +332,12 @@ def run_pilot(
     bits: int,
     sets: bool,
     work: int = PILOT_WORK,
+    budget: int | None = None,
     seed: int = 0,
 ) -> Pilot:
     """Every pair at ``threshold`` that involves an anchor, anchors drawn among ``rows``
-    (ascending) as many as ``work`` allows.
+    (ascending) as many as ``work`` allows, in more rounds up to ``budget`` while their pairs
+    are too few (:func:`grow`).
 
     Args:
         unit: the corpus's weights with their scales.
@@ -234,31 +346,37 @@ def run_pilot(
         threshold: the cosine the pairs must reach.
         bits: fingerprint width.
         sets: whether the documents are word sets too (the pairs' Jaccard is measured).
-        work: the multiply-adds the products may take.
+        work: the multiply-adds the first round's products may take.
+        budget: those of all rounds (None: ``work``, one round).
         seed: the anchors' draw.
     """
     weights = unit.weights
     per_row = row_work(weights)[rows]
-    positions = anchors_within(per_row, work=work, seed=seed)
-    anchors = rows[positions]
-    pairs = allpairs.near_pairs(unit, threshold, among=rows, anchors=anchors)
-    cosine = unit_cosine_pairs(unit, pairs)
-    near = cosine >= threshold - THRESHOLD_TOLERANCE
-    pairs, cosine = pairs[near], cosine[near]
-    # The anchor that drew a pair: its first row when that is an anchor, else its second.
-    is_anchor = np.isin(pairs[:, 0], anchors)
-    drawer = np.where(is_anchor, pairs[:, 0], pairs[:, 1])
-    return Pilot(
+    index = allpairs.Suffixes.among(unit, rows, threshold)  # once for every round
+
+    def round_of(new: NDArray[np.int64], earlier: NDArray[np.int64]) -> Round:
+        pairs = allpairs.near_pairs(unit, threshold, among=rows, anchors=rows[new], index=index)
+        cosine = unit_cosine_pairs(unit, pairs)
+        near = cosine >= threshold - THRESHOLD_TOLERANCE
+        pairs, cosine = pairs[near], cosine[near]
+        jaccard = jaccard_pairs(weights, pairs) if sets else None
+        part = without([PilotPart(pairs, cosine, jaccard)], rows[earlier])
+        return Round(part, int(per_row[new].sum()))
+
+    total = int(per_row.sum())
+    positions, parts, spent = grow(
+        rows.size, total, first=work, budget=work if budget is None else budget, seed=seed,
+        round_of=round_of,
+    )  # fmt: skip
+    return assembled(
+        parts,
         threshold=threshold,
         n_docs=int(rows.size),
-        anchors=anchors,
-        pairs=pairs,
-        anchor=np.searchsorted(anchors, drawer).astype(np.int64),
-        cosine=cosine,
-        hamming=hamming_rows(fingerprints[pairs[:, 0]], fingerprints[pairs[:, 1]]).astype(np.int64),
-        jaccard=jaccard_pairs(weights, pairs) if sets else None,
-        work=int(per_row[positions].sum()),
-        every_work=int(per_row.sum()),
+        anchors=rows[positions],
+        fingerprints=fingerprints,
+        anchor_work=spent,
+        every_work=total,
+        sets=sets,
     )
 
 
@@ -369,6 +487,19 @@ def anchor_pairs(
     if sets:
         jaccard = jaccard_pairs(weights, local) if local.size else np.zeros(0, np.float64)
     return PilotPart(pairs, cosine, jaccard)
+
+
+def without(parts: Sequence[PilotPart], earlier: NDArray[np.int64]) -> PilotPart:
+    """The parts' pairs as one part, less those with one of the ``earlier`` anchors (rows,
+    ascending): a pair of a new anchor with an earlier one was found in that one's round."""
+    pairs = np.concatenate([p.pairs for p in parts]) if parts else np.zeros((0, 2), np.int64)
+    cosine = np.concatenate([p.cosine for p in parts]) if parts else np.zeros(0)
+    keep = ~np.isin(pairs, earlier).any(axis=1)
+    jaccard = None
+    measured = [p.jaccard for p in parts if p.jaccard is not None]
+    if measured:
+        jaccard = np.concatenate(measured)[keep]
+    return PilotPart(pairs[keep], cosine[keep], jaccard)
 
 
 def assembled(

@@ -20,7 +20,19 @@ from .cosines import Verify
 from .distinct import distinct
 from .fingerprint import hamming_rows
 from .keyed import Vectors
-from .pilot import PILOT_WORK, KeyCounts, Pilot, PilotPart, assembled, draw_anchors, run_pilot
+from .pilot import (
+    PILOT_PER_ENTRY,
+    PILOT_WORK,
+    KeyCounts,
+    Pilot,
+    PilotPart,
+    Round,
+    affordable,
+    assembled,
+    grow,
+    run_pilot,
+    without,
+)
 from .schemes import (
     CHECK_ENTRY,
     Scheme,
@@ -31,14 +43,17 @@ from .schemes import (
 )
 
 __all__ = [
-    "MIN_ANCHORS",
     "choose_scheme",
+    "measures",
+    "pilot_budget",
     "pilot_for",
     "pilot_in_pieces",
+    "pilot_skipped",
     "planner_rows",
     "plans",
     "scheme_for",
     "survey_for",
+    "unmeasured",
 ]
 
 
@@ -134,46 +149,77 @@ def survey_for(
     )
 
 
-MIN_ANCHORS = 50
-"""Anchors a pilot draws at least, or it is not run: with fewer, a corpus whose near-duplicates
-are rare would show too few of them to price anything (a million documents of prose)."""
-
-
 def pilot_for(
     docs: Corpus,
     config: DedupeConfig,
     copies: blocking.Copies,
 ) -> Pilot | None:
     """The pilot of this corpus at the config's threshold (:mod:`~simhash_cli.core.pilot`),
-    when it can be run: exact verification, every document's vector at hand, a threshold
-    above 0 (a product holds only the pairs sharing a feature), and at least MIN_ANCHORS
-    anchors within the pilot's work (or the whole corpus)."""
+    grown within its budget while its pairs are too few, when it can be run (see
+    :func:`pilot_skipped`) and every document's vector is at hand."""
     weights = docs.weights
     if weights is None or not np.array_equal(np.diff(weights.indptr), docs.n_features):
         return None  # some rows hold no vector (read again in part: see pilot_in_pieces)
-    rows = np.arange(len(docs), dtype=np.int64)
     total = allpairs.product_work(weights)
-    if not _pilot_runs(config, len(docs), copies.counts.size, total):
+    if pilot_skipped(config, len(docs), copies.counts.size, total, weights.nnz) is not None:
         return None
     return run_pilot(
         docs.unit,
         docs.fingerprints,
-        rows,
+        np.arange(len(docs), dtype=np.int64),
         config.threshold,
         bits=docs.settings.bits,
         sets=docs.has_word_sets,
         work=PILOT_WORK,
+        budget=pilot_budget(weights.nnz),
         seed=docs.settings.seed,
     )
 
 
-def _pilot_runs(config: DedupeConfig, n_docs: int, n_distinct: int, total: int) -> bool:
-    """Whether a pilot is run (see :func:`pilot_for`): ``total``, the multiply-adds of every
-    document's product with the corpus."""
-    if config.verify is not Verify.EXACT or config.threshold <= 0 or n_distinct < 2:
-        return False
-    # Not when the mean document's product times MIN_ANCHORS is over the budget.
-    return total <= PILOT_WORK or PILOT_WORK * n_docs >= MIN_ANCHORS * total
+def pilot_budget(entries: int) -> int:
+    """The multiply-adds a pilot may take in all rounds, for a corpus of so many stored
+    entries (:data:`~simhash_cli.core.pilot.PILOT_PER_ENTRY`)."""
+    return max(PILOT_WORK, PILOT_PER_ENTRY * entries)
+
+
+def pilot_skipped(
+    config: DedupeConfig, n_docs: int, n_distinct: int, total: int, entries: int
+) -> str | None:
+    """Why no pilot is run (None: one is): ``total``, the multiply-adds of every document's
+    product with the corpus, ``entries`` the corpus's stored entries."""
+    if not config.pilot:
+        return "--no-pilot"
+    if config.verify is not Verify.EXACT:
+        return "pairs are flagged by their estimated cosine (--verify estimate)"
+    if config.threshold <= 0:
+        return "a threshold at or below 0 (the pilot's products see only pairs that share a word)"
+    if n_distinct < 2:
+        return "the documents have fewer than two distinct fingerprints"
+    if affordable(n_docs, total, pilot_budget(entries)) == 0:
+        return "not one document's products with the corpus fit the pilot's budget"
+    return None
+
+
+def unmeasured(docs: Corpus, config: DedupeConfig, pilot: Pilot | None) -> str | None:
+    """Why a run's recall is not measured (None: it is): no pilot ran (:func:`pilot_skipped`,
+    or the corpus's vectors were not all at hand), or its anchors drew no pair at the
+    threshold."""
+    if pilot is not None:
+        if pilot.complete or len(pilot.cosine):
+            return None
+        return (
+            f"the pilot's {pilot.anchors.size:,} documents drawn at random have no pair at "
+            f"cosine >= {pilot.threshold:g} with any other"
+        )
+    skipped = pilot_skipped(config, 2, 2, 0, 0)
+    weights = docs.weights
+    if skipped is not None:
+        return skipped
+    if weights is None or not np.array_equal(np.diff(weights.indptr), docs.n_features):
+        return "the documents' vectors were not all at hand for the pilot"
+    n_distinct = blocking.collapse(docs.fingerprints, docs.settings.bits).counts.size
+    total = allpairs.product_work(weights)
+    return pilot_skipped(config, len(docs), n_distinct, total, weights.nnz) or "no pilot ran"
 
 
 def pilot_in_pieces(
@@ -182,24 +228,34 @@ def pilot_in_pieces(
     counts: KeyCounts,
     vectors_of: Callable[[NDArray[np.int64]], Vectors],
     pairs_with: Callable[[Vectors, NDArray[np.int64]], Sequence[PilotPart]],
-) -> Pilot | None:
+) -> Pilot | str:
     """:func:`pilot_for` of a corpus whose vectors are elsewhere, in pieces (read again, or on
     a cluster's workers): ``counts``, its features' document frequencies summed over the
     pieces; ``vectors_of(rows)``, the keyed vectors of some documents; ``pairs_with(anchors'
-    vectors, anchors)``, every piece's pairs with them. The same pilot, to the bit
-    (:mod:`~simhash_cli.core.pilot`)."""
+    vectors, anchors)``, every piece's pairs with them (one pass over the pieces a round).
+    The same pilot, to the bit (:mod:`~simhash_cli.core.pilot`), or why none runs."""
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
-    if not _pilot_runs(config, len(docs), copies.counts.size, counts.work):
-        return None
-    anchors = draw_anchors(len(docs), counts.work, work=PILOT_WORK, seed=docs.settings.seed)
-    chosen = vectors_of(anchors)
+    entries = int(counts.counts.sum())
+    skipped = pilot_skipped(config, len(docs), copies.counts.size, counts.work, entries)
+    if skipped is not None:
+        return skipped
+
+    def round_of(new: NDArray[np.int64], earlier: NDArray[np.int64]) -> Round:
+        chosen = vectors_of(new)
+        parts = pairs_with(chosen, new)
+        return Round(without(parts, earlier), int(counts.rows_work(chosen).sum()))
+
+    anchors, parts, spent = grow(
+        len(docs), counts.work, first=PILOT_WORK, budget=pilot_budget(entries),
+        seed=docs.settings.seed, round_of=round_of,
+    )  # fmt: skip
     return assembled(
-        pairs_with(chosen, anchors),
+        parts,
         threshold=config.threshold,
         n_docs=len(docs),
         anchors=anchors,
         fingerprints=docs.fingerprints,
-        anchor_work=int(counts.rows_work(chosen).sum()),
+        anchor_work=spent,
         every_work=counts.work,
         sets=docs.settings.tokenizer is not None,
     )
@@ -228,6 +284,14 @@ def choose_scheme(
     it chose (``blocks="auto"``; MinHash schemes only with ``minhash``)."""
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     return scheme_for(docs, config, copies, minhash=minhash)
+
+
+def measures(config: DedupeConfig) -> bool:
+    """Whether a run's recall is measured by a pilot, whatever scheme finds its candidates
+    (unless :func:`pilot_skipped` says why not from the config alone, or every pair is
+    compared: none can be missed)."""
+    skipped = pilot_skipped(config, 2, 2, 0, 0) is not None
+    return not skipped and config.blocks != EVERY
 
 
 def plans(config: DedupeConfig) -> bool:

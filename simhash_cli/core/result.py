@@ -16,7 +16,7 @@ from .corpus import Corpus
 from .cosines import ScoredPairs
 from .groups import Groups
 from .pilot import Pilot, Share
-from .recall import Advice, RunRecall
+from .recall import Advice
 from .scheme import Scheme
 from .schemes import Survey
 
@@ -43,18 +43,18 @@ class DedupeResult:
     empty_pairs: int = 0
     """Pairs of empty documents (``--include-empty``), among ``pairs``: estimate 1.0, cosine
     NaN (undefined), grouped with each other only."""
-    run_recall: RunRecall | None = None
-    """The share of the pairs at or above the threshold this run found, estimated from those
-    it found (None without true cosines)."""
     pilot: Pilot | None = None
     """The corpus's own pairs at the threshold, found exactly with known odds (None: not
     run)."""
     measured_recall: Share | None = None
-    """The share of the pilot's pairs this run found, when the pilot holds enough of them:
-    the run's recall, measured on a uniform sample of the pairs (all of them when the pilot
-    is complete)."""
+    """The share of the pilot's pairs this run found, with its interval: the run's recall,
+    measured on a uniform sample of the pairs at the threshold (exact when the pilot held all
+    of them; 1 when every pair was compared). None: not measured (:attr:`unmeasured`)."""
+    unmeasured: str | None = None
+    """Why the run's recall was not measured, when it was not."""
     advice: Advice | None = None
-    """When that share is below the target: the cheapest scheme predicted to reach it."""
+    """When that share is below the target: the cheapest scheme whose chance over the
+    pilot's pairs reaches it."""
     closure: Closure | None = None
     """What checking the pairs inside found groups added (None: not done)."""
     closure_skipped: str | None = None

@@ -255,9 +255,10 @@ def survey(
 
     A scheme's recall is its mean chance over the ``pilot``'s pairs when the pilot holds
     enough of them (a little above the target when they are a sample: they are a sample);
-    otherwise its chance at ``threshold``. With a pilot, MinHash schemes are also designed for
-    the Jaccard of the pilot's pairs, and each is judged together with each fingerprint
-    scheme.
+    otherwise its chance at ``threshold``, a bound that holds for the fingerprint schemes
+    alone. So MinHash schemes are judged only on such a pilot: designed for the Jaccard of
+    its pairs and for the least Jaccard at the threshold, each alone and together with each
+    fingerprint scheme.
 
     Args:
         bits: fingerprint width.
@@ -283,10 +284,13 @@ def survey(
     background = background or Background()
     priced = pilot is not None and pilot.usable
     offered = schemes_for(bits, n_docs)
-    if background.has_sets:
-        designs: list[float] = []
-        if priced and pilot is not None and pilot.jaccard is not None and pilot.jaccard.size:
-            designs = [float(q) for q in np.quantile(pilot.jaccard, DESIGN_QUANTILES)]
+    # MinHash finds a pair by the overlap of its word sets, which no bound on term counts
+    # tells (licences at tf cosine 0.95 overlap at Jaccard 0.3): only a pilot's pairs price it.
+    # The fingerprint schemes' chance is a function of the angle alone (Charikar): at the
+    # threshold it bounds every pair above it, whatever the corpus.
+    sets = None if pilot is None or not priced else pilot.jaccard
+    if background.has_sets and sets is not None and sets.size:
+        designs = [float(q) for q in np.quantile(sets, DESIGN_QUANTILES)]
         offered += minhash_schemes(threshold, target, jaccards=designs)
     judged = [
         assess(
@@ -313,10 +317,8 @@ def survey(
         )
     goal = target
     if priced and pilot is not None:
-        # Documents that share a fingerprint are always paired, whatever the scheme.
-        same = pilot.hamming == 0
         chances = {
-            a.scheme: np.where(same, 1.0, a.scheme.chance(pilot.cosine, pilot.jaccard, bits))
+            a.scheme: pilot.chances(a.scheme, bits)
             for a in judged
             if a.scheme.rows is None or pilot.jaccard is not None
         }

@@ -27,9 +27,9 @@ from .config import AUDIT_MAX_DOCS, DedupeConfig
 from .corpus import Corpus
 from .cosines import ScoredPairs, Verify
 from .groups import Edges, Groups, centrality_rank, group
-from .pilot import Pilot
-from .planner import pilot_for, plans, scheme_for, survey_for
-from .recall import Advice, advise, run_recall
+from .pilot import Pilot, Share
+from .planner import measures, pilot_for, scheme_for, survey_for, unmeasured
+from .recall import Advice
 from .result import DedupeResult
 from .schemes import (
     TARGET_RECALL,
@@ -62,6 +62,7 @@ def dedupe(
     band_keys: NDArray[np.uint64] | None = None,
     pilot: Pilot | None = None,
     planned: Survey | None = None,
+    unpiloted: str | None = None,
 ) -> DedupeResult:
     """Candidates by the chosen scheme, verification at the threshold, clusters.
 
@@ -71,7 +72,8 @@ def dedupe(
     order), when ``docs`` hold the vectors of only some documents: those of the candidates.
     ``pilot``: the corpus's pilot made elsewhere (:func:`~.planner.pilot_in_pieces`), with
     which the scheme named in ``config`` was chosen: its pairs measure the run's recall;
-    ``planned``: the planner's view that chose it, what the run's advice prices on.
+    ``planned``: the planner's view that chose it, what the run's advice prices on;
+    ``unpiloted``: why no pilot was made elsewhere, when none was.
 
     Raises:
         ParameterError: blocks that do not divide bits, a threshold outside [-1, 1], exact
@@ -84,9 +86,9 @@ def dedupe(
         return with_empty(docs, config, dedupe(docs.select(real), config))
     check_config(docs, config, has_vectors=docs.weights is not None)
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
-    # The pilot serves the planner: a scheme named is run as named, its share estimated from
-    # its own pairs (as on every engine, so that the same scheme prints the same bytes).
-    if pilot is None and plans(config):
+    # The pilot prices the planner's schemes, and measures the recall of any scheme, named
+    # or chosen, on the corpus's own pairs.
+    if pilot is None and measures(config):
         pilot = pilot_for(docs, config, copies)
     scheme, surveyed = scheme_for(docs, config, copies, pilot=pilot)
     planned = planned or surveyed
@@ -94,7 +96,16 @@ def dedupe(
         docs, config, scheme, copies, band_keys, pilot
     )
     return dedupe_result(
-        docs, config, scheme, planned, n_candidates, n_checked, kept, audited=audited, pilot=pilot
+        docs,
+        config,
+        scheme,
+        planned,
+        n_candidates,
+        n_checked,
+        kept,
+        audited=audited,
+        pilot=pilot,
+        unpiloted=unpiloted,
     )
 
 
@@ -137,19 +148,19 @@ def dedupe_result(
     take: Take | None = None,
     closure_skipped: str | None = None,
     pilot: Pilot | None = None,
+    unpiloted: str | None = None,
 ) -> DedupeResult:
     """The result of a run that found ``n_candidates`` with ``scheme``, checked ``n_checked``
     of them exactly and kept the pairs ``kept`` (sorted): the pairs inside the groups they
     form checked too (unless ``closure_skipped`` says why not; ``take`` fetches documents'
     vectors held elsewhere), clusters, recall and advice. ``components``: the connected
     components of ``kept``, when already known; ``pilot``: the corpus's own pairs, whose share
-    the run found is its measured recall."""
+    the run found is its measured recall (``unpiloted``: why there is none, when that was
+    decided elsewhere)."""
     bits = docs.settings.bits
     expected = float(scheme.probability(config.threshold, bits))
-    low = expected < RECALL_HINT_BELOW and planned is None
     exact = config.verify is Verify.EXACT
     closure, more = None, None
-    by_candidates = kept
     # Every pair compared: none inside a group is left to check.
     closing = closure_skipped is None and config.group_pairs > 0 and len(kept) > 0
     closing &= scheme.kind != "every"
@@ -160,19 +171,14 @@ def dedupe_result(
     if closing:
         more, closure = close_groups(docs, config, kept, take, labels=labels, copies=copies)
         kept = sorted_pairs([kept, more]) if len(more) else kept
-    found = run_recall(docs, scheme, by_candidates, config.threshold, more) if exact else None
-    measured = None
-    if pilot is not None and pilot.usable:
-        measured = pilot.share(found_among(pilot.pairs, kept, len(docs)))
+    measured, why = measured_recall(docs, config, scheme, kept, pilot, unpiloted)
+    # A named scheme's chance at the threshold suggests more tables only where its recall was
+    # not measured to reach the target.
+    low = expected < RECALL_HINT_BELOW and planned is None
+    low &= measured is None or measured.value < TARGET_RECALL
     advice = None
     if pilot is not None and measured is not None and measured.value < TARGET_RECALL:
         advice = _pilot_advice(docs, config, scheme, planned, pilot)
-    elif measured is None and found is not None and found.recall < TARGET_RECALL:
-        judged = planned or survey_for(
-            docs, threshold=config.threshold, max_candidates=config.max_candidates
-        )
-        affordable = [a for a in judged.assessments if judged.in_budget(a)]
-        advice = advise(found, affordable, bits=bits, target=TARGET_RECALL)
     return DedupeResult(
         corpus=docs,
         config=config,
@@ -192,9 +198,9 @@ def dedupe_result(
             else None
         ),
         audit=audit(docs, audited, config.threshold) if audited is not None else None,
-        run_recall=found,
         pilot=pilot,
         measured_recall=measured,
+        unmeasured=why,
         advice=advice,
         closure=closure,
         closure_skipped=closure_skipped if config.group_pairs > 0 else None,
@@ -246,11 +252,45 @@ def _edges(pairs: ScoredPairs, exact: bool) -> Edges:
 _EDGE_CHUNK = 1_000_000
 
 
-def found_among(pairs: NDArray[np.int64], kept: ScoredPairs, n_docs: int) -> NDArray[np.bool_]:
-    """Which of ``pairs`` (i < j, documents) are among the pairs ``kept``."""
-    kept_codes = kept.pairs[:, 0] * np.int64(n_docs) + kept.pairs[:, 1]
-    found: NDArray[np.bool_] = np.isin(pairs[:, 0] * np.int64(n_docs) + pairs[:, 1], kept_codes)
+def found_among(
+    pairs: NDArray[np.int64], kept: ScoredPairs, n_docs: int, copies: blocking.Copies | None = None
+) -> NDArray[np.bool_]:
+    """Which of ``pairs`` (i < j, documents) are among the pairs ``kept``. With ``copies``,
+    a document of a fingerprint shared by more than COPIES_PAIRED documents stands as that
+    fingerprint's first document, which alone is paired for all of them (two of them are
+    paired with each other)."""
+    canon = np.arange(n_docs, dtype=np.int64)
+    if copies is not None:
+        big = np.flatnonzero(copies.counts > COPIES_PAIRED)
+        for r in big.tolist():  # a loop over boilerplate groups, a handful at most
+            members = copies.members[copies.first[r] : copies.first[r] + copies.counts[r]]
+            canon[members] = members[0]
+    asked, held = np.sort(canon[pairs], axis=1), np.sort(canon[kept.pairs], axis=1)
+    kept_codes = held[:, 0] * np.int64(n_docs) + held[:, 1]
+    codes = asked[:, 0] * np.int64(n_docs) + asked[:, 1]
+    found: NDArray[np.bool_] = np.isin(codes, kept_codes) | (asked[:, 0] == asked[:, 1])
     return found
+
+
+def measured_recall(
+    docs: Corpus,
+    config: DedupeConfig,
+    scheme: Scheme,
+    kept: ScoredPairs,
+    pilot: Pilot | None,
+    unpiloted: str | None = None,
+) -> tuple[Share | None, str | None]:
+    """The run's recall, measured: the share of the pilot's pairs among the pairs ``kept``,
+    with its interval (exact when the pilot held every pair, 1 when every pair was
+    compared); or None and why it could not be measured (``unpiloted``, when the pilot was
+    made elsewhere)."""
+    if scheme.kind == "every":
+        return Share(1.0, 1.0, 1.0, len(kept), True), None
+    why = unpiloted if pilot is None and unpiloted is not None else unmeasured(docs, config, pilot)
+    if why is not None or pilot is None:
+        return None, why
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    return pilot.share(found_among(pilot.pairs, kept, len(docs), copies)), None
 
 
 def _pilot_advice(
@@ -273,7 +313,9 @@ def _pilot_advice(
         if judged.in_budget(a) and a.recall >= TARGET_RECALL and a.scheme != scheme
     ]
     best = min(reaching, key=lambda a: a.cost, default=None)
-    return None if best is None else Advice(best, best.recall)
+    if best is None:
+        return None
+    return Advice(best, pilot.share(pilot.chances(best.scheme, docs.settings.bits)))
 
 
 def with_empty(docs: Corpus, config: DedupeConfig, result: DedupeResult) -> DedupeResult:

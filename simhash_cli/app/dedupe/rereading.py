@@ -25,7 +25,7 @@ from ...core.cosines import Verify, hamming_gate
 from ...core.distinct import distinct
 from ...core.keyed import Vectors
 from ...core.pilot import KeyCounts, Pilot, PilotPart, anchor_pairs
-from ...core.planner import choose_scheme, pilot_in_pieces, planner_rows, plans, scheme_for
+from ...core.planner import choose_scheme, measures, pilot_in_pieces, planner_rows, scheme_for
 from ...core.result import DedupeResult
 from ...core.search import dedupe
 from ...core.tokenizer import TokenizerConfig
@@ -52,9 +52,9 @@ VectorsOf = Callable[[Corpus, NDArray[np.int64], str], Corpus]
 """``docs`` with the vectors of ``rows`` (the other rows empty), read again (``why``: for
 what, as the run says)."""
 
-PilotOf = Callable[[Corpus, DedupeConfig], Pilot | None]
+PilotOf = Callable[[Corpus, DedupeConfig], Pilot | str]
 """The pilot of the documents at the config's threshold, made where their vectors are
-(:func:`~simhash_cli.core.planner.pilot_in_pieces`), or None when none runs."""
+(:func:`~simhash_cli.core.planner.pilot_in_pieces`), or why none runs."""
 
 BandKeysOf = Callable[[Corpus, tuple[int, int]], NDArray[np.uint64]]
 """The keys of the bands (so many bands of so many bins) of the MinHash signatures of one
@@ -74,10 +74,11 @@ def verified_from_candidates(
 ) -> DedupeResult:
     """Verification of ``docs``' fingerprints, reading again only what needs vectors.
 
-    ``--blocks auto`` first runs the pilot (``pilot_of``: its anchors' products with every
-    document, made where the documents are; without it the schemes are priced at the
-    threshold), reads the documents whose word sets the planner samples (as a run holding
-    every vector prices MinHash on them) and chooses as it would. When it chooses
+    The pilot runs first (``pilot_of``: its anchors' products with every document, made where
+    the documents are), whatever the scheme: it measures the run's recall. With ``--blocks
+    auto``, the planner prices its schemes on it (without it, at the threshold), reads the
+    documents whose word sets the planner samples (as a run holding every vector prices
+    MinHash on them) and chooses as it would. When it chooses
     MinHash, every document's band keys are made (``band_keys_of``; without it, every
     document is read with its vectors). The scheme's candidates are then found, with the
     Hamming gate of exact verification (a pair it passes over is never checked), only the
@@ -88,10 +89,11 @@ def verified_from_candidates(
         InputError: a document that changed since its fingerprint was made.
     """
     bits = docs.settings.bits
-    pilot = None
+    # The pilot measures the recall of any scheme, named or chosen, and prices the planner's.
+    made = pilot_of(docs, config) if pilot_of is not None and measures(config) else None
+    pilot = made if isinstance(made, Pilot) else None
+    unpiloted = made if isinstance(made, str) else None
     if config.blocks == AUTO and config.max_distance is None and config.minhash is None:
-        if pilot_of is not None and plans(config):
-            pilot = pilot_of(docs, config)
         sampled = vectors_of(docs, planner_rows(docs), "the planner's sample")
         with hooks.status(f"planning among {len(docs):,} fingerprints"):
             copies = blocking.collapse(sampled.fingerprints, bits)
@@ -114,7 +116,7 @@ def verified_from_candidates(
             why = "those of the pilot's pairs"
         words = vectors_of(docs, rows, why)
         with hooks.status(f"finding and verifying candidates among {len(docs):,} documents"):
-            found = dedupe(words, every, pilot=pilot, planned=planned)
+            found = dedupe(words, every, pilot=pilot, planned=planned, unpiloted=unpiloted)
             return dataclasses.replace(found, config=config)
     if scheme.rows is not None:  # MinHash, its band keys made where the documents are
         same = dataclasses.replace(config, minhash=(scheme.blocks, scheme.rows))
@@ -142,7 +144,9 @@ def verified_from_candidates(
     rows = distinct(np.concatenate([planner_rows(docs), *ends]))
     vectors = vectors_of(docs, rows, "those of candidate pairs and the planner's sample")
     with hooks.status(f"verifying candidates among {len(docs):,} documents"):
-        found = dedupe(vectors, same, band_keys=band_keys, pilot=pilot, planned=planned)
+        found = dedupe(
+            vectors, same, band_keys=band_keys, pilot=pilot, planned=planned, unpiloted=unpiloted
+        )
         return dataclasses.replace(found, config=config)  # as asked, not as the scheme named
 
 
@@ -203,7 +207,7 @@ def _pilot_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks) 
         )
         return ordered_map(work, arguments, reading.jobs)
 
-    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | None:
+    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | str:
         with hooks.status("reading the records again for the pilot's document frequencies"):
             counts = KeyCounts.merged(list(each_piece(docs, piece_counts)))
 

@@ -140,16 +140,16 @@ _PILOT_FILES = 2_000
 
 def _files_pilot(hooks: Hooks, jobs: int) -> PilotOf:
     """The pilot of stored files (:func:`~simhash_cli.core.planner.pilot_in_pieces`), their
-    files read again in pieces: once for the features' document frequencies, once for every
-    piece's pairs with the anchors. A cache must not change the answer, and the planner's
-    choice rests on the pilot."""
+    files read again in pieces: once for the features' document frequencies, once a round
+    for every piece's pairs with that round's anchors. A cache must not change the answer,
+    and the planner's choice rests on the pilot."""
 
     def keyed(docs: Corpus, rows: NDArray[np.int64]) -> Vectors:
         read = _with_vectors(docs, rows, hooks, "the pilot", jobs=jobs, quiet=True)
         assert read.weights is not None
         return Vectors.of(read.weights[rows], read.features)
 
-    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | None:
+    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | str:
         pieces = [
             np.arange(start, min(start + _PILOT_FILES, len(docs)), dtype=np.int64)
             for start in range(0, len(docs), _PILOT_FILES)
@@ -157,8 +157,11 @@ def _files_pilot(hooks: Hooks, jobs: int) -> PilotOf:
         with hooks.status("reading the files again for the pilot's document frequencies"):
             counts = KeyCounts.merged([KeyCounts.of(keyed(docs, rows)) for rows in pieces])
 
+        passes = [1]  # the counts' pass, then one a round of anchors
+
         def pairs_with(anchors: Vectors, anchor_rows: NDArray[np.int64]) -> list[PilotPart]:
             threshold = config.threshold
+            passes[0] += 1
             with hooks.status(
                 f"reading the files again for the pilot's {anchor_rows.size:,} anchors"
             ):
@@ -170,7 +173,8 @@ def _files_pilot(hooks: Hooks, jobs: int) -> PilotOf:
                 ]
 
         found = pilot_in_pieces(docs, config, counts, lambda rows: keyed(docs, rows), pairs_with)
-        hooks.info(f"read the {len(docs):,} files again twice for the pilot")
+        times = {1: "once", 2: "twice"}.get(passes[0], f"{passes[0]} times")
+        hooks.info(f"read the {len(docs):,} files again {times} for the pilot")
         return found
 
     return pilot

@@ -145,7 +145,7 @@ def pilot_of(cluster: Cluster, fingerprinted: OnCluster, hooks: Hooks) -> PilotO
     client = cluster.client
     offsets = (np.cumsum([0, *fingerprinted.sizes])[:-1]).tolist()
 
-    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | None:
+    def pilot(docs: Corpus, config: DedupeConfig) -> Pilot | str:
         with hooks.status("counting the features on the workers for the pilot"), reported():
             counts = KeyCounts.merged(
                 cluster.gather([client.submit(_counts, part) for part in fingerprinted.parts])

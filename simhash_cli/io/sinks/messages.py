@@ -39,15 +39,14 @@ from .steps import doing
 from .summary import (
     ambiguity_line,
     clustering_meaning,
-    estimated_pairs,
     expected_recall_meaning,
     found_line,
     group_pairs_line,
     hint_line,
     measured_line,
-    rare_pairs,
+    reaches_target,
     recall_line,
-    unmeasured,
+    share_text,
 )
 from .visible import visible
 
@@ -404,22 +403,7 @@ class Messages:
             f"expected recall at cosine {config.threshold:g}: {result.expected_recall:.2f} "
             f"({expected_recall_meaning(result)})"
         )
-        found, measured = result.run_recall, result.measured_recall
-        if measured is not None:
-            self.info(measured_line(result))
-        elif found is not None:
-            about = "about " if found.sampled else ""
-            counts = (
-                ", counting every pair found"
-                if result.closure is not None and result.closure.found
-                else ""
-            )
-            self.info(
-                f"this run found about {found.recall:.2f} of {estimated_pairs(result)} "
-                f"(estimated from {about or 'the '}{counted(found.pairs, 'pair')} its "
-                "candidates found among them and each one's chance of being found"
-                f"{counts}{rare_pairs(found.rare, about)}; {unmeasured(result)})"
-            )
+        self.info(measured_line(result))
         if result.ambiguity is not None:
             self.info(Text(ambiguity_line(result.ambiguity), style="yellow"))
         if result.advice is not None:
@@ -432,7 +416,8 @@ class Messages:
             )
             self.info(
                 Text(
-                    f"hint: {advised.option} would find about {advice.recall:.2f} of them, {work}",
+                    f"hint: {advised.option} would find {share_text(advice.recall)} of the "
+                    f"pilot's pairs, {work}",
                     style="yellow",
                 )
             )
@@ -466,7 +451,7 @@ class Messages:
                     style="yellow",
                 )
             )
-        elif result.expected_recall < 0.9:
+        elif result.expected_recall < 0.9 and not reaches_target(result):
             self.info(Text("hint: recall is low; try more --bits", style="yellow"))
         if result.audit is not None:
             self.info(_audit_line(result))

@@ -17,9 +17,11 @@ from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
 from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.matches import Matches
+from ...core.pilot import Share
 from ...core.result import DedupeResult
 from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
 from .formats import Record, estimate_number, json_number, member_item, to_json, unicode_capable
+from .summary import missed_pairs
 
 __all__ = [
     "budget_advice",
@@ -264,7 +266,7 @@ def chance_pairs_record(result: DedupeResult) -> Record | None:
 def summary_record(result: DedupeResult) -> Record:
     """The numbers behind a dedupe run."""
     docs, config = result.corpus, result.config
-    audit, found = result.audit, result.run_recall
+    audit = result.audit
     ids = given_ids(docs.ids) if audit is not None else []
     return {
         "documents": len(docs),
@@ -300,24 +302,19 @@ def summary_record(result: DedupeResult) -> Record:
         "expected_recall": result.expected_recall,
         # Sums over floating cosines: 12 decimals, as the cosines are written.
         "estimated_recall": recall_of(result),
-        "estimated_from_pairs": None if found is None else found.pairs,
         "measured_recall": measured_record(result),
+        "recall_not_measured": result.unmeasured,
         "priced_on": None
         if result.survey is None
         else ("pilot" if result.survey.priced else "threshold"),
-        "estimate_excludes": None
-        if found is None or found.rarely_below is None
-        else {
-            "measure": "cosine" if result.scheme.rows is None else "jaccard",
-            "below": found.rarely_below,
-            "pairs_found": found.rare,
-        },
         "advice": None
         if result.advice is None
         else {
             "option": result.advice.assessment.scheme.option,
             "scheme": result.advice.assessment.scheme.label(docs.settings.bits),
-            "estimated_recall": json_number(result.advice.recall),
+            "estimated_recall": json_number(result.advice.recall.value),
+            "estimated_recall_low": json_number(result.advice.recall.low),
+            "estimated_recall_high": json_number(result.advice.recall.high),
             "expected_candidates": estimate_number(result.advice.assessment.expected_candidates),
         },
         "suggested_blocks": result.suggested_blocks,
@@ -405,33 +402,40 @@ def match_records(
 
 
 def recall_of(result: DedupeResult) -> float | None:
-    """The run's recall: measured on the pilot's pairs when it could be, else estimated from
-    the pairs the run found (12 decimals)."""
-    if result.measured_recall is not None:
-        return json_number(result.measured_recall.value)
-    if result.run_recall is not None:
-        return json_number(result.run_recall.recall)
-    return None
+    """The run's recall as measured (12 decimals), or None: not measured."""
+    if result.measured_recall is None:
+        return None
+    return json_number(result.measured_recall.value)
 
 
 def measured_record(result: DedupeResult) -> dict[str, Any] | None:
-    """The pilot's measure of the run: its share of the pilot's pairs, with its interval."""
+    """The run's measured recall: its share of the pilot's pairs with its interval, the
+    pairs at the threshold and those it missed, each with theirs (every pair compared: exact,
+    with no pilot)."""
     measured, pilot = result.measured_recall, result.pilot
-    if measured is None or pilot is None:
+    if measured is None:
         return None
-    total = pilot.total()
+    total = (
+        pilot.total()
+        if pilot is not None and result.scheme.kind != "every"
+        else Share(float(measured.pairs), float(measured.pairs), float(measured.pairs), 0, True)
+    )
+    missed = missed_pairs(result)
     return {
         "recall": json_number(measured.value),
         "low": json_number(measured.low),
         "high": json_number(measured.high),
         "pairs": measured.pairs,
         "exact": measured.exact,
-        "anchors": int(pilot.anchors.size),
-        "documents": pilot.n_docs,
+        "every_pair_compared": result.scheme.kind == "every",
+        "anchors": None if pilot is None else int(pilot.anchors.size),
+        "documents": len(result.corpus) if pilot is None else pilot.n_docs,
         "pairs_at_threshold": json_number(total.value),
         "pairs_at_threshold_low": json_number(total.low),
         "pairs_at_threshold_high": json_number(total.high),
-        "likely_missed": round((1.0 - measured.value) * total.value),
+        "likely_missed": round(missed.value),
+        "likely_missed_low": round(missed.low),
+        "likely_missed_high": round(missed.high),
     }
 
 

@@ -1,7 +1,7 @@
 """The sentences of a dedupe's summary, made from its result alone. By default a few plain
 lines (:func:`found_line`, :func:`recall_line`, :func:`hint_line`): what was found, how much of
 it, one hint at most. With ``-v`` the whole account: the scheme, the recall measured on the
-pilot's pairs or expected at the threshold, the pairs likely missed, where chance pairs sit,
+pilot's pairs (or why it was not), the pairs missed, where chance pairs sit,
 what the clustering means, what checking inside groups added (the JSON summary always holds
 every figure). Pure words from numbers: :class:`.messages.Messages` prints them on standard
 error.
@@ -12,22 +12,24 @@ from __future__ import annotations
 from ...core.ambiguity import NEAR, Ambiguity
 from ...core.groups import Clustering
 from ...core.minhash import least_jaccard
+from ...core.pilot import Share
+from ...core.recall import missed
 from ...core.result import DedupeResult
+from ...core.schemes import TARGET_RECALL
 from .formats import counted
 
 __all__ = [
     "ambiguity_line",
     "clustering_meaning",
-    "estimated_pairs",
     "expected_recall_meaning",
     "found_line",
     "group_pairs_line",
     "hint_line",
-    "likely_missed",
     "measured_line",
-    "rare_pairs",
+    "missed_pairs",
+    "reaches_target",
     "recall_line",
-    "unmeasured",
+    "share_text",
 ]
 
 
@@ -47,25 +49,48 @@ def found_line(result: DedupeResult) -> str:
 
 
 def recall_line(result: DedupeResult) -> str:
-    """How much of what is there the run found, in one line: measured, estimated or expected."""
-    measured, found = result.measured_recall, result.run_recall
-    if measured is not None and measured.exact:
-        if measured.value >= 1.0:
-            return "recall 1.00: every pair was compared, none was missed"
+    """How much of what is there the run found, in one line: measured, or not measured and
+    why (no model stands in for a measure)."""
+    measured = result.measured_recall
+    if result.scheme.kind == "every":
+        return "recall 1.00: every pair was compared, none was missed"
+    if measured is None:
+        return f"recall not measured: {result.unmeasured}"
+    missed = missed_pairs(result)
+    if measured.exact:
+        if missed.value == 0:
+            return "recall 1.00, measured on every pair: none was missed"
         return (
-            f"recall {measured.value:.2f}: every pair was compared, "
-            f"{counted(likely_missed(result), 'pair')} missed"
+            f"recall {measured.value:.2f}, measured on every pair: "
+            f"{counted(round(missed.value), 'pair')} missed"
         )
-    if measured is not None:
-        missed = likely_missed(result)
-        tail = f"; about {counted(missed, 'pair')} missed" if missed else ""
-        return (
-            f"recall about {measured.value:.2f} ({measured.low:.2f} to {measured.high:.2f}), "
-            f"measured on a random sample{tail}"
-        )
-    if found is not None:
-        return f"recall about {found.recall:.2f}, estimated from the pairs found"
-    return f"expected recall {result.expected_recall:.2f} (not measured on these documents)"
+    return (
+        f"recall about {measured.value:.2f} ({measured.low:.2f} to {measured.high:.2f}), "
+        f"measured on a random sample{_missed_tail(missed)}"
+    )
+
+
+def share_text(share: Share) -> str:
+    """``0.97`` when exact, else ``about 0.97 (0.93 to 0.99)``."""
+    if share.exact:
+        return f"{share.value:.2f}"
+    return f"about {share.value:.2f} ({share.low:.2f} to {share.high:.2f})"
+
+
+def reaches_target(result: DedupeResult) -> bool:
+    """Whether the run's recall was measured at the planner's target or more."""
+    measured = result.measured_recall
+    return measured is not None and measured.value >= TARGET_RECALL
+
+
+def _missed_tail(missed: Share) -> str:
+    """``; about 40 pairs missed (12 to 95)``, or nothing when none was seen missed."""
+    if missed.value < 0.5:
+        return ""
+    return (
+        f"; about {counted(round(missed.value), 'pair')} missed "
+        f"({missed.low:,.0f} to {missed.high:,.0f})"
+    )
 
 
 def hint_line(result: DedupeResult) -> str | None:
@@ -74,8 +99,8 @@ def hint_line(result: DedupeResult) -> str | None:
     advice = result.advice
     if advice is not None:
         return (
-            f"hint: {advice.assessment.scheme.option} would raise recall to about "
-            f"{advice.recall:.2f}"
+            f"hint: {advice.assessment.scheme.option} would raise recall to "
+            f"{share_text(advice.recall)}"
         )
     chance = (
         f"a pair at cosine {result.config.threshold:g} is a candidate with chance "
@@ -90,7 +115,7 @@ def hint_line(result: DedupeResult) -> str | None:
             f"hint: no scheme reaches recall {result.survey.target:g} within the candidate "
             "budget; -v says what would"
         )
-    if result.expected_recall < 0.9:
+    if result.expected_recall < 0.9 and not reaches_target(result):
         return f"hint: {chance}; more --bits would raise it"
     found = result.ambiguity
     if found is not None:
@@ -103,57 +128,45 @@ def hint_line(result: DedupeResult) -> str | None:
 
 
 def measured_line(result: DedupeResult) -> str:
-    """The run's recall measured on the pilot's pairs: how many, how sure, and how many
-    pairs it likely missed."""
+    """The run's recall as measured: on how many pairs, how sure, and how many pairs it
+    missed; or why it was not measured."""
     measured, pilot, threshold = result.measured_recall, result.pilot, result.config.threshold
-    assert measured is not None and pilot is not None
+    if result.scheme.kind == "every":
+        return (
+            f"every pair was compared by exact products: this run found every pair at cosine "
+            f">= {threshold:g}, recall 1.00"
+        )
+    if measured is None:
+        return f"this run's recall was not measured: {result.unmeasured}"
     at = f"the pairs at cosine >= {threshold:g}"
-    if measured.exact:
+    missed = missed_pairs(result)
+    if measured.exact or pilot is None:
         found = round(measured.value * measured.pairs)
         line = (
             f"this run found {found:,} of the {counted(measured.pairs, 'pair')} at cosine >= "
             f"{threshold:g} (the pilot compared every pair exactly): recall {measured.value:.2f}"
         )
-    else:
-        total = pilot.total()
-        line = (
-            f"this run found about {measured.value:.2f} of {at} (95% interval "
-            f"{measured.low:.2f} to {measured.high:.2f}), measured on the "
-            f"{counted(measured.pairs, 'pair')} at the threshold of "
-            f"{counted(pilot.anchors.size, 'document')} drawn at random and compared with "
-            f"every other; about {total.value:,.0f} such pairs in all"
-        )
-    missed = likely_missed(result)
-    if missed:
-        likely = "" if measured.exact else "likely "
-        about = "" if measured.exact else "about "
-        line += f"; it {likely}missed {about}{counted(missed, 'pair')}"
-    return line
-
-
-def likely_missed(result: DedupeResult) -> int:
-    """The pairs at the threshold the run likely missed, by its measured recall."""
-    measured, pilot = result.measured_recall, result.pilot
-    if measured is None or pilot is None:
-        return 0
-    return round((1.0 - measured.value) * pilot.total().value)
-
-
-def unmeasured(result: DedupeResult) -> str:
-    """Why a run's recall is estimated from its own pairs, not measured on a pilot's."""
-    pilot = result.pilot
-    if result.survey is None:
-        return "not checked by a pilot, which runs when the planner chooses the scheme"
-    if pilot is None:
-        return (
-            "not checked by a pilot: the corpus is too large for its budget, or its vectors "
-            "are not all at hand"
-        )
-    anchors = counted(pilot.anchors.size, "document")
+        if missed.value:
+            line += f"; it missed {counted(round(missed.value), 'pair')}"
+        return line
+    total = pilot.total()
     return (
-        f"not checked by a pilot: its {anchors} drew only "
-        f"{counted(len(pilot.cosine), 'pair')} at the threshold"
+        f"this run found about {measured.value:.2f} of {at} (95% interval "
+        f"{measured.low:.2f} to {measured.high:.2f}), measured on the "
+        f"{counted(measured.pairs, 'pair')} at the threshold of "
+        f"{counted(pilot.anchors.size, 'document')} drawn at random and compared with "
+        f"every other; about {total.value:,.0f} such pairs in all ({total.low:,.0f} to "
+        f"{total.high:,.0f}){_missed_tail(missed)}"
     )
+
+
+def missed_pairs(result: DedupeResult) -> Share:
+    """The pairs at the threshold the run missed, by its measured recall, with an interval
+    (none when not measured, or every pair compared)."""
+    measured = result.measured_recall
+    if measured is None or result.scheme.kind == "every":
+        return Share(0.0, 0.0, 0.0, 0, True)
+    return missed(measured, result.pilot)
 
 
 def expected_recall_meaning(result: DedupeResult) -> str:
@@ -224,28 +237,3 @@ def group_pairs_line(result: DedupeResult) -> str | None:
             f"--group-pairs {closure.limit:,} leaves, and only their candidates were checked"
         )
     return line
-
-
-def estimated_pairs(result: DedupeResult) -> str:
-    """The pairs a run's recall estimate is about: those at the threshold that the scheme
-    finds with some chance."""
-    found, threshold = result.run_recall, result.config.threshold
-    assert found is not None
-    if found.rarely_below is None:
-        return f"the pairs at cosine >= {threshold:g}"
-    if result.scheme.rows is None:
-        return f"the pairs at cosine >= {found.rarely_below:.2f}"
-    return (
-        f"the pairs at cosine >= {threshold:g} whose word sets overlap at Jaccard "
-        f"{found.rarely_below:.2f} or more"
-    )
-
-
-def rare_pairs(rare: int, about: str) -> str:
-    """The pairs found below what the estimate covers, when there are any."""
-    if not rare:
-        return ""
-    return (
-        f"; it also found {about}{counted(rare, 'pair')} outside them, which the scheme rarely "
-        "finds: how many such pairs there are cannot be estimated"
-    )
