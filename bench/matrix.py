@@ -1,15 +1,18 @@
-"""Recall on every kind of text: the defaults against all-pairs truth, beside MinHash peers.
+"""Recall on every kind of text: the defaults and named schemes against all-pairs truth,
+beside MinHash peers.
 
 For each corpus of bench/kinds.py (copyright files, manual pages, Python sources, short texts,
-templated pages, scripts without spaces), and each weighting (tf, tfidf): the truth is every
-pair at exact cosine >= 0.9 by an all-pairs product of the tool's own term counts. Then
-``simhash dedupe DIR -f json`` runs at its defaults as a whole process (its scheme, wall
-time, recall, precision, and the recall its summary states), and rensa and datasketch run on
-the same files' word sets (MinHash LSH at Jaccard 0.7 and 0.8, every candidate verified by
-the same exact cosine; their time includes reading and verifying).
+templated pages, scripts without spaces), each sample draw (``--variants``) and each weighting
+(tf, tfidf): the truth is every pair at exact cosine >= 0.9 by an all-pairs product of the
+tool's own term counts. Then ``simhash dedupe DIR -f json`` runs as a whole process at its
+defaults and with each named scheme (``--schemes``), at each hash seed (``--seeds``): its
+scheme, wall time, the share of the truth it found, precision, and the recall its summary
+states with its interval, and whether that interval holds the share found. rensa and
+datasketch run on the same files' word sets (MinHash LSH at Jaccard 0.7 and 0.8, every
+candidate verified by the same exact cosine; their time includes reading and verifying).
 
-    python bench/matrix.py                 # every kind, variant 0, into docs/benchmarks-recall.md
-    python bench/matrix.py --variant 1 --kinds manpages short --no-write
+    python bench/matrix.py                 # every kind, into docs/benchmarks-recall.md
+    python bench/matrix.py --variants 1 --kinds manpages short --seeds 0 1 --no-write
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,12 +58,18 @@ def row_of(path: str) -> int:
     return int(Path(path).stem)
 
 
+SCHEMES = ("", "--blocks 4", "--blocks 8", "--minhash 16x8", "--max-distance 3")
+"""The defaults (""), then the schemes a user names."""
+
+
 def ours(
-    directory: Path, weighting: Weighting
-) -> tuple[float, NDArray[np.int64], dict[str, object]]:
-    """(wall seconds, pairs as rows, the summary) of ``simhash dedupe`` at its defaults."""
+    directory: Path, weighting: Weighting, scheme: str = "", seed: int = 0
+) -> tuple[float, NDArray[np.int64], dict[str, Any]]:
+    """(wall seconds, pairs as rows, the summary) of ``simhash dedupe`` with ``scheme``
+    named (its defaults: "") at hash ``seed``."""
     # --no-ignore: bench/.cache is in the repository's .gitignore, which a walk honours.
     command = [SIMHASH, "dedupe", str(directory), "--no-ignore", "-f", "json", "-qq"]
+    command += ["--seed", str(seed), *scheme.split()]
     if weighting is Weighting.TFIDF:
         command += ["--weighting", "tfidf"]
     start = time.perf_counter()
@@ -112,24 +122,49 @@ def measure(
     return recall, precision
 
 
-def rows_for(kind: str, variant: int, weighting: Weighting, with_peers: bool = True) -> list[str]:
+def stated_cells(summary: dict[str, Any], found: float) -> tuple[str, str, str]:
+    """(stated recall, its interval, whether the interval holds ``found``) of a summary: "not
+    measured" where it says so, never a number in its place."""
+    measured = summary["measured_recall"]
+    if measured is None:
+        return "not measured", "-", "-"
+    low, high = measured["low"], measured["high"]
+    holds = low - 1e-9 <= found <= high + 1e-9
+    interval = "exact" if measured["exact"] else f"{low:.3f}-{high:.3f}"
+    return f"{measured['recall']:.3f}", interval, "yes" if holds else "**no**"
+
+
+def rows_for(
+    kind: str,
+    variant: int,
+    weighting: Weighting,
+    *,
+    schemes: tuple[str, ...] = SCHEMES,
+    seeds: tuple[int, ...] = (0,),
+    with_peers: bool = True,
+) -> list[str]:
     directory = kinds.build(kind, CACHE / f"{kind}-{variant}", variant)
     texts = texts_of(directory)
     counts, _ = count_matrix(texts)
     weights = apply_weighting(counts, weighting)
     truth_pairs = all_pairs_truth(texts, THRESHOLD, weighting)
     truth = {tuple(p) for p in truth_pairs.tolist()}
-    seconds, found, summary = ours(directory, weighting)
-    exact = cosines(weights, found[:, 0], found[:, 1]) if found.size else np.zeros(0)
-    recall, precision = measure(found, truth, exact)
-    stated = summary["estimated_recall"]
     name = f"{kind}{'' if not variant else f' (variant {variant})'}"
     size = f"{len(texts):,} files, {len(truth):,} pairs"
-    rows = [
-        f"| {name} | {weighting.value} | {size} | simhash dedupe (defaults): {summary['scheme']} "
-        f"| {seconds:.1f} s | {recall:.3f} | {'-' if stated is None else f'{stated:.3f}'} "
-        f"| {precision:.3f} |"
-    ]
+    rows = []
+    for scheme in schemes:
+        for seed in seeds:
+            seconds, found, summary = ours(directory, weighting, scheme, seed)
+            exact = cosines(weights, found[:, 0], found[:, 1]) if found.size else np.zeros(0)
+            recall, precision = measure(found, truth, exact)
+            stated, interval, holds = stated_cells(summary, recall)
+            asked = scheme or "defaults"
+            rows.append(
+                f"| {name} | {weighting.value} | {size} | {asked} | {seed} | {summary['scheme']} "
+                f"| {seconds:.1f} s | {recall:.3f} | {stated} | {interval} | {holds} "
+                f"| {precision:.3f} |"
+            )
+            print(rows[-1], flush=True)
     for peer, run in PEERS.items() if with_peers else ():
         for at in (0.7, 0.8):
             start = time.perf_counter()
@@ -137,10 +172,10 @@ def rows_for(kind: str, variant: int, weighting: Weighting, with_peers: bool = T
             took = time.perf_counter() - start
             peer_recall, _ = measure(pairs, truth, np.ones(len(pairs)))
             rows.append(
-                f"| {name} | {weighting.value} | {size} | {peer}, word sets, LSH at {at} "
-                f"| {took:.1f} s | {peer_recall:.3f} | - | 1.000 |"
+                f"| {name} | {weighting.value} | {size} | {peer}, word sets, LSH at {at} | - | - "
+                f"| {took:.1f} s | {peer_recall:.3f} | - | - | - | 1.000 |"
             )
-    print("\n".join(rows), flush=True)
+            print(rows[-1], flush=True)
     return rows
 
 
@@ -155,15 +190,19 @@ def write(rows: list[str]) -> None:
         "words with edited copies, pages of one template around distinct bodies, text in "
         "Chinese, Japanese and Thai without spaces). Truth: every pair at exact cosine >= 0.9 "
         "of the tool's own term counts (tf) or their tf-idf, by an all-pairs product. "
-        "simhash-cli runs as a whole process at its defaults; recall and precision are "
-        "measured against the truth, and the stated recall is the summary's "
-        "`estimated_recall`. The peers hash the files' word sets (MinHash, LSH at Jaccard 0.7 "
+        "simhash-cli runs as a whole process at its defaults and with each scheme a user "
+        "names, at several hash seeds; found and precision are measured against the truth; "
+        "stated is the summary's measured recall (`measured_recall.recall`, or \"not "
+        "measured\"), with its 95% interval (\"exact\" where the pilot compared every "
+        "pair), and holds says whether that interval holds the share found. The peers hash "
+        "the files' word sets (MinHash, LSH at Jaccard 0.7 "
         "and 0.8) and every candidate is verified by the same exact cosine; their time covers "
         "hashing, the LSH and the verification, not reading the files. One run, this machine "
         "(2 cores).",
         "",
-        "| corpus | weighting | size | tool | wall | recall | stated recall | precision |",
-        "|---|---|---|---|---:|---:|---:|---:|",
+        "| corpus | weighting | size | asked | seed | scheme | wall | found | stated "
+        "| interval | holds | precision |",
+        "|---|---|---|---|---:|---|---:|---:|---:|---|---|---:|",
         *rows,
         END,
     ])  # fmt: skip
@@ -178,7 +217,11 @@ def write(rows: list[str]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", nargs="+", choices=kinds.KINDS, default=list(kinds.KINDS))
-    parser.add_argument("--variant", type=int, default=0)
+    parser.add_argument("--variants", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4, 5])
+    parser.add_argument(
+        "--schemes", nargs="+", default=list(SCHEMES), help='named schemes ("" the defaults)'
+    )
     parser.add_argument("--weightings", nargs="+", default=["tf", "tfidf"])
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-peers", action="store_true")
@@ -186,8 +229,16 @@ def main() -> int:
     rows = [
         row
         for kind in args.kinds
+        for variant in args.variants
         for weighting in args.weightings
-        for row in rows_for(kind, args.variant, Weighting(weighting), not args.no_peers)
+        for row in rows_for(
+            kind,
+            variant,
+            Weighting(weighting),
+            schemes=tuple(args.schemes),
+            seeds=tuple(args.seeds),
+            with_peers=not args.no_peers,
+        )
     ]
     if not args.no_write:
         write(rows)
