@@ -117,7 +117,9 @@ def survey_for(
     copies = copies or blocking.collapse(docs.fingerprints, bits)
     distinct = copies.fingerprints
     every_work = None
-    if pilot is not None and docs.weights is not None:
+    # Every pair is offered where a pilot prices the schemes: priced at the threshold, its
+    # products (unpruned) are no measure of what the others find.
+    if pilot is not None and pilot.usable and docs.weights is not None:
         every_work = 0 if pilot.complete else pilot.every_work
     background = sample_background(
         distinct,
