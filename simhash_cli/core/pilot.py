@@ -148,9 +148,7 @@ class Pilot:
         family when one anchor drew them all)."""
         if self.complete:
             return float(len(self.cosine))
-        counts = np.bincount(self.anchor, minlength=self.anchors.size).astype(np.float64)
-        squares = float(counts @ counts)
-        return float(counts.sum()) ** 2 / squares if squares else 0.0
+        return _worth(np.bincount(self.anchor, minlength=self.anchors.size))
 
     @property
     def usable(self) -> bool:
@@ -318,9 +316,15 @@ def _effective(parts: Sequence[PilotPart], anchors: NDArray[np.int64]) -> float:
     """:attr:`Pilot.effective` of the pairs found so far."""
     pairs = np.concatenate([p.pairs for p in parts]) if parts else np.zeros((0, 2), np.int64)
     drawer = np.where(np.isin(pairs[:, 0], anchors), pairs[:, 0], pairs[:, 1])
-    counts = np.bincount(np.searchsorted(anchors, drawer), minlength=anchors.size)
-    squares = float(counts @ counts)
-    return float(counts.sum()) ** 2 / squares if squares else 0.0
+    return _worth(np.bincount(np.searchsorted(anchors, drawer), minlength=anchors.size))
+
+
+def _worth(counts: NDArray[np.int64]) -> float:
+    """How many independent pairs the anchors' counts of pairs are worth: ``(sum P_a)^2 /
+    sum P_a^2``."""
+    values = counts.astype(np.float64)
+    squares = float(values @ values)
+    return float(values.sum()) ** 2 / squares if squares else 0.0
 
 
 def run_pilot(
