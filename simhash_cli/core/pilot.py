@@ -62,12 +62,13 @@ PILOT_WORK = 100_000_000
 """Multiply-adds the pilot's first round may take (about half a second on one core): a few
 percent of a run at 100,000 documents, the whole search of every pair of a few thousand."""
 
-PILOT_PER_ENTRY = 5
-"""Multiply-adds a pilot that grows may take in all for each stored entry of the corpus (at
-least PILOT_WORK): reading and fingerprinting an entry costs about as much as 25 of them
-(measured: a million prose records, 1.7e8 entries, fingerprinted in 27 s on one core, where
-the products run at 1.6e8 a second), so a pilot grown to its budget costs about a fifth of
-the run's own work, at every size."""
+PILOT_PER_ENTRY = 40
+"""Multiply-adds (of the unpruned products, which the pruned search takes 2-3 times faster) a
+pilot that grows may take in all for each stored entry of the corpus (at least PILOT_WORK).
+At 5, 100,000 prose records (1.7e7 entries) had a pilot of 28 anchors and 6 pairs, too few to
+price a scheme, and the run chose by the bound at the threshold: 33 s. At 40 it grows to 178
+anchors and 88 pairs (5 s of a 14 s run, measured), whose prices choose a scheme that finds
+0.995 of every pair."""
 
 MIN_EFFECTIVE = 25
 """Pairs (counted as independent: see :meth:`Pilot.effective`) a pilot needs before schemes
