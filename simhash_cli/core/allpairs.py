@@ -198,16 +198,18 @@ class Suffixes:
         ranked = sp.csr_array((values, rank[weights.indices], weights.indptr), shape=(n, f))
         ranked.has_sorted_indices = False
         ranked.sort_indices()
-        squares = np.square(ranked.data, dtype=np.float64)
-        ends = np.cumsum(squares)
-        before = np.concatenate(([0.0], ends))[ranked.indptr[:-1]]
-        running = ends - np.repeat(before, sizes)  # each row's norm so far, squared
+        # The running sum of squares only grows, along a row and across rows: a row's prefix
+        # (its entries whose norm so far is below the bar) ends where the sum first reaches
+        # the row's start plus the bar squared, found by one binary search a row.
+        ends = np.concatenate(([0.0], np.cumsum(np.square(ranked.data, dtype=np.float64))))
+        starts = ranked.indptr[:-1].astype(np.int64)
+        before = ends[starts]
         bar = max(cutoff - _SLACK, 0.0)
-        prefix = np.sqrt(np.maximum(running, 0.0)) < bar
-        # A row's prefix is a run from its start: the running norm only grows.
-        held = np.bincount(row, weights=np.where(prefix, squares, 0.0), minlength=n)
-        in_prefix = np.bincount(row, weights=prefix, minlength=n).astype(np.int64)
-        first = ranked.indptr[:-1] + in_prefix
+        reach = np.searchsorted(ends[1:], before + bar * bar, side="left")
+        in_prefix = np.clip(reach - starts, 0, sizes)
+        first = starts + in_prefix
+        held = np.maximum(ends[first] - before, 0.0)
+        prefix = np.arange(ranked.nnz, dtype=np.int64) < np.repeat(first, sizes)
         boundary = np.full(n, f, dtype=np.int64)
         has_suffix = in_prefix < sizes
         boundary[has_suffix] = ranked.indices[first[has_suffix]]
