@@ -17,6 +17,7 @@ other.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,8 +26,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from . import cosines
-from .blocking import size_spans
+from .blocking import run_positions, size_spans
 from .cosines import UnitRows
+from .threads import THREADS, threaded
 
 __all__ = [
     "MARGIN",
@@ -117,9 +119,7 @@ def near_pair_chunks(
     is_anchor[anchors] = True
     cutoff = threshold - MARGIN
     index = index or Suffixes.of(unit, allowed, cutoff)
-    for lo, hi in size_spans(index.anchor_work(anchors), output_entries):
-        block = anchors[lo:hi]
-        doc, anchor = index.candidates(block)
+    for doc, anchor in index.candidates(anchors, output_entries):
         # Each pair once: from its anchor, or from the smaller of two anchors.
         keep = (doc != anchor) & ((anchor < doc) | ~is_anchor[doc])
         doc, anchor = doc[keep], anchor[keep]
@@ -134,50 +134,73 @@ _SLACK = 1e-6
 """How far the float32 sums of a bound may fall short of the exact one (many times their
 rounding): a pair is pruned only when its bound is below the cut by more than this."""
 
+_BINS = 256
+"""Bins the ranks of the features are cut into, each holding about as many of the corpus's
+entries: a document's prefix is a run of whole bins."""
 
-_STEPS = 256
-"""Steps of ranks an anchor's running norm is kept at, for the bound of its pairs."""
+_SPAN_CELLS = 1 << 22
+"""A span of rows whose suffixes are found at once holds entries and bins of its rows'
+squares (:data:`_BINS` a row) about this many in all (32 MB of float64 squares)."""
+
+_INDEX_ENTRIES = 1 << 25
+"""Entries of a corpus up to which its suffixes are kept as one inverted index (at most about
+130 MB at this size: a row of documents for each feature); beyond, they are made again a span
+of documents at a time for each search (a million prose records' suffixes are 80 million
+entries)."""
 
 
 @dataclass(frozen=True)
 class Suffixes:
-    """Each document's indexed suffix, for the filtering of AllPairs (Bayardo, Ma and
-    Srikant, 2007) and L2AP (Anastasiu and Karypis, 2014).
+    """Each document's suffix, for the filtering of AllPairs (Bayardo, Ma and Srikant, 2007)
+    and L2AP (Anastasiu and Karypis, 2014).
 
-    Order the features from the most common to the rarest. A document's prefix is its
-    longest run of most common features whose unit weights have a norm below the cut; the
-    rest is its suffix. Two unit vectors reach the cut only if they share a feature of the
-    suffix of each: by Cauchy-Schwarz, what the prefix of ``d`` adds to ``d . a`` is at
-    most the prefix's norm times the norm of ``a`` on those same features, below the cut.
-    So an anchor's product is taken with the suffixes alone (rare features: a few documents
-    each, where the common words of a prose corpus are in every document), and the pair's
-    bound, its suffix product plus that Cauchy-Schwarz term, prunes most of what it meets.
-    A feature no other document holds pairs nothing and is left out of the suffixes.
+    Order the features from the most common to the rarest and cut the ranks into bins
+    (:data:`_BINS`, each holding about as many of the corpus's entries). A document's prefix
+    is its longest run of whole bins, from the first, whose unit weights have a norm below
+    the cut; the rest is its suffix. Two unit vectors reach the cut only if they share a
+    feature of the suffix of each: by Cauchy-Schwarz, what the prefix of ``d`` adds to ``d .
+    a`` is at most the prefix's norm times the norm of ``a`` on those same bins, below the
+    cut. So an anchor's product is taken with the suffixes alone (rare features: a few
+    documents each, where the common words of a prose corpus are in every document), and
+    the pair's bound, its suffix product plus that Cauchy-Schwarz term, prunes most of what
+    it meets. A feature no other document holds pairs nothing and is left out of the
+    suffixes. No row is sorted: a row's squares are summed by bin.
+
+    A small corpus keeps its suffixes as one inverted index (for each feature, the
+    documents whose suffix holds it: an anchor's product costs the postings of its
+    features); a large one makes them again a span of documents at a time for each search,
+    so that nothing the size of the corpus is held beside it (:data:`_INDEX_ENTRIES`).
 
     Attributes:
-        suffix: (n_docs, n_features) float32, each document's unit weights on its suffix;
-            columns in the order of the features from the most common.
-        prefix_norm: (n_docs,) the norm of each document's prefix.
-        boundary: (n_docs,) the rank of the first feature of each document's suffix (the
-            number of features when it has none).
-        rank: (n_features,) each column's rank from the most common.
-        df_suffix: (n_features,) by rank, the documents whose suffix holds it.
         unit: the corpus, whose anchors' rows are taken whole.
         cut: the cosine a pair must reach.
-        steps: (s,) ascending ranks that cut the ranks into steps (:data:`_STEPS` at most,
-            at the quantiles of the documents' boundaries).
-        doc_step: (n_docs,) the step whose end is at or past each document's boundary.
+        column_bin: (n_features,) the bin of each column's rank.
+        scale: (n_docs,) each row's unit scale (0 for rows that are never paired).
+        first_bin: (n_docs,) the bin each document's suffix starts at (:data:`_BINS`, or the
+            number of bins, when it has none).
+        prefix_norm: (n_docs,) the norm of each document's prefix.
+        df_suffix: (n_features,) by column, the documents whose suffix holds it.
+        spans: (s, 2) the spans of rows [lo, hi) the suffixes were found in.
+        masks: for each span, which of its rows' entries are in their suffix (packed bits).
+        inverted: (n_features, n_docs) the suffixes' unit weights, a row a feature (float32),
+            when kept whole.
     """
 
-    suffix: sp.csr_array
-    prefix_norm: NDArray[np.float64]
-    boundary: NDArray[np.int64]
-    rank: NDArray[np.int64]
-    df_suffix: NDArray[np.int64]
     unit: UnitRows
     cut: float
-    steps: NDArray[np.int64]
-    doc_step: NDArray[np.int64]
+    column_bin: NDArray[np.int64]
+    scale: NDArray[np.float64]
+    first_bin: NDArray[np.int64]
+    prefix_norm: NDArray[np.float64]
+    df_suffix: NDArray[np.int64]
+    spans: NDArray[np.int64]
+    masks: tuple[NDArray[np.uint8], ...]
+    inverted: sp.csr_array | None
+
+    @property
+    def bins(self) -> int:
+        """How many bins the ranks are cut into."""
+        return int(self.column_bin.max(initial=-1)) + 1
 
     @classmethod
     def of(cls, unit: UnitRows, allowed: NDArray[np.bool_], cutoff: float) -> Suffixes:
@@ -186,44 +209,58 @@ class Suffixes:
         its threshold less :data:`MARGIN` (:meth:`among`)."""
         weights = sp.csr_array(unit.weights)
         n, f = weights.shape
-        sizes = np.diff(weights.indptr).astype(np.int64)
-        row = np.repeat(np.arange(n, dtype=np.int64), sizes)
         df = column_counts(weights)
-        rank = np.empty(f, dtype=np.int64)
-        rank[np.lexsort((np.arange(f), -df))] = np.arange(f, dtype=np.int64)
+        by_rank = np.lexsort((np.arange(f), -df))  # columns from the most common
+        # Bins of about as many entries each: a bin ends where the entries' running count
+        # passes a multiple of the total over _BINS.
+        held = np.cumsum(df[by_rank])
+        marks = np.linspace(0, held[-1] if f else 0, _BINS + 1)[1:-1]
+        edges = np.unique(np.searchsorted(held, marks, side="right"))
+        rank_bin = np.searchsorted(edges, np.arange(f), side="right")
+        column_bin = np.empty(f, dtype=np.int64)
+        column_bin[by_rank] = rank_bin
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(allowed, 1.0 / (unit.largest * unit.norms), 0.0)
-        values = (weights.data * scale[row]).astype(np.float32)
-        # Each row's entries from its most common feature to its rarest.
-        ranked = sp.csr_array((values, rank[weights.indices], weights.indptr), shape=(n, f))
-        ranked.has_sorted_indices = False
-        ranked.sort_indices()
-        # The running sum of squares only grows, along a row and across rows: a row's prefix
-        # (its entries whose norm so far is below the bar) ends where the sum first reaches
-        # the row's start plus the bar squared, found by one binary search a row.
-        ends = np.concatenate(([0.0], np.cumsum(np.square(ranked.data, dtype=np.float64))))
-        starts = ranked.indptr[:-1].astype(np.int64)
-        before = ends[starts]
+        bins = int(rank_bin.max(initial=-1)) + 1
+        first_bin = np.full(n, bins, dtype=np.int64)
+        prefix_norm = np.zeros(n, dtype=np.float64)
         bar = max(cutoff - _SLACK, 0.0)
-        reach = np.searchsorted(ends[1:], before + bar * bar, side="left")
-        in_prefix = np.clip(reach - starts, 0, sizes)
-        first = starts + in_prefix
-        held = np.maximum(ends[first] - before, 0.0)
-        prefix = np.arange(ranked.nnz, dtype=np.int64) < np.repeat(first, sizes)
-        boundary = np.full(n, f, dtype=np.int64)
-        has_suffix = in_prefix < sizes
-        boundary[has_suffix] = ranked.indices[first[has_suffix]]
-        df_by_rank = df[np.argsort(rank)]
-        indexed = ~prefix & (df_by_rank[ranked.indices] > 1) & (ranked.data != 0)
-        counts = np.bincount(row[indexed], minlength=n)
-        indptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        suffix = sp.csr_array((ranked.data[indexed], ranked.indices[indexed], indptr), shape=(n, f))
-        df_suffix = np.bincount(ranked.indices[indexed], minlength=f).astype(np.int64)
-        # The steps end at the quantiles of the boundaries, and a step's end is the rank of a
-        # boundary (a feature of a rank below it is before that boundary).
-        steps = np.unique(np.quantile(boundary, np.linspace(0, 1, _STEPS + 1)).astype(np.int64))
-        doc_step = np.searchsorted(steps, boundary, side="left")
-        return cls(suffix, np.sqrt(held), boundary, rank, df_suffix, unit, cutoff, steps, doc_step)
+        indexed = df > 1
+        df_suffix = np.zeros(f, dtype=np.int64)
+        spans = np.array(
+            list(size_spans(np.diff(weights.indptr).astype(np.int64) + bins, _SPAN_CELLS)),
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        masks = []
+
+        def found(span: list[int]) -> tuple[int, int, _SpanSuffix]:
+            lo, hi = span
+            return lo, hi, _span_suffix(
+                weights, lo, hi, column_bin=column_bin, scale=scale, bins=bins, bar=bar,
+                indexed=indexed,
+            )  # fmt: skip
+
+        for lo, hi, part in threaded(found, spans.tolist()):
+            first_bin[lo:hi], prefix_norm[lo:hi] = part.first, part.norm
+            df_suffix += part.df
+            masks.append(part.mask)
+        index = cls(
+            unit=unit,
+            cut=cutoff,
+            column_bin=column_bin,
+            scale=scale,
+            first_bin=first_bin,
+            prefix_norm=prefix_norm,
+            df_suffix=df_suffix,
+            spans=spans,
+            masks=tuple(masks),
+            inverted=None,
+        )
+        if weights.nnz > _INDEX_ENTRIES:
+            return index
+        parts = [index.span(k) for k in range(len(spans))]
+        whole = sp.vstack(parts, format="csr") if parts else sp.csr_array((n, f), dtype=np.float32)
+        return dataclasses.replace(index, inverted=sp.csr_array(whole.T))
 
     @classmethod
     def among(cls, unit: UnitRows, among: NDArray[np.int64], threshold: float) -> Suffixes:
@@ -233,42 +270,154 @@ class Suffixes:
         allowed[among] = True
         return cls.of(unit, allowed & unit.has_norm, threshold - MARGIN)
 
+    def span(self, k: int) -> sp.csr_array:
+        """The suffixes of the rows of span ``k``: (hi - lo, n_features) float32 unit
+        weights."""
+        lo, hi = (int(v) for v in self.spans[k])
+        weights = self.unit.weights
+        start, stop = int(weights.indptr[lo]), int(weights.indptr[hi])
+        mask = np.unpackbits(self.masks[k], count=stop - start).view(bool)
+        sizes = np.diff(weights.indptr[lo : hi + 1]).astype(np.int64)
+        row = np.repeat(np.arange(hi - lo, dtype=np.int64), sizes)[mask]
+        values = weights.data[start:stop][mask] * self.scale[lo:hi][row]
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=hi - lo))))
+        return sp.csr_array(
+            (values.astype(np.float32), weights.indices[start:stop][mask], indptr),
+            shape=(hi - lo, weights.shape[1]),
+        )
+
     def anchor_work(self, anchors: NDArray[np.int64]) -> NDArray[np.int64]:
         """Each anchor's entries of the suffix product: for each of its features, the
         suffixes holding it."""
         weights = self.unit.weights
         starts, stops = weights.indptr[anchors], weights.indptr[anchors + 1]
         sizes = (stops - starts).astype(np.int64)
-        where = np.repeat(starts - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
-        entries = where + np.arange(int(sizes.sum()), dtype=np.int64)
-        per_entry = self.df_suffix[self.rank[weights.indices[entries]]]
+        per_entry = self.df_suffix[weights.indices[run_positions(starts.astype(np.int64), sizes)]]
         sums = np.concatenate(([0], np.cumsum(per_entry)))
         bounds = np.concatenate(([0], np.cumsum(sizes)))
         return (sums[bounds[1:]] - sums[bounds[:-1]]).astype(np.int64) + 1
 
-    def candidates(self, block: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """(document, anchor) of each pair of the ``block``'s anchors with an allowed
-        document whose bound reaches the cut (unordered, each pair once a block)."""
+    def candidates(
+        self, anchors: NDArray[np.int64], output_entries: int = _OUTPUT_ENTRIES
+    ) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+        """(document, anchor) of each pair of the ``anchors`` with an allowed document whose
+        bound reaches the cut (unordered, each pair once), a chunk of about
+        ``output_entries`` products at a time: blocks of anchors against the inverted index,
+        or spans of documents against every anchor."""
+        work = self.anchor_work(anchors)
+        if self.inverted is not None:
+            inverted = self.inverted
+
+            def block_pairs(span: tuple[int, int]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+                block = anchors[span[0] : span[1]]
+                rows, running = self._anchor_rows(block)
+                product = sp.coo_array(rows @ inverted)
+                return self._kept(product.col, product.row, product.data, block, running)
+
+            yield from threaded(block_pairs, size_spans(work, output_entries // THREADS))
+            return
+        # Each span of documents against every anchor, in blocks whose product with a span
+        # is about output_entries (a span holds about its share of the corpus's entries).
+        rows, running = self._anchor_rows(anchors)
+        share = _SPAN_CELLS / max(1, self.unit.weights.nnz)
+        blocks = [
+            (lo, sp.csr_array(rows[lo:hi].T))
+            for lo, hi in size_spans(
+                np.ceil(work * share).astype(np.int64), output_entries // THREADS
+            )
+        ]
+
+        def span_pairs(k: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+            suffix, first = self.span(k), int(self.spans[k, 0])
+            found = []
+            for lo, transposed in blocks:
+                product = sp.coo_array(suffix @ transposed)
+                doc = product.row.astype(np.int64) + first
+                local = product.col.astype(np.int64) + lo
+                found.append(self._kept(doc, local, product.data, anchors, running))
+            return np.concatenate([d for d, _ in found]), np.concatenate([a for _, a in found])
+
+        yield from threaded(span_pairs, range(len(self.spans)))
+
+    def _anchor_rows(self, block: NDArray[np.int64]) -> tuple[sp.csr_array, NDArray[np.float64]]:
+        """The ``block``'s unit rows (float32, columns as the weights number them) and each
+        one's running norm before each bin: ``running[a, b]`` is its norm on bins < b."""
         rows = self.unit.rows(block, reordered=False)
-        ranked = sp.csr_array(
-            (rows.data.astype(np.float32), self.rank[rows.indices], rows.indptr),
-            shape=rows.shape,
+        rows = sp.csr_array(
+            (rows.data.astype(np.float32), rows.indices, rows.indptr), shape=rows.shape
         )
-        ranked.has_sorted_indices = False
-        ranked.sort_indices()
-        product = sp.coo_array(self.suffix @ ranked.T)
-        doc, local = product.row.astype(np.int64), product.col.astype(np.int64)
-        # The anchor's norm on the features before the document's suffix: its running norm at
-        # the end of the step of ranks that holds the document's boundary (at least as much).
-        steps = np.searchsorted(self.steps, ranked.indices, side="right")
-        owner = np.repeat(np.arange(block.size, dtype=np.int64), np.diff(ranked.indptr))
-        squares = np.zeros((block.size, self.steps.size + 1), dtype=np.float64)
-        np.add.at(squares, (owner, steps), np.square(ranked.data, dtype=np.float64))
-        running = np.sqrt(np.cumsum(squares, axis=1))
-        before = running[local, self.doc_step[doc]]
-        bound = product.data + self.prefix_norm[doc] * before
+        owner = np.repeat(np.arange(block.size, dtype=np.int64), np.diff(rows.indptr))
+        squares = np.zeros((block.size, self.bins + 1), dtype=np.float64)
+        np.add.at(
+            squares,
+            (owner, self.column_bin[rows.indices] + 1),
+            np.square(rows.data, dtype=np.float64),
+        )
+        return rows, np.sqrt(np.cumsum(squares, axis=1))
+
+    def _kept(
+        self,
+        doc: NDArray[np.integer],
+        local: NDArray[np.integer],
+        product: NDArray[np.floating],
+        block: NDArray[np.int64],
+        running: NDArray[np.float64],
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The (document, anchor) products whose bound reaches the cut: the suffix product
+        plus the document's prefix norm times the anchor's norm on the prefix's bins."""
+        doc, local = doc.astype(np.int64), local.astype(np.int64)
+        before = running[local, self.first_bin[doc]]
+        bound = product + self.prefix_norm[doc] * before
         keep = bound + _SLACK >= self.cut
         return doc[keep], block[local[keep]]
+
+
+@dataclass(frozen=True)
+class _SpanSuffix:
+    """A span of rows' first bins of suffix, prefix norms, which of their entries are in
+    their suffix (packed bits) and how many suffixes hold each column."""
+
+    first: NDArray[np.int64]
+    norm: NDArray[np.float64]
+    mask: NDArray[np.uint8]
+    df: NDArray[np.int64]
+
+
+def _span_suffix(
+    weights: sp.csr_array,
+    lo: int,
+    hi: int,
+    *,
+    column_bin: NDArray[np.int64],
+    scale: NDArray[np.float64],
+    bins: int,
+    bar: float,
+    indexed: NDArray[np.bool_],
+) -> _SpanSuffix:
+    """The suffixes of rows [lo, hi) (:meth:`Suffixes.of`): a row's squares summed by bin,
+    its prefix the bins whose running sum stays below ``bar`` squared, its suffix the entries
+    of the other bins that are not zero and that another document holds (``indexed``)."""
+    m, f = hi - lo, weights.shape[1]
+    start, stop = int(weights.indptr[lo]), int(weights.indptr[hi])
+    if bins == 0:  # no feature: no suffix, no prefix
+        none = np.zeros(stop - start, dtype=bool)
+        return _SpanSuffix(
+            np.zeros(m, np.int64), np.zeros(m), np.packbits(none), np.zeros(f, np.int64)
+        )
+    sizes = np.diff(weights.indptr[lo : hi + 1]).astype(np.int64)
+    row = np.repeat(np.arange(m, dtype=np.int64), sizes)
+    columns = weights.indices[start:stop]
+    values = weights.data[start:stop] * scale[lo:hi][row]
+    entry_bin = column_bin[columns]
+    squares = np.bincount(
+        row * bins + entry_bin, weights=np.square(values, dtype=np.float64), minlength=m * bins
+    )
+    running = np.cumsum(squares.reshape(m, bins), axis=1)
+    first = (running < bar * bar).sum(axis=1).astype(np.int64)
+    held = np.where(first > 0, running[np.arange(m), np.maximum(first - 1, 0)], 0.0)
+    mask = (entry_bin >= first[row]) & indexed[columns] & (values.astype(np.float32) != 0)
+    df = np.bincount(columns[mask], minlength=f).astype(np.int64)
+    return _SpanSuffix(first, np.sqrt(held), np.packbits(mask), df)
 
 
 def near_pairs(

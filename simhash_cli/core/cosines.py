@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from ..errors import ParameterError
 from .blocking import size_spans
 from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
+from .threads import threaded
 
 __all__ = [
     "ScoredPairs",
@@ -185,18 +186,24 @@ def unit_scales(weights: sp.csr_array, order: NDArray[np.int64] | None = None) -
     n = weights.shape[0]
     largest = np.zeros(n, dtype=np.float64)
     norms = np.zeros(n, dtype=np.float64)
-    for start, stop in size_spans(np.diff(weights.indptr).astype(np.int64), _CHUNK_ENTRIES):
+
+    def scales(span: tuple[int, int]) -> tuple[int, int, NDArray[np.float64], NDArray[np.float64]]:
+        start, stop = span
         chunk = _canonical(weights[start:stop], order)
         counts = np.diff(chunk.indptr)
         rows = np.repeat(np.arange(stop - start), counts)
         filled = counts > 0
-        part = largest[start:stop]
+        part = np.zeros(stop - start, dtype=np.float64)
         if chunk.data.size:
             part[filled] = np.maximum.reduceat(np.abs(chunk.data), chunk.indptr[:-1][filled])
         scaled = chunk.data / part[rows]
-        norms[start:stop] = np.sqrt(
-            np.bincount(rows, weights=scaled * scaled, minlength=stop - start)
-        )
+        norm = np.sqrt(np.bincount(rows, weights=scaled * scaled, minlength=stop - start))
+        return start, stop, part, norm
+
+    # Spans side by side: the sorts and sums of a million documents took 10 s on one core.
+    spans = size_spans(np.diff(weights.indptr).astype(np.int64), _CHUNK_ENTRIES)
+    for start, stop, part, norm in threaded(scales, spans):
+        largest[start:stop], norms[start:stop] = part, norm
     return UnitRows(weights, largest, norms, order)
 
 
