@@ -9,15 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_cli.core import allpairs, blocking, planner
+from simhash_cli.core import allpairs, blocking, pilot, planner
+from simhash_cli.core.background import Background
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts
 from simhash_cli.core.cosines import Verify, cosine_pairs
 from simhash_cli.core.fingerprint import feature_keys
 from simhash_cli.core.minhash import signatures
+from simhash_cli.core.pilot import Pilot
 from simhash_cli.core.planner import survey_for
 from simhash_cli.core.recall import missed
-from simhash_cli.core.schemes import Scheme
+from simhash_cli.core.schemes import Scheme, survey
 from simhash_cli.core.search import dedupe
 from simhash_cli.io.sinks.records import recall_of
 from simhash_cli.io.sinks.summary import recall_line
@@ -181,3 +183,36 @@ def test_the_planner_prices_minhash_on_the_pilot_and_never_on_the_bound() -> Non
     # Without a pilot that prices it, the word sets' overlap is unknown: no MinHash.
     unpriced = survey_for(docs, threshold=0.9, max_candidates=None)
     assert "minhash" not in {a.scheme.kind for a in unpriced.assessments}
+
+
+def weak_pilot(worth: int) -> Pilot:
+    """A sampled pilot of 1,000 documents whose pairs are worth ``worth`` independent ones
+    (each drawn by its own anchor), at cosine 0.92 and word-set Jaccard 0.5."""
+    anchors = np.arange(0, 1000, 10, dtype=np.int64)
+    pairs = np.stack((anchors[:worth], anchors[:worth] + 1), axis=1)
+    return Pilot(
+        threshold=0.9,
+        n_docs=1000,
+        anchors=anchors,
+        pairs=pairs,
+        anchor=np.arange(worth, dtype=np.int64),
+        cosine=np.full(worth, 0.92),
+        hamming=np.full(worth, 5, dtype=np.int64),
+        jaccard=np.full(worth, 0.5),
+        work=1,
+    )
+
+
+def test_a_pilot_short_of_its_goal_still_prices_the_schemes_and_a_tiny_one_does_not() -> None:
+    """A pilot that grew to fewer than MIN_EFFECTIVE pairs within its budget (a million prose
+    records: 78 pairs worth 24.9) prices the schemes, MinHash among them, with its pairs; one
+    worth fewer than MIN_PRICED prices nothing (the fingerprint schemes at the threshold)."""
+    background = Background(jaccard=np.full(50, 0.05))
+    weak = weak_pilot(pilot.MIN_PRICED)
+    assert weak.effective == pilot.MIN_PRICED < pilot.MIN_EFFECTIVE
+    priced = survey(bits=64, threshold=0.9, n_docs=1000, background=background, pilot=weak)
+    assert priced.priced and "minhash" in {a.scheme.kind for a in priced.assessments}
+    tiny = weak_pilot(pilot.MIN_PRICED - 1)
+    bound = survey(bits=64, threshold=0.9, n_docs=1000, background=background, pilot=tiny)
+    assert not bound.priced and "minhash" not in {a.scheme.kind for a in bound.assessments}
+    assert all(a.recall == a.scheme.probability(0.9, 64) for a in bound.assessments)

@@ -39,6 +39,7 @@ from .scheme import Scheme
 __all__ = [
     "GROWTH",
     "MIN_EFFECTIVE",
+    "MIN_PRICED",
     "PILOT_PER_ENTRY",
     "PILOT_WORK",
     "KeyCounts",
@@ -71,11 +72,17 @@ anchors and 88 pairs (5 s of a 14 s run, measured), whose prices choose a scheme
 0.995 of every pair."""
 
 MIN_EFFECTIVE = 25
-"""Pairs (counted as independent: see :meth:`Pilot.effective`) a pilot needs before schemes
-are priced on them; a pilot grows while it has fewer, and with fewer at the end the planner
-chooses among the fingerprint schemes at the threshold (their chance there is a bound for
-every pair above it), while the run's recall is still measured on them, with the wider
-interval their count allows."""
+"""Pairs (counted as independent: see :meth:`Pilot.effective`) a pilot grows to have, within
+its budget."""
+
+MIN_PRICED = 10
+"""Pairs (counted as independent) a pilot must have to price the schemes; one that grew to
+fewer than :data:`MIN_EFFECTIVE` within its budget still prices them (a million prose
+records drew 78 pairs worth 24.9, and a run priced at the threshold instead found 0.52 of
+its pairs). Below ten, a share's 95% interval is wider than 0.25 whatever its value: such a
+pilot still measures the run's recall, with that interval, but prices nothing, and the
+planner chooses among the fingerprint schemes at the threshold (their chance there is a
+bound for every pair above it)."""
 
 _Z = 1.96
 """The normal quantile of a two-sided 95% interval."""
@@ -153,8 +160,9 @@ class Pilot:
 
     @property
     def usable(self) -> bool:
-        """Whether schemes can be priced on the pilot's pairs (enough of them, or all)."""
-        return self.complete or self.effective >= MIN_EFFECTIVE
+        """Whether schemes can be priced on the pilot's pairs (enough of them, or all:
+        :data:`MIN_PRICED`)."""
+        return self.complete or self.effective >= MIN_PRICED
 
     def total(self) -> Share:
         """The pairs at the threshold among the documents: the pilot's count over
@@ -182,8 +190,10 @@ class Pilot:
 
     def share(self, found: NDArray[np.bool_] | NDArray[np.float64]) -> Share:
         """The share of the pilot's pairs that ``found`` marks (booleans), or the mean of a
-        chance per pair (floats in [0, 1]), with a 95% interval: Wilson's, on the pairs'
-        effective count (:attr:`effective`)."""
+        chance per pair (floats in [0, 1]), with a 95% interval: the wider of Wilson's, on
+        the pairs' effective count (:attr:`effective`), and the normal one of the ratio of
+        the anchors' sums (:func:`_ratio_error`), which grows where misses gather in one
+        anchor's pairs."""
         values = np.asarray(found, dtype=np.float64)
         k = values.size
         if k == 0:  # no pair to miss: all of none when the pilot saw every pair
@@ -192,8 +202,28 @@ class Pilot:
         if self.complete:
             return Share(value, value, value, k, True)
         low, high = _wilson(value, self.effective)
+        # Misses held by one anchor's many pairs (a family whose words overlap little) widen
+        # it further: the spread of the anchors' own shares, by linearization of the ratio.
+        # On 100,000 prose records one anchor's 5 pairs were 5 of the 88 missed, Wilson's
+        # interval at their worth (25) ended at 0.987, and the run had found 0.995.
+        spread = _Z * _ratio_error(self.anchor, values, self.anchors.size)
+        low, high = min(low, value - spread), max(high, value + spread)
         # The interval holds its value, whatever the last bit of the arithmetic.
-        return Share(value, min(low, value), max(high, value), k, False)
+        return Share(value, max(0.0, min(low, value)), min(1.0, max(high, value)), k, False)
+
+
+def _ratio_error(anchor: NDArray[np.int64], values: NDArray[np.float64], anchors: int) -> float:
+    """The standard error of a share of pairs drawn by clusters (each anchor's pairs), by
+    linearization of the ratio of the anchors' sums: ``sqrt(m / (m - 1) * sum((f_a - R p_a)
+    ^ 2)) / sum(p_a)``, with f_a the anchor's found share summed, p_a its pairs, R their
+    ratio and m the anchors (those that drew no pair among them)."""
+    if anchors < 2 or not values.size:
+        return 0.0
+    pairs = np.bincount(anchor, minlength=anchors).astype(np.float64)
+    found = np.bincount(anchor, weights=values, minlength=anchors)
+    ratio = float(found.sum() / pairs.sum())
+    residual = found - ratio * pairs
+    return math.sqrt(anchors / (anchors - 1) * float(residual @ residual)) / float(pairs.sum())
 
 
 def _wilson(share: float, count: float) -> tuple[float, float]:
@@ -266,6 +296,12 @@ class Round:
 GROWTH = 4
 """How many times its anchors a pilot's next round holds at most."""
 
+FIRST_ANCHORS = 32
+"""Anchors a pilot's first round draws at least, when its budget pays for them: each round
+passes over the whole corpus (at a million prose records, 3.5 s a round, as much as 50
+anchors' products), and the first round's work alone paid for 2 anchors there, so the pilot
+took five rounds to reach 180."""
+
 
 def grow(
     n_docs: int,
@@ -278,7 +314,8 @@ def grow(
 ) -> tuple[NDArray[np.int64], list[PilotPart], int]:
     """The anchors of a pilot that grows, its parts and the work they took.
 
-    The first round draws as many anchors as ``first`` multiply-adds pay for; while the pairs
+    The first round draws as many anchors as ``first`` multiply-adds pay for (at least
+    :data:`FIRST_ANCHORS` that the budget pays for); while the pairs
     found are worth fewer than :data:`MIN_EFFECTIVE` independent ones and the ``budget`` is
     not spent, the next round draws more rows of the same random order (at most
     :data:`GROWTH` times as many, as many as the budget left pays for at the mean row's cost).
@@ -294,7 +331,8 @@ def grow(
         seed: the random order of the rows.
         round_of: one round's pairs and work.
     """
-    count = affordable(n_docs, total, min(first, budget))
+    least = min(FIRST_ANCHORS, affordable(n_docs, total, budget))
+    count = max(affordable(n_docs, total, min(first, budget)), least)
     anchors = np.zeros(0, dtype=np.int64)
     parts: list[PilotPart] = []
     spent = 0
