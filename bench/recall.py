@@ -1,8 +1,9 @@
 """Recall at scale: every tool end to end on one JSON Lines file of realistic prose
 (bench/prose.py), side by side in one run, into docs/benchmarks-recall.md.
 
-Truth is the planted pairs at exact term-count cosine >= 0.9. Recall is the share of them a
-tool reports; precision the share of its reported pairs whose exact cosine clears 0.9. Wall
+Truth is pooled: the planted pairs at exact term-count cosine >= 0.9, and every pair at >= 0.9
+(checked exactly) that any tool of the run reports. Recall is the share of it a tool reports;
+precision the share of its reported pairs whose exact cosine clears 0.9. Wall
 time and the peak resident memory of the whole process tree are measured around each tool's
 own process, which reads the file itself.
 
@@ -137,15 +138,14 @@ def pairs_of(output: Path, ours: bool) -> NDArray[np.int64]:
     return np.array(found, dtype=np.int64).reshape(-1, 2)
 
 
-def scored(found: NDArray[np.int64], truth: NDArray[np.int64], source: Path) -> tuple[float, float]:
-    """(recall against the planted truth, precision against exact cosine)."""
-    truth_set = {tuple(p) for p in truth.tolist()}
+def scored(
+    found: NDArray[np.int64], near: set[tuple[int, int]], truth: set[tuple[int, int]]
+) -> tuple[float, float]:
+    """(recall against the pooled ``truth``, precision: the share of the pairs ``found``
+    that are ``near``, at exact cosine >= 0.9)."""
     found_set = {tuple(p) for p in found.tolist()}
-    recall = len(truth_set & found_set) / max(len(truth_set), 1)
-    if not found_set:
-        return recall, 1.0
-    texts = read_texts(source)
-    return recall, len(verified(texts, found_set)) / len(found_set)
+    recall = len(truth & found_set) / max(len(truth), 1)
+    return recall, (len(near) / len(found_set) if found_set else 1.0)
 
 
 def tools(n: int) -> list[tuple[str, list[str], bool]]:
@@ -182,18 +182,31 @@ def main() -> int:
     rows = []
     for n in args.sizes:
         source, truth_path = corpus(n, args.seed)
-        truth = np.load(truth_path)
+        texts = read_texts(source)
+        runs = []
         for label, command, ours in tools(n):
             output, messages = CACHE / "pairs.jsonl", CACHE / "messages.txt"
             wall, peak = measured([*command, str(source)], output, messages)
-            recall, precision = scored(pairs_of(output, ours), truth, source)
-            stated = stated_cells(messages.read_text(encoding="utf-8"), recall) if ours else "- | -"
+            found = pairs_of(output, ours)
+            near = set(verified(texts, {tuple(p) for p in found.tolist()}))
+            runs.append(
+                (label, wall, peak, found, near, messages.read_text(encoding="utf-8"), ours)
+            )
+        # Pooled truth: the planted pairs and every pair at the threshold any tool found
+        # (a pair at cosine 0.9 that nothing planted is a pair all the same).
+        truth = {tuple(p) for p in np.load(truth_path).tolist()}
+        for *_, near, _, _ in runs:
+            truth |= near
+        for label, wall, peak, found, near, said, ours in runs:
+            recall, precision = scored(found, near, truth)
+            stated = stated_cells(said, recall) if ours else "- | -"
             row = (
                 f"| {n:,} | {label} | {wall:.1f} s | {peak:.1f} GB | {recall:.3f} "
                 f"| {stated} | {precision:.3f} |"
             )
             print(row, flush=True)
             rows.append(row)
+        del texts
     write(args.out, rows, args.seed)
     write_section(DOCS, rows, args.out)
     return 0
@@ -230,7 +243,8 @@ def write_section(docs: Path, rows: list[str], full: Path) -> None:
         "Written by `make bench-recall` (`python bench/recall.py`), in one run with the other "
         f"sizes of [{full.name}]({full.name}), where the corpus, the truth and the measures "
         "are described: bench/prose.py's prose with planted near-duplicates, as one JSON Lines "
-        "file; recall against the planted pairs at exact cosine >= 0.9; wall time and peak "
+        "file; recall against the pooled truth (the planted pairs and every pair at exact cosine "
+        ">= 0.9 that any tool found); wall time and peak "
         "memory of each whole process tree, on this machine (2 cores).",
         "",
         "| N | tool, settings | wall | peak RSS | recall | stated | holds | precision |",
@@ -260,9 +274,10 @@ def write(path: Path, rows: list[str], seed: int) -> None:
         f"JSON Lines file made by `bench/prose.py` (seed {seed}, Python {python}'s docstrings "
         "as the prose): documents of 80-400 words from a word trigram chain, 5% of the "
         "originals with 1-4 near-duplicate copies (words replaced or inserted, a sentence "
-        "dropped, a header added, case changed). Truth: the planted pairs whose exact "
-        "term-count cosine is >= 0.9 (on 20,000 documents, `prose.py --check` finds all pairs "
-        "at >= 0.9 to be planted but for about one in a thousand). Recall: the share of the "
+        "dropped, a header added, case changed). Truth, pooled: the planted pairs whose exact "
+        "term-count cosine is >= 0.9, and every pair at exact cosine >= 0.9 that any tool of "
+        "the run reports (on 20,000 documents, `prose.py --check` finds all pairs at >= 0.9 "
+        "to be planted but for about one in a thousand). Recall: the share of the "
         "truth a tool reports; stated: the recall simhash-cli's summary says it measured, with "
         'its 95% interval (see the README\'s "What a run found"), and holds: whether that '
         "interval holds the recall found; precision: the share of its pairs at exact "
