@@ -240,14 +240,19 @@ def unit_cosine_pairs(unit: UnitRows, pairs: NDArray[np.int64]) -> NDArray[np.fl
     out = np.empty(pairs.shape[0], dtype=np.float64)
     row_sizes = np.diff(unit.weights.indptr).astype(np.int64)
     cost = row_sizes[pairs[:, 0]] + row_sizes[pairs[:, 1]]
-    for lo, hi in size_spans(cost, _CHUNK_ENTRIES):
+
+    def dots(span: tuple[int, int]) -> tuple[int, int, NDArray[np.float64]]:
         # Each document of the chunk made unit once, however many of its pairs there are (a
         # family of near-copies is mostly pairs of few documents); the same rows, the same sums.
+        lo, hi = span
         docs, local = np.unique(pairs[lo:hi], return_inverse=True)
         local = local.reshape(-1, 2)
         made = unit.rows(docs)
-        dots = made[local[:, 0]].multiply(made[local[:, 1]]).sum(axis=1)
-        out[lo:hi] = np.asarray(dots).ravel()
+        return lo, hi, np.asarray(made[local[:, 0]].multiply(made[local[:, 1]]).sum(axis=1))
+
+    # Chunks side by side: each pair's sum is the same, whichever thread takes it.
+    for lo, hi, found in threaded(dots, size_spans(cost, _CHUNK_ENTRIES)):
+        out[lo:hi] = found.ravel()
     has_norm = unit.has_norm
     out[~(has_norm[pairs[:, 0]] & has_norm[pairs[:, 1]])] = np.nan
     return np.clip(out, -1.0, 1.0)
