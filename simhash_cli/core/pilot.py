@@ -37,6 +37,7 @@ from .minhash import jaccard_pairs
 from .scheme import Scheme
 
 __all__ = [
+    "FIRST_ANCHORS",
     "GROWTH",
     "MIN_EFFECTIVE",
     "MIN_PRICED",

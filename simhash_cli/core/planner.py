@@ -21,6 +21,7 @@ from .distinct import distinct
 from .fingerprint import hamming_rows
 from .keyed import Vectors
 from .pilot import (
+    FIRST_ANCHORS,
     PILOT_PER_ENTRY,
     PILOT_WORK,
     KeyCounts,
@@ -29,6 +30,7 @@ from .pilot import (
     Round,
     affordable,
     assembled,
+    first_anchors,
     grow,
     run_pilot,
     without,
@@ -242,15 +244,35 @@ def pilot_in_pieces(
     if skipped is not None:
         return skipped
 
+    budget, seed = pilot_budget(entries), docs.settings.seed
+    # Each round is a pass over the pieces: the anchors every round may draw (a prefix of one
+    # random order) are paired in the first, and each round takes its own anchors' pairs
+    # from them (the same pairs a pass of its own finds); a round past them makes its pass.
+    ahead = first_anchors(
+        len(docs), 2 * affordable(len(docs), counts.work, budget) + FIRST_ANCHORS, seed=seed
+    )
+    made: list[tuple[PilotPart, NDArray[np.int64]]] = []
+
     def round_of(new: NDArray[np.int64], earlier: NDArray[np.int64]) -> Round:
-        chosen = vectors_of(new)
-        parts = pairs_with(chosen, new)
-        return Round(without(parts, earlier), int(counts.rows_work(chosen).sum()))
+        if not np.isin(new, ahead).all():
+            chosen = vectors_of(new)
+            parts = pairs_with(chosen, new)
+            return Round(without(parts, earlier), int(counts.rows_work(chosen).sum()))
+        if not made:
+            chosen = vectors_of(ahead)
+            made.append((without(pairs_with(chosen, ahead), ahead[:0]), counts.rows_work(chosen)))
+        found, work = made[0]
+        mine = np.isin(found.pairs, new).any(axis=1)
+        part = PilotPart(
+            found.pairs[mine],
+            found.cosine[mine],
+            None if found.jaccard is None else found.jaccard[mine],
+        )
+        return Round(without([part], earlier), int(work[np.searchsorted(ahead, new)].sum()))
 
     anchors, parts, spent = grow(
-        len(docs), counts.work, first=PILOT_WORK, budget=pilot_budget(entries),
-        seed=docs.settings.seed, round_of=round_of,
-    )  # fmt: skip
+        len(docs), counts.work, first=PILOT_WORK, budget=budget, seed=seed, round_of=round_of
+    )
     return assembled(
         parts,
         threshold=config.threshold,
