@@ -24,9 +24,7 @@ from simhash_cli.core.pilot import (
     KeyCounts,
     Pilot,
     anchor_pairs,
-    anchors_within,
     assembled,
-    draw_anchors,
     row_work,
     run_pilot,
 )
@@ -90,9 +88,16 @@ def test_product_work_counts_the_multiply_adds(weights: sp.csr_array) -> None:
 
 def test_anchors_are_all_rows_within_the_work_and_a_uniform_sample_beyond() -> None:
     per_row = np.array([5, 1, 1, 1, 100, 1, 1, 1], dtype=np.int64)
-    assert anchors_within(per_row, work=1000, seed=0).tolist() == list(range(8))
-    drawn = np.concatenate([anchors_within(per_row, work=37, seed=s) for s in range(4000)])
-    assert {len(anchors_within(per_row, work=37, seed=s)) for s in range(50)} == {2}
+    total = int(per_row.sum())
+
+    def within(work: int, seed: int) -> np.ndarray:
+        return pilot.first_anchors(
+            per_row.size, pilot.affordable(per_row.size, total, work), seed=seed
+        )
+
+    assert within(1000, 0).tolist() == list(range(8))
+    drawn = np.concatenate([within(37, s) for s in range(4000)])
+    assert {len(within(37, s)) for s in range(50)} == {2}
     # The long row is drawn as often as the short ones.
     counts = np.bincount(drawn, minlength=8) / 4000
     assert np.allclose(counts, 2 / 8, atol=0.03)
@@ -315,7 +320,7 @@ def test_a_pilot_made_in_pieces_is_the_pilot_of_the_whole(work: int) -> None:
     pieces = [np.arange(a, b, dtype=np.int64) for a, b in itertools.pairwise(cuts)]
     vectors = [Vectors.of(docs.weights[rows], docs.features) for rows in pieces]
     counts = KeyCounts.merged([KeyCounts.of(v) for v in vectors])
-    anchors = draw_anchors(n, counts.work, work=work, seed=seed)
+    anchors = pilot.first_anchors(n, pilot.affordable(n, counts.work, work), seed=seed)
     chosen = Vectors.of(docs.weights[anchors], docs.features)
     parts = [
         anchor_pairs(chosen, anchors, v, rows, threshold, sets=True)
@@ -475,10 +480,10 @@ def test_a_pilot_in_pieces_pairs_every_round_in_one_pass_and_is_the_pilot_of_the
             for v, piece in zip(vectors, pieces, strict=True)
         ]
 
+    weights = docs.weights
     made = planner.pilot_in_pieces(
-        docs, config, counts, lambda rows: Vectors.of(docs.weights[rows], docs.features),
-        pairs_with,
-    )  # fmt: skip
+        docs, config, counts, lambda rows: Vectors.of(weights[rows], docs.features), pairs_with
+    )
     assert isinstance(made, Pilot)
     assert len(passes) == 1 and passes[0] >= whole.anchors.size  # one pass, rounds ahead
     for name in ("anchors", "pairs", "anchor", "hamming"):

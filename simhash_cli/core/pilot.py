@@ -50,9 +50,7 @@ __all__ = [
     "Share",
     "affordable",
     "anchor_pairs",
-    "anchors_within",
     "assembled",
-    "draw_anchors",
     "first_anchors",
     "grow",
     "row_work",
@@ -251,21 +249,6 @@ def row_work(weights: sp.csr_array) -> NDArray[np.int64]:
     return work
 
 
-def anchors_within(per_row: NDArray[np.int64], *, work: int, seed: int) -> NDArray[np.int64]:
-    """Positions (ascending) of anchors drawn at random among the rows whose own products
-    cost ``per_row``: every row when all fit ``work`` multiply-adds, else a uniform random
-    subset of as many rows as fit on average (their count is fixed before the draw, so that
-    every row is drawn with the same chance whatever its length)."""
-    return draw_anchors(per_row.size, int(per_row.sum()), work=work, seed=seed)
-
-
-def draw_anchors(n_docs: int, total: int, *, work: int, seed: int) -> NDArray[np.int64]:
-    """:func:`anchors_within` from the rows' count and their products' total alone (what a
-    corpus read in pieces knows before any row's own cost: the sum over its features of their
-    document frequency squared)."""
-    return first_anchors(n_docs, affordable(n_docs, total, work), seed=seed)
-
-
 def affordable(n_docs: int, total: int, work: int) -> int:
     """How many anchors ``work`` multiply-adds pay for, at the mean row's cost (all of them
     when every row's product fits)."""
@@ -428,7 +411,7 @@ def run_pilot(
 #
 # A corpus whose vectors are not all in one place (read in pieces, or on the workers of a
 # cluster) makes the same pilot: the document frequency of every feature summed over the
-# pieces (:class:`KeyCounts`), the anchors drawn from its total (:func:`draw_anchors`), the
+# pieces (:class:`KeyCounts`), the anchors drawn from its total (:func:`grow`), the
 # anchors' vectors sent to every piece, each piece's pairs with them
 # (:func:`anchor_pairs`), and the pairs put together (:func:`assembled`). Vectors are keyed by
 # feature (:class:`~simhash_cli.core.keyed.Vectors`), so every sum takes the order it takes

@@ -54,6 +54,7 @@ __all__ = [
     "planner_rows",
     "plans",
     "scheme_for",
+    "skipped_by_config",
     "survey_for",
     "unmeasured",
 ]
@@ -191,16 +192,24 @@ def pilot_skipped(
 ) -> str | None:
     """Why no pilot is run (None: one is): ``total``, the multiply-adds of every document's
     product with the corpus, ``entries`` the corpus's stored entries."""
+    skipped = skipped_by_config(config)
+    if skipped is not None:
+        return skipped
+    if n_distinct < 2:
+        return "the documents have fewer than two distinct fingerprints"
+    if affordable(n_docs, total, pilot_budget(entries)) == 0:
+        return "not one document's products with the corpus fit the pilot's budget"
+    return None
+
+
+def skipped_by_config(config: DedupeConfig) -> str | None:
+    """Why no pilot is run whatever the corpus (None: one may be)."""
     if not config.pilot:
         return "--no-pilot"
     if config.verify is not Verify.EXACT:
         return "pairs are flagged by their estimated cosine (--verify estimate)"
     if config.threshold <= 0:
         return "a threshold at or below 0 (the pilot's products see only pairs that share a word)"
-    if n_distinct < 2:
-        return "the documents have fewer than two distinct fingerprints"
-    if affordable(n_docs, total, pilot_budget(entries)) == 0:
-        return "not one document's products with the corpus fit the pilot's budget"
     return None
 
 
@@ -215,7 +224,7 @@ def unmeasured(docs: Corpus, config: DedupeConfig, pilot: Pilot | None) -> str |
             f"the pilot's {pilot.anchors.size:,} documents drawn at random have no pair at "
             f"cosine >= {pilot.threshold:g} with any other"
         )
-    skipped = pilot_skipped(config, 2, 2, 0, 0)
+    skipped = skipped_by_config(config)
     weights = docs.weights
     if skipped is not None:
         return skipped
@@ -314,7 +323,7 @@ def measures(config: DedupeConfig) -> bool:
     """Whether a run's recall is measured by a pilot, whatever scheme finds its candidates
     (unless :func:`pilot_skipped` says why not from the config alone, or every pair is
     compared: none can be missed)."""
-    skipped = pilot_skipped(config, 2, 2, 0, 0) is not None
+    skipped = skipped_by_config(config) is not None
     return not skipped and config.blocks != EVERY
 
 
