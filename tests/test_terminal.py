@@ -393,3 +393,14 @@ def test_the_first_screen_of_dedupe_help_at_80_columns_holds_the_first_hour() ->
     for option in ("--texts", "--threshold", "--blocks", "-f, --format", "--plan", "--keep"):
         assert option in first, option
     assert "--max-candidates" not in first and "--max-candidates" in "\n".join(screen)
+
+
+@pytest.mark.parametrize("command", ["fingerprint", "dedupe"])
+def test_the_files_bar_counts_to_the_files_listed(command: str, tmp_path: Path) -> None:
+    """The bar's total was the length of the listing's (files, sizes) pair: `8/2` from the
+    first file on. It counts to the files listed."""
+    with open(tmp_path / "out", "wb") as handle:
+        code, shown = on_a_terminal([command, str(SAMPLE)], handle.fileno())
+    assert code == 0, shown.decode(errors="replace")
+    totals = {int(m) for m in re.findall(rb"\d+/(\d+)", shown)}
+    assert totals == {8}, shown.decode(errors="replace")

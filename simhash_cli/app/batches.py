@@ -183,7 +183,7 @@ def listing(
         PathNotFoundError: a path does not exist (before anything is read).
     """
     handle = collecting(on_event, skipped)
-    files = list_sized(
+    listed = list_sized(
         paths,
         handle,
         distinct=distinct,
@@ -191,8 +191,8 @@ def listing(
         selection=policy.selection,
     )
     if on_listed is not None:
-        on_listed(len(files))
-    return files
+        on_listed(len(listed.files))  # the files, not the (files, sizes) pair
+    return listed
 
 
 def fingerprint_files(
