@@ -878,3 +878,16 @@ def test_shell_completion_knows_the_commands_and_their_options() -> None:
         text=True, check=True,
     ).stdout  # fmt: skip
     assert "complete -o nosort -F _simhash_completion simhash" in source
+
+
+def test_a_mistyped_command_is_told_the_command_it_is_close_to() -> None:
+    """Commands are loaded when first asked for, and click suggested only among those loaded:
+    `simhash dedup` had no suggestion. The installed command, in a process of its own (this
+    one has loaded every command)."""
+    simhash = str(Path(sys.executable).parent / "simhash")
+    for typed, meant in ((["dedup"], "dedupe"), (["index", "qurey"], "query")):
+        done = subprocess.run([simhash, *typed], capture_output=True, text=True)
+        assert done.returncode == ExitCode.USAGE and not done.stdout
+        assert f"No such command '{typed[-1]}'. Did you mean '{meant}'?" in done.stderr
+    far = subprocess.run([simhash, "zzz"], capture_output=True, text=True)
+    assert far.returncode == ExitCode.USAGE and "Did you mean" not in far.stderr

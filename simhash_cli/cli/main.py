@@ -8,6 +8,7 @@ exception instead.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import importlib
 import io
@@ -158,6 +159,23 @@ class Group(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        known = name.startswith("-") or ctx.resilient_parsing or self.get_command(ctx, name)
+        if not known:
+            # Click suggests among the commands loaded; these are loaded when first asked for,
+            # so the names they are declared by are matched here.
+            close = difflib.get_close_matches(name, self.list_commands(ctx))
+            hint = ""
+            if len(close) == 1:
+                hint = f" Did you mean {close[0]!r}?"
+            elif close:
+                hint = f" (Did you mean one of: {', '.join(map(repr, sorted(close)))}?)"
+            raise click.UsageError(f"No such command {visible(name)!r}.{hint}", ctx=ctx)
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy and cmd_name not in self.commands:
