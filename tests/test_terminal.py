@@ -404,3 +404,15 @@ def test_the_files_bar_counts_to_the_files_listed(command: str, tmp_path: Path) 
     assert code == 0, shown.decode(errors="replace")
     totals = {int(m) for m in re.findall(rb"\d+/(\d+)", shown)}
     assert totals == {8}, shown.decode(errors="replace")
+
+
+def test_color_never_after_the_command_writes_no_style_at_all(tmp_path: Path) -> None:
+    """`simhash dedupe --color never` was "No such option", and `--color never` before the
+    command still wrote bold and italic: after the command too, and no style escape at all."""
+    style = rb"\x1b\[[0-9;]*m"
+    for args in (["dedupe", "--color", "never"], ["--color", "never", "dedupe"]):
+        code, shown = on_a_terminal([*args, "-f", "table", str(SAMPLE)], None)
+        assert code == 0, shown.decode(errors="replace")
+        assert b"near-duplicate pairs" in shown and not re.search(style, shown)
+    code, shown = on_a_terminal(["dedupe", "-f", "table", str(SAMPLE)], None)
+    assert code == 0 and re.search(style, shown)  # auto, on a terminal: styled

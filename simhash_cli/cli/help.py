@@ -46,7 +46,17 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "Output",
-        ("format", "output", "listing", "null", "check_pairs", "report", "quiet", "verbose"),
+        (
+            "format",
+            "output",
+            "listing",
+            "null",
+            "check_pairs",
+            "report",
+            "quiet",
+            "verbose",
+            "color",
+        ),
     ),
     (
         "Plan and apply",

@@ -22,6 +22,7 @@ import click
 
 from .. import __version__
 from ..errors import BadValueError, ExitCode, SimhashError, UsageError
+from ..io.sinks.console import PLAIN
 from ..io.sinks.steps import step_of
 from ..io.sinks.visible import visible
 from .help import format_sections, with_short_help
@@ -65,7 +66,10 @@ class Command(click.Command):
     help is in sections, ``-h`` the short one (:mod:`.help`)."""
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        return with_short_help(super().get_params(ctx), ctx)
+        params = super().get_params(ctx)
+        if not any(p.name == "color" for p in params):
+            params = [*params, colour_option()]
+        return with_short_help(params, ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         format_sections(self, ctx, formatter)
@@ -187,14 +191,42 @@ class Group(click.Group):
 
 def _colour(choice: str) -> None:
     """``--color``: said to Rich as its environment says it (NO_COLOR, FORCE_COLOR), for this
-    process and its workers. Whether a stream is a terminal is read from the stream itself,
-    so colours forced into a file never make it one (no bar, no width of 80)."""
+    process and its workers; ``never`` writes no escape at all, bold and italic included
+    (:data:`~simhash_cli.io.sinks.console.PLAIN`). Whether a stream is a terminal is read
+    from the stream itself, so colours forced into a file never make it one (no bar, no width
+    of 80)."""
     if choice == "never":
         os.environ["NO_COLOR"] = "1"
+        os.environ[PLAIN] = "1"
         os.environ.pop("FORCE_COLOR", None)
     elif choice == "always":
         os.environ["FORCE_COLOR"] = "1"
         os.environ.pop("NO_COLOR", None)
+        os.environ.pop(PLAIN, None)
+
+
+_COLOR_HELP = (
+    "Colours in tables and messages: on a terminal (auto), also into a pipe or a file "
+    "(always, for less -R), or never (no colour, bold or italic)."
+)
+
+
+def _colour_given(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None and not ctx.resilient_parsing:
+        _colour(value)
+
+
+def colour_option() -> click.Option:
+    """``--color`` after the command too (``simhash dedupe --color never DIR``)."""
+    return click.Option(
+        ["--color"],
+        type=click.Choice(["auto", "always", "never"]),
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        callback=_colour_given,
+        help=_COLOR_HELP,
+    )
 
 
 def _buffered(stream: TextIO) -> TextIO:
@@ -238,8 +270,7 @@ def _buffered(stream: TextIO) -> TextIO:
     type=click.Choice(["auto", "always", "never"]),
     default="auto",
     show_default=True,
-    help="Colours in tables and messages: on a terminal (auto), also into a pipe or a file "
-    "(always, for less -R), or never (as NO_COLOR=1 says).",
+    help=_COLOR_HELP,
 )
 @click.pass_context
 def main(ctx: click.Context, traceback: bool, color: str) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import errno
 import math
-from typing import IO
+import os
+from typing import IO, Literal
 
 from rich.console import Console
 from rich.table import Table
@@ -13,7 +14,16 @@ from rich.text import Text
 
 from .visible import visible
 
-__all__ = ["cosine_text", "data_console", "pair_numbers"]
+__all__ = ["PLAIN", "colours", "cosine_text", "data_console", "pair_numbers"]
+
+PLAIN = "SIMHASH_PLAIN"
+"""Set by ``--color never`` (for this process and its workers): no escape at all, where
+NO_COLOR alone drops the colours and keeps bold and italic."""
+
+
+def colours() -> Literal["auto"] | None:
+    """The colour system a console is made with: none under ``--color never``."""
+    return None if os.environ.get(PLAIN) else "auto"
 
 
 class _DataConsole(Console):
@@ -27,7 +37,7 @@ class _DataConsole(Console):
 
 def data_console(out: IO[str]) -> Console:
     """A console that writes a command's data to ``out`` (a terminal, a file or a pipe)."""
-    console = _DataConsole(file=out, highlight=False, soft_wrap=False)
+    console = _DataConsole(file=out, highlight=False, soft_wrap=False, color_system=colours())
     if not out.isatty():  # the stream's own word: colours forced (--color always) make none
         # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
         console.width = 4096

@@ -32,6 +32,7 @@ from ...core.against import Decontamination
 from ...core.corpus import Corpus
 from ...core.events import Event, Excluded, Progress, Skipped, Warned
 from ...core.result import DedupeResult
+from .console import colours
 from .dataset import Tally, Targets
 from .formats import counted
 from .records import budget_advice, skip_counts
@@ -108,7 +109,7 @@ class Messages:
     """
 
     def __init__(self, stream: IO[str], *, quiet: int = 0, verbose: bool = False) -> None:
-        self.console = Console(file=stream, highlight=False)
+        self.console = Console(file=stream, highlight=False, color_system=colours())
         # Read from the stream itself: colours forced (--color always) make no terminal.
         self.terminal = _isatty(stream)
         # On a terminal a long line is wrapped at a space, never mid-word; to a log or a pipe
