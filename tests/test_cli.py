@@ -891,3 +891,15 @@ def test_a_mistyped_command_is_told_the_command_it_is_close_to() -> None:
         assert f"No such command '{typed[-1]}'. Did you mean '{meant}'?" in done.stderr
     far = subprocess.run([simhash, "zzz"], capture_output=True, text=True)
     assert far.returncode == ExitCode.USAGE and "Did you mean" not in far.stderr
+
+
+@pytest.mark.parametrize("command", ["dedupe", "fingerprint"])
+def test_output_named_as_a_page_is_refused_before_any_work(command: str, tmp_path: Path) -> None:
+    """`-o out.html` wrote JSON Lines into a file named as a page: refused before reading,
+    nothing written; with -f the name is the user's."""
+    page = tmp_path / "out.html"
+    refused = run(command, "-o", str(page), str(SAMPLE))
+    assert refused.exit_code == ExitCode.USAGE and not page.exists()
+    assert "--report" in refused.output and "read 8" not in refused.output
+    named = run(command, "-f", "json", "-o", str(page), "-qq", str(SAMPLE))
+    assert named.exit_code == 0 and json.loads(page.read_text())

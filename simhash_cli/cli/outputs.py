@@ -15,6 +15,7 @@ from ..app.settings import Source
 from ..errors import UsageError
 from ..io.sinks.formats import Format, Listing, Output
 from ..io.sinks.messages import Messages
+from ..io.sinks.visible import visible
 from .options import F, OptionGroup, collapse
 
 __all__ = [
@@ -81,7 +82,19 @@ _OUTPUT_FILE = click.option(
 )
 
 
+def _named_by_extension(format: str | None, output: str | None) -> None:
+    """Refuse ``-o report.html`` without ``-f``: it wrote JSON Lines into a page's name; an
+    HTML page is ``--report``'s (the data's formats are named by .json and .csv)."""
+    page = output is not None and os.path.splitext(output)[1].lower() in (".html", ".htm")
+    if format is None and page:
+        raise UsageError(
+            f"-o {visible(str(output))} would hold JSON Lines, not a page: write the HTML "
+            "report with --report FILE (dedupe), or name the data's format with -f"
+        )
+
+
 def _output(format: str | None, output: str | None) -> Output:
+    _named_by_extension(format, output)
     return Output(None if format is None else Format(format), output)
 
 
@@ -98,6 +111,7 @@ def _report_output(
         raise UsageError(f"-0/--null ends the names of the groups format, not of {format}")
     if null:
         format = Format.GROUPS.value  # -0 alone: the groups format, for xargs -0
+    _named_by_extension(format, output)
     return Output(
         None if format is None else Format(format),
         output,
