@@ -53,6 +53,11 @@ SKIP_KINDS = (
 )
 
 
+BINARY = "binary (NUL bytes, no byte-order mark)"
+"""Why a file that is not text is skipped, when nothing more is to be said of it (a file
+that looks like UTF-16 without its byte-order mark is told how to be read)."""
+
+
 @dataclass(frozen=True)
 class Skipped:
     """A document left out of the run, and why (``binary``, ``empty``, ``unreadable: ...``)."""

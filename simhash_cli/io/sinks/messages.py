@@ -30,7 +30,7 @@ from rich.text import Text
 
 from ...core.against import Decontamination
 from ...core.corpus import Corpus
-from ...core.events import Event, Excluded, Progress, Skipped, Warned
+from ...core.events import BINARY, Event, Excluded, Progress, Skipped, Warned
 from ...core.result import DedupeResult
 from .console import colours
 from .dataset import Tally, Targets
@@ -60,6 +60,11 @@ EXAMPLES = 3
 # Skips a terminal is not warned of: documents with nothing in them to compare.
 PASSED_OVER = frozenset({"empty"})
 
+SUMMED = frozenset({BINARY})
+"""Reasons to skip a document that a walk expects to meet and that say nothing particular to
+it, summed up in a log too (a line each only with -v): a folder of documentation wrote a line
+for each of its 211 binary files, where rg and fd say nothing."""
+
 # The option that reads what a walk left out by a rule.
 _READ_THEM = {"hidden": "--hidden", "ignored": "--no-ignore"}
 
@@ -68,6 +73,14 @@ _READ_THEM = {"hidden": "--hidden", "ignored": "--no-ignore"}
 class _Kind:
     count: int = 0
     examples: list[str] = field(default_factory=list)
+
+
+def _tally(kinds: dict[str, _Kind], kind: str, name: str) -> None:
+    """One more document of ``kind``, named among the first few."""
+    tally = kinds.setdefault(kind, _Kind())
+    tally.count += 1
+    if len(tally.examples) < EXAMPLES:
+        tally.examples.append(_named(name))
 
 
 def _isatty(stream: IO[str]) -> bool:
@@ -120,6 +133,7 @@ class Messages:
         self.skips: dict[str, _Kind] = {}
         self.warnings: dict[str, _Kind] = {}
         self.left_out: dict[str, _Kind] = {}
+        self.summed: dict[str, _Kind] = {}  # skips a log sums up (SUMMED) too
 
     @property
     def quiet(self) -> bool:
@@ -147,11 +161,13 @@ class Messages:
         else:
             kinds, kind = self.left_out, event.rule
             line = Text(f"left out {visible(event.id)} ({event.rule})")
-        tally = kinds.setdefault(kind, _Kind())
-        tally.count += 1
-        if len(tally.examples) < EXAMPLES:
-            tally.examples.append(_named(event.id))
-        if self.verbose or (self.lists_documents and not isinstance(event, Excluded)):
+        _tally(kinds, kind, event.id)
+        summed = isinstance(event, Skipped) and event.reason in SUMMED
+        if summed:
+            _tally(self.summed, kind, event.id)
+        if self.verbose or (
+            self.lists_documents and not isinstance(event, Excluded) and not summed
+        ):
             self.console.print(line)
 
     def event_summary(self, noun: str = "file") -> None:
@@ -166,10 +182,12 @@ class Messages:
                 worth = {k: v for k, v in self.skips.items() if k not in PASSED_OVER}
                 self._tallied("warning: ", "skipped", worth, noun)
                 self._tallied("warning: ", "warned about", self.warnings, noun)
+            elif not self.verbose:  # a log: what was summed, not listed
+                self._tallied("warning: ", "skipped", self.summed, noun)
             if not self.verbose:
                 self._tallied("note: ", "left out", self.left_out, "path")
         # Each is summed up once: what comes after (a second batch of events) is new.
-        self.skips, self.warnings, self.left_out = {}, {}, {}
+        self.skips, self.warnings, self.left_out, self.summed = {}, {}, {}, {}
 
     def _tallied(self, label: str, verb: str, kinds: dict[str, _Kind], noun: str) -> None:
         """``warning: skipped 6,888 files: 6,880 binary (e.g. a, b, c); 8 empty (...)``."""

@@ -24,7 +24,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ...core.events import NO_STAMP, Excluded, OnEvent, Skipped, Stamp, Warned, stamp_of
+from ...core.events import (
+    BINARY,
+    NO_STAMP,
+    Excluded,
+    OnEvent,
+    Skipped,
+    Stamp,
+    Warned,
+    stamp_of,
+)
 from ...errors import InputError, PathNotFoundError, TooLarge
 from ..opening import open_descriptor
 from .selection import Selection
@@ -295,7 +304,7 @@ def _binary_reason(data: bytes) -> str:
             "binary (NUL bytes, no byte-order mark; it looks like UTF-16 without one: "
             "add a BOM or convert it to UTF-8)"
         )
-    return "binary (NUL bytes, no byte-order mark)"
+    return BINARY
 
 
 def _undecodable(data: bytes) -> str:
