@@ -203,7 +203,10 @@ def test_missing_path_exits_2_before_any_work() -> None:
             ["dedupe", "--blocks", "5", str(SAMPLE)],
             "--blocks: must divide the fingerprint width (64) evenly, not 5",
         ),
-        (["dedupe", "--threshold", "2", str(SAMPLE)], "2.0 is not in the range -1.0<=x<=1.0"),
+        (
+            ["dedupe", "--threshold", "2", str(SAMPLE)],
+            "a threshold is a cosine from -1 to 1, like 0.9 (0.02 for 2%?)",
+        ),
         (["dedupe", "--ngram", "2", "--char-ngrams", "3", str(SAMPLE)], "cannot be used together"),
         (["fingerprint", "--vectors", "-", "--weighting", "tfidf"], "exactly as given"),
         (["compare", str(SAMPLE), str(SAMPLE)], "is a directory"),
@@ -907,3 +910,13 @@ def test_output_named_as_a_page_is_refused_before_any_work(command: str, tmp_pat
     assert "--report" in refused.output and "read 8" not in refused.output
     named = run(command, "-f", "json", "-o", str(page), "-qq", str(SAMPLE))
     assert named.exit_code == 0 and json.loads(page.read_text())
+
+
+def test_a_threshold_outside_a_cosine_is_told_what_a_threshold_is() -> None:
+    """`--threshold 90` said only that 90.0 is not in the range -1.0<=x<=1.0."""
+    for command in (["dedupe"], ["plan"], ["index", "query", "db"]):
+        told = run(*command, "--threshold", "90", str(SAMPLE))
+        assert told.exit_code == ExitCode.USAGE
+        assert "is not a cosine: a threshold is a cosine from -1 to 1, like 0.9" in told.output
+        assert "(0.9 for 90%?)" in told.output
+    assert run("dedupe", "--threshold", "0.95", "-qq", str(SAMPLE)).exit_code == 0

@@ -38,6 +38,7 @@ from .options import (
     threshold_option,
 )
 from .outputs import OUTPUT, REPORT_OUTPUT, quiet_option
+from .types import COSINE
 
 __all__ = ["index_group"]
 
@@ -107,7 +108,7 @@ def index_add_command(request: IndexAddRequest, messages: Messages) -> None:
     own(
         click.option(
             "--threshold",
-            type=click.FloatRange(-1.0, 1.0),
+            type=COSINE,
             default=DEFAULT_THRESHOLD,
             show_default=True,
             help="Stored documents whose estimated cosine, cos(pi*hamming/bits), is at least "

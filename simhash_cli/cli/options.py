@@ -38,7 +38,7 @@ from ..errors import SimhashError, UsageError
 from ..io.sources.fields import Fields
 from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
 from ..io.sources.selection import Selection
-from .types import ByteSize
+from .types import COSINE, ByteSize
 
 __all__ = [
     "ENGINE",
@@ -470,7 +470,7 @@ def threshold_option(command: F) -> F:
     """``--threshold``: the cosine that makes a pair a near-duplicate."""
     return click.option(
         "--threshold",
-        type=click.FloatRange(-1.0, 1.0),
+        type=COSINE,
         default=DEFAULT_THRESHOLD,
         show_default=True,
         help="A pair is a near-duplicate when its cosine is at least this.",

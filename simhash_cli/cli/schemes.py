@@ -23,6 +23,7 @@ from .options import (
     threshold_option,
 )
 from .outputs import OUTPUT, quiet_option
+from .types import COSINE
 
 __all__ = ["calibrate_command", "plan_command"]
 
@@ -42,7 +43,7 @@ __all__ = ["calibrate_command", "plan_command"]
         ),
         click.option(
             "--background",
-            type=click.FloatRange(-1.0, 1.0),
+            type=COSINE,
             help="Cosine of a typical unrelated pair: 0 for random vectors; term counts of "
             "natural text are often 0.5 or more. Without PATHs [default: 0]; with them, "
             "measured on their fingerprints as dedupe does.",

@@ -12,7 +12,7 @@ import click
 from ..core.fingerprint import MAX_BITS
 from ..core.minhash import MAX_SLOTS
 
-__all__ = ["BANDS", "BLOCKS", "ByteSize", "Choices"]
+__all__ = ["BANDS", "BLOCKS", "COSINE", "ByteSize", "Choices", "Cosine"]
 
 
 class ByteSize(click.ParamType):  # type: ignore[type-arg]
@@ -40,6 +40,32 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
                 ctx,
             )
         return size
+
+
+class Cosine(click.FloatRange):
+    """A cosine, from -1 to 1: a value outside is told what a threshold is (``--threshold
+    90`` said only that 90.0 is not in the range -1.0<=x<=1.0), a percentage its share."""
+
+    name = "cosine"
+
+    def __init__(self) -> None:
+        super().__init__(-1.0, 1.0)
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        number = click.FLOAT.convert(value, param, ctx)
+        if -1.0 <= number <= 1.0:
+            return float(number)
+        hint = f" ({number / 100:g} for {number:g}%?)" if 1.0 < number <= 100.0 else ""
+        self.fail(
+            f"{value!r} is not a cosine: a threshold is a cosine from -1 to 1, like 0.9{hint}",
+            param,
+            ctx,
+        )
+
+
+COSINE = Cosine()
 
 
 class BlocksType(click.ParamType):  # type: ignore[type-arg]
