@@ -232,6 +232,9 @@ def test_add_query_prune_round_trip(tmp_path: Path) -> None:
     # A stored file is not its own match.
     own = run("index", "query", db, "-f", "jsonl", str(corpus / "volcano-report.txt"))
     assert [r["match"] for r in lines(own)] == [str(corpus / "volcano-report-wire.txt")]
+    # One of one, one match: in the singular ("1 of 1 documents have", "1 matches" were).
+    assert "1 of 1 document has stored documents" in own.stderr
+    assert "; 1 match among 7 stored" in own.stderr
     (corpus / "volcano-report-wire.txt").unlink()
     pruned = run("index", "prune", db, "-f", "jsonl")
     assert lines(pruned) == [{"removed": str(corpus / "volcano-report-wire.txt")}]

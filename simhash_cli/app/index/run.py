@@ -24,6 +24,7 @@ from ...errors import BadValueError, InputError
 from ...index.reading import stats as stats_of
 from ...index.store import Store
 from ...index.writing import Writer
+from ...io.sinks.formats import counted
 from ..dedupe.kept import kept
 from ..dedupe.request import DedupeRequest
 from ..dedupe.rereading import PilotOf, placed_vectors, verified_from_candidates
@@ -227,9 +228,11 @@ class Queried:
             else f"at estimated cosine >= {self.threshold:g} (within {self.limit} bits)"
         )
         matched = len(set(self.matches.query.tolist()))
+        have = "has" if matched == 1 else "have"
         return (
-            f"{matched:,} of {len(self.queries):,} documents have stored documents {how}; "
-            f"{len(self.matches.query):,} matches among {self.stored:,} stored"
+            f"{matched:,} of {counted(len(self.queries), 'document')} {have} stored documents "
+            f"{how}; {counted(len(self.matches.query), 'match', 'matches')} among "
+            f"{self.stored:,} stored"
         )
 
 

@@ -304,7 +304,7 @@ def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
     )
     numbers.add_row(
         "size on disk",
-        f"{stats['bytes']:,} bytes"
+        counted(stats["bytes"], "byte")
         + ("" if per_document is None else f" ({per_document:,.0f} per document)"),
     )
     tables = Table(title="Tables (one per block of the fingerprint)", box=box.SIMPLE_HEAD)
