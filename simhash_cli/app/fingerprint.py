@@ -43,7 +43,7 @@ class FingerprintRequest:
 
     def check(self) -> None:
         """Raises: UsageError: options that do not go together."""
-        self.source.require((Input.VECTORS,))
+        self.source.require((Input.TEXTS, Input.VECTORS))
         check_records(self.source, self.reading)
         refuse_output_over_input(self.source, {"output": self.output.path})
 

@@ -68,7 +68,7 @@ class CalibrateRequest:
 
     def check(self) -> None:
         """Raises: UsageError: no input, or options that do not apply to it."""
-        self.source.require((Input.VECTORS,))
+        self.source.require((Input.TEXTS, Input.VECTORS))
         check_records(self.source, self.reading)
         refuse_output_over_input(self.source, {"output": self.output.path})
 
