@@ -36,6 +36,8 @@ from simhash_cli.io.sinks.records import dedupe_document, fingerprint_records, p
 from simhash_cli.io.sinks.tables import emit_fingerprints
 from simhash_cli.io.sources.fingerprints import read_fingerprints
 
+from conftest import SAMPLE
+
 ids = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12)
 
 
@@ -279,3 +281,15 @@ def test_an_array_item_is_what_json_writes_there(
     expected = to_json(document, ascii_only=ascii_only, indent=2)
     written = '{\n  "pairs": [\n' + member_item(record, ascii_only=ascii_only) + "\n  ]\n}"
     assert written == expected
+
+
+def test_csv_writes_booleans_as_json_does() -> None:
+    """CSV wrote Python's True/False; a reader of the JSON and of the CSV sees one word."""
+    simhash = [str(Path(sys.executable).parent / "simhash")]
+    pair = [str(SAMPLE / name) for name in ("shipping-policy.txt", "chess-openings.txt")]
+    done = subprocess.run(
+        [*simhash, "compare", "-f", "csv", "-qq", *pair], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    row = next(csv.DictReader(io.StringIO(done.stdout)))
+    assert row["near_duplicate"] == "false"

@@ -126,6 +126,16 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"
 
 
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell: empty for null, ``true``/``false`` as JSON writes them (Python wrote
+    ``True``), else the value."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
 # Characters that some line readers (Python's str.splitlines, editors) take as line breaks.
 # JSON allows them raw inside strings; escaped, every JSON Lines record stays on one line.
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -239,7 +249,7 @@ class RecordWriter:
                         self._rows, fieldnames=list(record), lineterminator="\r\n"
                     )
                     self.csv.writeheader()
-                self.csv.writerow({k: "" if v is None else v for k, v in record.items()})
+                self.csv.writerow({k: _csv_cell(v) for k, v in record.items()})
             self.count += 1
         if self.fmt is Format.CSV:
             self._write_rows()
