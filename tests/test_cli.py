@@ -200,9 +200,6 @@ def test_missing_path_exits_2_before_any_work() -> None:
             ["fingerprint"],
             "no input: give PATH... (- for standard input) or --texts FILE / --vectors FILE",
         ),
-            ["fingerprint"],
-            "no input: give PATH... (- for standard input) or --texts FILE / --vectors FILE",
-        ),
         (["fingerprint", "--bits", "7", "x"], "bits must be a multiple of 8 from 8 to 4096, not 7"),
         (["fingerprint", "--seed", "-1", "x"], "-1 is not in the range 0<=x<=4294967295"),
         (

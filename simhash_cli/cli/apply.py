@@ -98,7 +98,8 @@ __all__ = ["apply_command"]
 )
 @quiet_option
 def apply_command(request: ApplyRequest, messages: Messages) -> None:
-    """Act on a plan written by `simhash dedupe --plan PLAN`.
+    """Act on a plan written by `simhash dedupe --plan PLAN`; `simhash apply --undo JOURNAL`
+    takes a run back.
 
     Each file the plan marks remove is moved to DIR, replaced by a link to its cluster's kept
     file, or deleted. Just before each step, both files are checked to be the ones the plan
@@ -114,6 +115,7 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
       simhash apply plan.json --action move-to /tmp/near-duplicates        # dry run
       simhash apply plan.json --action move-to /tmp/near-duplicates --yes
       simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
+      simhash apply --undo plan.json.journal --yes                         # take it back
     """
     request.check()
     if request.undo is not None:
