@@ -120,6 +120,9 @@ FIRST_HOUR = frozenset(
         "dropped",
         "against",
         "exclude",
+        "include",
+        "hidden",
+        "no_ignore",
         "bits",
         "jobs",
     }
