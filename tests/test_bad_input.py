@@ -649,3 +649,14 @@ def test_documents_alike_as_a_whole_stop_at_the_pair_budget_not_at_memory(
     assert "more than 500 pairs reach exact cosine >= 0.9 among 60 documents" in line
     assert "--max-pairs raises the limit" in line
     assert run("dedupe", "-qq", "-f", "json", str(tmp_path)).exit_code == ExitCode.OK
+
+
+def test_a_dangling_link_is_said_to_be_one(tmp_path: Path) -> None:
+    """A symbolic link to nothing was "unreadable: No such file or directory"."""
+    (tmp_path / "ok.txt").write_text(TEXT)
+    (tmp_path / "gone.txt").symlink_to(tmp_path / "nowhere.txt")
+    result = run("fingerprint", "-f", "jsonl", str(tmp_path))
+    assert result.exit_code == ExitCode.OK
+    assert list(records(result)) == [str(tmp_path / "ok.txt")]
+    assert f"dangling symbolic link (to {tmp_path / 'nowhere.txt'})" in result.stderr
+    assert "unreadable" not in result.stderr

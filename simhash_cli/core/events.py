@@ -41,6 +41,7 @@ def stamp_of(info: os.stat_result) -> Stamp:
 # follows is about the one document ("same file as a/b.txt", "unreadable: Permission denied").
 SKIP_KINDS = (
     "binary",
+    "dangling symbolic link",
     "empty",
     "malformed",
     "not a regular file",

@@ -17,6 +17,7 @@ Every skip and warning goes to the caller's ``on_event`` callback; nothing here 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -112,6 +113,19 @@ class Listed(NamedTuple):
     sizes: list[int]
 
 
+def _unstatable(path: str, exc: OSError) -> str:
+    """Why a path listed cannot be read: a symbolic link to nothing is said so (it is not a
+    file that could not be read), else the system's reason."""
+    try:
+        dangling = exc.errno == errno.ENOENT and stat.S_ISLNK(os.lstat(path).st_mode)
+        target = os.readlink(path) if dangling else ""
+    except OSError:
+        dangling = False
+    if dangling:
+        return f"dangling symbolic link (to {target})"
+    return f"unreadable: {os_reason(exc)}"
+
+
 def list_sized(
     paths: Sequence[str],
     on_event: OnEvent,
@@ -151,7 +165,7 @@ def list_sized(
         try:
             info = os.stat(path)
         except OSError as exc:
-            on_event(Skipped(path, f"unreadable: {os_reason(exc)}"))
+            on_event(Skipped(path, _unstatable(path, exc)))
             return
         if not explicit and not stat.S_ISREG(info.st_mode):
             on_event(Skipped(path, "not a regular file"))
