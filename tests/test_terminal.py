@@ -416,3 +416,17 @@ def test_color_never_after_the_command_writes_no_style_at_all(tmp_path: Path) ->
         assert b"near-duplicate pairs" in shown and not re.search(style, shown)
     code, shown = on_a_terminal(["dedupe", "-f", "table", str(SAMPLE)], None)
     assert code == 0 and re.search(style, shown)  # auto, on a terminal: styled
+
+
+def test_fingerprint_of_records_counts_records_under_no_empty_files_bar(tmp_path: Path) -> None:
+    """fingerprint --texts drew an empty `reading files 0/?` bar above its count of records."""
+    records = tmp_path / "t.jsonl"
+    text = (SAMPLE / "volcano-report.txt").read_text()
+    records.write_text(
+        "".join(json.dumps({"id": n, "text": f"{text} {n}"}) + "\n" for n in range(3000))
+    )
+    with open(tmp_path / "out", "wb") as handle:
+        code, shown = on_a_terminal(["fingerprint", "--texts", str(records)], handle.fileno())
+    assert code == 0, shown.decode(errors="replace")
+    assert b"reading files" not in shown and re.search(rb"[1-9][\d,]* records", shown)
+    assert len((tmp_path / "out").read_text().splitlines()) == 3000

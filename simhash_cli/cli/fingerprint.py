@@ -68,7 +68,10 @@ def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> 
     # Records go to stdout while the bar redraws stderr: on one terminal they would mix.
     same_terminal = fmt is not Format.TABLE and sys.stdout.isatty() and not output.to_file
     tally = Tally()
-    progress_shown = messages.progress("reading files", shown=not same_terminal)
+    # Files have their bar; records count themselves as they are read (an empty bar of
+    # files stood above the count).
+    shown = request.streamed and not same_terminal
+    progress_shown = messages.progress("reading files", shown=shown)
     with opened(output.path) as out:
         with progress_shown as progress:
             batches = (
