@@ -176,8 +176,8 @@ class Suffixes:
         cut: the cosine a pair must reach.
         column_bin: (n_features,) the bin of each column's rank.
         scale: (n_docs,) each row's unit scale (0 for rows that are never paired).
-        first_bin: (n_docs,) the bin each document's suffix starts at (:data:`_BINS`, or the
-            number of bins, when it has none).
+        first_bin: (n_docs,) the bin each document's suffix starts at (the number of bins
+            when it has none).
         prefix_norm: (n_docs,) the norm of each document's prefix.
         df_suffix: (n_features,) by column, the documents whose suffix holds it.
         spans: (s, 2) the spans of rows [lo, hi) the suffixes were found in.
