@@ -225,7 +225,8 @@ def all_pairs_truth(
     """Every pair (i < j) of ``texts`` whose exact cosine (term counts, or ``weighting``) is
     >= ``threshold``."""
     weights, _ = count_matrix(texts)
-    weights = apply_weighting(weights, weighting)
+    # In float64: norms summed in the counts' float32 put a pair at 0.89999986 above 0.9.
+    weights = sp.csr_array(apply_weighting(weights, weighting)).astype(np.float64)
     norms = np.sqrt(np.asarray(weights.multiply(weights).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     unit = sp.csr_array(sp.diags(1.0 / norms) @ weights)
