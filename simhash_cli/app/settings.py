@@ -10,12 +10,12 @@ them as its flags.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from ..core.corpus import Settings
+from ..core.threads import cores
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
 from ..errors import ParameterError, UsageError
@@ -44,10 +44,7 @@ FINGERPRINT_SETTINGS = ("bits", "seed", "ngram", "char_ngrams", "weighting")
 def default_jobs() -> int:
     """Processes that read and tokenize files unless asked: one per core this process may
     run on (its CPU affinity, which a container or ``taskset`` narrows)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count() or 1
+    return cores()
 
 
 def capped_jobs(

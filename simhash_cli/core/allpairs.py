@@ -242,7 +242,7 @@ class Suffixes:
 
         for lo, hi, part in threaded(found, spans.tolist()):
             first_bin[lo:hi], prefix_norm[lo:hi] = part.first, part.norm
-            df_suffix += part.df
+            df_suffix[: part.df.size] += part.df
             masks.append(part.mask)
         index = cls(
             unit=unit,
@@ -397,12 +397,12 @@ def _span_suffix(
     """The suffixes of rows [lo, hi) (:meth:`Suffixes.of`): a row's squares summed by bin,
     its prefix the bins whose running sum stays below ``bar`` squared, its suffix the entries
     of the other bins that are not zero and that another document holds (``indexed``)."""
-    m, f = hi - lo, weights.shape[1]
+    m = hi - lo
     start, stop = int(weights.indptr[lo]), int(weights.indptr[hi])
     if bins == 0:  # no feature: no suffix, no prefix
         none = np.zeros(stop - start, dtype=bool)
         return _SpanSuffix(
-            np.zeros(m, np.int64), np.zeros(m), np.packbits(none), np.zeros(f, np.int64)
+            np.zeros(m, np.int64), np.zeros(m), np.packbits(none), np.zeros(0, np.int64)
         )
     sizes = np.diff(weights.indptr[lo : hi + 1]).astype(np.int64)
     row = np.repeat(np.arange(m, dtype=np.int64), sizes)
@@ -416,7 +416,7 @@ def _span_suffix(
     first = (running < bar * bar).sum(axis=1).astype(np.int64)
     held = np.where(first > 0, running[np.arange(m), np.maximum(first - 1, 0)], 0.0)
     mask = (entry_bin >= first[row]) & indexed[columns] & (values.astype(np.float32) != 0)
-    df = np.bincount(columns[mask], minlength=f).astype(np.int64)
+    df = np.bincount(columns[mask]).astype(np.int64)  # as long as its largest column
     return _SpanSuffix(first, np.sqrt(held), np.packbits(mask), df)
 
 

@@ -9,20 +9,22 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-__all__ = ["THREADS", "threaded"]
+__all__ = ["THREADS", "cores", "threaded"]
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset``
+    narrows)."""
+    try:
         return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
-THREADS = max(1, min(4, _cores()))
+THREADS = max(1, min(4, cores()))
 """Threads a span's work runs on (at most four: each holds a span's arrays at once)."""
 
 
