@@ -754,6 +754,7 @@ def test_the_defaults_print_the_local_bytes_where_the_planner_chooses_minhash(
     assert docs.weights is not None
     monkeypatch.setattr(planner, "PILOT_WORK", allpairs.product_work(docs.weights) // 4)
     monkeypatch.setattr(planner, "PILOT_PER_ENTRY", 0)  # one round, a sample
+    monkeypatch.setattr(planner, "GROWN_WORK", 0)  # no floor of its own
     local = dedupe(docs, config)
     found = records_on_dask(cluster, str(source), "texts", config)
     assert local.scheme.rows is not None and local.pilot is not None  # MinHash, on a pilot

@@ -124,6 +124,7 @@ def test_a_sampled_pilot_measures_a_named_scheme_within_its_interval(
     every = allpairs.product_work(docs.weights)
     monkeypatch.setattr(planner, "PILOT_WORK", every // 3)
     monkeypatch.setattr(planner, "PILOT_PER_ENTRY", 0)
+    monkeypatch.setattr(planner, "GROWN_WORK", 0)  # no floor of its own
     strict = dedupe(docs, DedupeConfig(blocks=2, group_pairs=0))
     assert strict.pilot is not None and not strict.pilot.complete
     measured = strict.measured_recall

@@ -38,11 +38,14 @@ from .scheme import Scheme
 
 __all__ = [
     "FIRST_ANCHORS",
+    "GROWN_WORK",
     "GROWTH",
     "MIN_EFFECTIVE",
     "MIN_PRICED",
     "PILOT_PER_ENTRY",
     "PILOT_WORK",
+    "PRECISION",
+    "Goal",
     "KeyCounts",
     "Pilot",
     "PilotPart",
@@ -70,9 +73,20 @@ price a scheme, and the run chose by the bound at the threshold: 33 s. At 40 it 
 anchors and 88 pairs (5 s of a 14 s run, measured), whose prices choose a scheme that finds
 0.995 of every pair."""
 
+GROWN_WORK = 500_000_000
+"""Multiply-adds a pilot that grows may take in all however small the corpus (a few seconds at
+most, pruned): at PILOT_WORK, 5,924 Python sources had a pilot of 379 anchors whose 1,582
+pairs were worth 67 independent ones; it stated 0.97 (0.90 to 1.00) of a run that found
+0.909."""
+
 MIN_EFFECTIVE = 25
-"""Pairs (counted as independent: see :meth:`Pilot.effective`) a pilot grows to have, within
-its budget."""
+"""Pairs (counted as independent: see :meth:`Pilot.effective`) a pilot grows to have at least,
+within its budget."""
+
+PRECISION = 0.03
+"""The half-width of the 95% interval a pilot grows to measure its share at, within its
+budget (:class:`Goal`): the share it then states is within 0.05 of the share found nearly
+every time. At a share of 0.97 that takes about 125 independent pairs, at 0.5 about 1,000."""
 
 MIN_PRICED = 10
 """Pairs (counted as independent) a pilot must have to price the schemes; one that grew to
@@ -235,6 +249,39 @@ def _wilson(share: float, count: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+@dataclass(frozen=True)
+class Goal:
+    """What a growing pilot's pairs must measure: the share of them the run's scheme finds,
+    to within :data:`PRECISION` (the half-width of its 95% interval).
+
+    Attributes:
+        bits: fingerprint width (a scheme's chance at a pair's cosine).
+        aimed: the share a scheme the planner chooses reaches, when none is named.
+        scheme: the scheme the user named (None: the planner's choice, not known before
+            the pilot prices it).
+    """
+
+    bits: int
+    aimed: float
+    scheme: Scheme | None = None
+
+    def met(self, pilot: Pilot) -> bool:
+        """Whether ``pilot`` measures the share well enough: all pairs, or at least
+        :data:`MIN_EFFECTIVE` independent ones and an interval no wider than the goal's
+        (the named scheme's own, or one at the share aimed at)."""
+        if pilot.complete:
+            return True
+        if pilot.effective < MIN_EFFECTIVE:
+            return False
+        scheme = self.scheme
+        if scheme is not None and (scheme.rows is None or pilot.jaccard is not None):
+            share = pilot.share(pilot.chances(scheme, self.bits))
+            low, high = share.low, share.high
+        else:
+            low, high = _wilson(self.aimed, pilot.effective)
+        return (high - low) / 2 <= PRECISION
+
+
 def row_work(weights: sp.csr_array) -> NDArray[np.int64]:
     """Each row's product with the corpus in multiply-adds: for each of its features, the
     rows holding that feature (a few million entries at a time)."""
@@ -295,13 +342,14 @@ def grow(
     budget: int,
     seed: int,
     round_of: Callable[[NDArray[np.int64], NDArray[np.int64]], Round],
+    enough: Callable[[Sequence[PilotPart], NDArray[np.int64]], bool] | None = None,
 ) -> tuple[NDArray[np.int64], list[PilotPart], int]:
     """The anchors of a pilot that grows, its parts and the work they took.
 
     The first round draws as many anchors as ``first`` multiply-adds pay for (at least
     :data:`FIRST_ANCHORS` that the budget pays for); while the pairs
-    found are worth fewer than :data:`MIN_EFFECTIVE` independent ones and the ``budget`` is
-    not spent, the next round draws more rows of the same random order (at most
+    found are not ``enough`` (default: worth :data:`MIN_EFFECTIVE` independent ones) and the
+    ``budget`` is not spent, the next round draws more rows of the same random order (at most
     :data:`GROWTH` times as many, as many as the budget left pays for at the mean row's cost).
     The anchors stay a uniform random subset of the rows: each round's count is fixed before
     its rows are drawn. ``round_of(new, earlier)`` finds a round's pairs: those of the new
@@ -314,6 +362,8 @@ def grow(
         budget: the work of all rounds together.
         seed: the random order of the rows.
         round_of: one round's pairs and work.
+        enough: whether the parts found with these anchors (rows, ascending) suffice
+            (:meth:`Goal.met`).
     """
     least = min(FIRST_ANCHORS, affordable(n_docs, total, budget))
     count = max(affordable(n_docs, total, min(first, budget)), least)
@@ -328,7 +378,7 @@ def grow(
         parts.append(found.part)
         if anchors.size >= n_docs or spent >= budget:
             break
-        if _effective(parts, anchors) >= MIN_EFFECTIVE:
+        if enough(parts, anchors) if enough else _effective(parts, anchors) >= MIN_EFFECTIVE:
             break
         more = affordable(n_docs, total, budget - spent)
         count = min(n_docs, anchors.size * GROWTH, anchors.size + more)
@@ -361,10 +411,11 @@ def run_pilot(
     work: int = PILOT_WORK,
     budget: int | None = None,
     seed: int = 0,
+    goal: Goal | None = None,
 ) -> Pilot:
     """Every pair at ``threshold`` that involves an anchor, anchors drawn among ``rows``
     (ascending) as many as ``work`` allows, in more rounds up to ``budget`` while their pairs
-    are too few (:func:`grow`).
+    are too few (:func:`grow`) or do not meet the ``goal``.
 
     Args:
         unit: the corpus's weights with their scales.
@@ -376,6 +427,7 @@ def run_pilot(
         work: the multiply-adds the first round's products may take.
         budget: those of all rounds (None: ``work``, one round).
         seed: the anchors' draw.
+        goal: what the pairs must measure (None: :data:`MIN_EFFECTIVE` of them).
     """
     weights = unit.weights
     per_row = row_work(weights)[rows]
@@ -391,20 +443,25 @@ def run_pilot(
         return Round(part, int(per_row[new].sum()))
 
     total = int(per_row.sum())
+
+    def pilot_of(parts: Sequence[PilotPart], positions: NDArray[np.int64], spent: int) -> Pilot:
+        return assembled(
+            parts,
+            threshold=threshold,
+            n_docs=int(rows.size),
+            anchors=rows[positions],
+            fingerprints=fingerprints,
+            anchor_work=spent,
+            every_work=total,
+            sets=sets,
+        )
+
     positions, parts, spent = grow(
         rows.size, total, first=work, budget=work if budget is None else budget, seed=seed,
         round_of=round_of,
+        enough=None if goal is None else lambda found, drawn: goal.met(pilot_of(found, drawn, 0)),
     )  # fmt: skip
-    return assembled(
-        parts,
-        threshold=threshold,
-        n_docs=int(rows.size),
-        anchors=rows[positions],
-        fingerprints=fingerprints,
-        anchor_work=spent,
-        every_work=total,
-        sets=sets,
-    )
+    return pilot_of(parts, positions, spent)
 
 
 # ---------------------------------------------------------------------------- in pieces

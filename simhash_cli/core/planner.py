@@ -22,8 +22,10 @@ from .fingerprint import hamming_rows
 from .keyed import Vectors
 from .pilot import (
     FIRST_ANCHORS,
+    GROWN_WORK,
     PILOT_PER_ENTRY,
     PILOT_WORK,
+    Goal,
     KeyCounts,
     Pilot,
     PilotPart,
@@ -37,6 +39,8 @@ from .pilot import (
 )
 from .schemes import (
     CHECK_ENTRY,
+    SAMPLE_MARGIN,
+    TARGET_RECALL,
     Scheme,
     Survey,
     background_pairs,
@@ -49,6 +53,7 @@ __all__ = [
     "measures",
     "pilot_budget",
     "pilot_for",
+    "pilot_goal",
     "pilot_in_pieces",
     "pilot_skipped",
     "planner_rows",
@@ -178,13 +183,26 @@ def pilot_for(
         work=PILOT_WORK,
         budget=pilot_budget(weights.nnz),
         seed=docs.settings.seed,
+        goal=pilot_goal(docs, config, copies),
     )
+
+
+def pilot_goal(docs: Corpus, config: DedupeConfig, copies: blocking.Copies) -> Goal:
+    """What the pilot grows to measure: the share the scheme the config names finds (to
+    within :data:`~simhash_cli.core.pilot.PRECISION`), or one at the share the planner's
+    choice aims at."""
+    named = None if plans(config) else scheme_for(docs, config, copies)[0]
+    aimed = min(1.0, TARGET_RECALL + SAMPLE_MARGIN)
+    if named is not None and named.kind == "every":
+        named = None  # (nothing to measure: every pair is compared)
+    return Goal(docs.settings.bits, aimed, named)
 
 
 def pilot_budget(entries: int) -> int:
     """The multiply-adds a pilot may take in all rounds, for a corpus of so many stored
-    entries (:data:`~simhash_cli.core.pilot.PILOT_PER_ENTRY`)."""
-    return max(PILOT_WORK, PILOT_PER_ENTRY * entries)
+    entries (:data:`~simhash_cli.core.pilot.PILOT_PER_ENTRY`, and
+    :data:`~simhash_cli.core.pilot.GROWN_WORK` however small)."""
+    return max(PILOT_WORK, GROWN_WORK, PILOT_PER_ENTRY * entries)
 
 
 def pilot_skipped(
@@ -257,8 +275,11 @@ def pilot_in_pieces(
     # Each round is a pass over the pieces: the anchors every round may draw (a prefix of one
     # random order) are paired in the first, and each round takes its own anchors' pairs
     # from them (the same pairs a pass of its own finds); a round past them makes its pass.
+    # (Twice what a large corpus's budget pays for: a small one's pilot grows to its own
+    # budget only where its pairs call for it.)
+    ahead_work = min(budget, max(PILOT_WORK, PILOT_PER_ENTRY * entries))
     ahead = first_anchors(
-        len(docs), 2 * affordable(len(docs), counts.work, budget) + FIRST_ANCHORS, seed=seed
+        len(docs), 2 * affordable(len(docs), counts.work, ahead_work) + FIRST_ANCHORS, seed=seed
     )
     made: list[tuple[PilotPart, NDArray[np.int64]]] = []
 
@@ -279,19 +300,24 @@ def pilot_in_pieces(
         )
         return Round(without([part], earlier), int(work[np.searchsorted(ahead, new)].sum()))
 
+    def pilot_of(parts: Sequence[PilotPart], anchors: NDArray[np.int64], spent: int) -> Pilot:
+        return assembled(
+            parts,
+            threshold=config.threshold,
+            n_docs=len(docs),
+            anchors=anchors,
+            fingerprints=docs.fingerprints,
+            anchor_work=spent,
+            every_work=counts.work,
+            sets=docs.settings.tokenizer is not None,
+        )
+
+    goal = pilot_goal(docs, config, copies)
     anchors, parts, spent = grow(
-        len(docs), counts.work, first=PILOT_WORK, budget=budget, seed=seed, round_of=round_of
-    )
-    return assembled(
-        parts,
-        threshold=config.threshold,
-        n_docs=len(docs),
-        anchors=anchors,
-        fingerprints=docs.fingerprints,
-        anchor_work=spent,
-        every_work=counts.work,
-        sets=docs.settings.tokenizer is not None,
-    )
+        len(docs), counts.work, first=PILOT_WORK, budget=budget, seed=seed, round_of=round_of,
+        enough=lambda found, drawn: goal.met(pilot_of(found, drawn, 0)),
+    )  # fmt: skip
+    return pilot_of(parts, anchors, spent)
 
 
 def planner_rows(docs: Corpus) -> NDArray[np.int64]:
