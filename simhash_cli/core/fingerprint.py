@@ -400,10 +400,14 @@ def fingerprint_matrix(
         hi = min(lo + batch_rows, n_docs)
         start, stop = int(indptr[lo]), int(indptr[hi])
         columns = csr.indices[start:stop]
-        used = np.flatnonzero(np.bincount(columns, minlength=len(features)))
+        place = np.bincount(columns, minlength=len(features))
+        used = np.flatnonzero(place)
+        # Each used column's place among them, looked up (a search of each entry took as
+        # long as the products: 1.7 s of 100,000 prose records' 17 million entries).
+        place[used] = np.arange(used.size)
         # Built from raw arrays (never column-sliced) so that each row keeps its entry order.
         batch = sp.csr_array(
-            (data[start:stop], np.searchsorted(used, columns), indptr[lo : hi + 1] - start),
+            (data[start:stop], place[columns], indptr[lo : hi + 1] - start),
             shape=(hi - lo, used.size),
         )
         # Term counts are summed in float32 (about three times faster): bit for bit the same.
