@@ -7,8 +7,12 @@ import io
 import itertools
 import json
 import os
+import socket
+import stat
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -293,3 +297,84 @@ def test_csv_writes_booleans_as_json_does() -> None:
     assert done.returncode == 0, done.stderr
     row = next(csv.DictReader(io.StringIO(done.stdout)))
     assert row["near_duplicate"] == "false"
+
+
+# ---------------------------------------------------------------------------- into what is there
+#
+# Every output was renamed over whatever was at its path: as root `dedupe -o /dev/null`
+# replaced the null device with a regular file, a named pipe became a file while its reader
+# waited for ever, and `-o >(cmd)` failed after the whole run. A pipe or a character device is
+# written into, as the shell's `>` does; nothing else that is not a file is replaced.
+
+
+def _read_fifo(fifo: Path, got: list[bytes]) -> threading.Thread:
+    def read() -> None:
+        with open(fifo, "rb") as handle:
+            got.append(handle.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader
+
+
+def test_outputs_into_a_named_pipe_are_written_into_it(tmp_path: Path) -> None:
+    from terminal import SIMHASH
+
+    records = tmp_path / "records.jsonl"
+    records.write_text(
+        '{"id": "a", "text": "the same words here"}\n'
+        '{"id": "b", "text": "the same words here"}\n'
+        '{"id": "c", "text": "something else"}\n'
+    )
+    fifos = {name: tmp_path / name for name in ("out", "kept", "dropped")}
+    for fifo in fifos.values():
+        os.mkfifo(fifo)
+    got: dict[str, list[bytes]] = {name: [] for name in fifos}
+    readers = [_read_fifo(fifo, got[name]) for name, fifo in fifos.items()]
+    done = subprocess.run(
+        [SIMHASH, "dedupe", "--texts", str(records), "-f", "json", "-q",
+         "-o", str(fifos["out"]), "--kept", str(fifos["kept"]),
+         "--dropped", str(fifos["dropped"])],
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    for reader in readers:
+        reader.join(timeout=10)
+    assert done.returncode == 0, done.stderr
+    for fifo in fifos.values():
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a pipe, never a file
+    assert json.loads(got["out"][0])["summary"]["documents"] == 3
+    assert [json.loads(line)["id"] for line in got["kept"][0].splitlines()] == ["a", "c"]
+    assert [json.loads(line)["id"] for line in got["dropped"][0].splitlines()] == ["b"]
+
+
+def test_an_output_to_a_descriptor_of_a_pipe_is_written_into_it() -> None:
+    """``-o >(cmd)``: the shell names a pipe ``/dev/fd/N``, in a directory no one writes."""
+    from terminal import SIMHASH
+
+    read, write = os.pipe()
+    with subprocess.Popen(
+        [SIMHASH, "fingerprint", str(SAMPLE), "-q", "-f", "jsonl", "-o", f"/dev/fd/{write}"],
+        pass_fds=(write,), stderr=subprocess.PIPE,
+    ) as process:  # fmt: skip
+        os.close(write)
+        with open(read, "rb") as pipe:
+            sent = pipe.read()
+        assert process.wait(timeout=60) == 0, process.stderr and process.stderr.read()
+    assert len(sent.splitlines()) == len(list(SAMPLE.iterdir()))
+
+
+def test_a_socket_at_an_output_path_is_refused_and_stays() -> None:
+    from terminal import SIMHASH
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as short:  # a socket's path is short
+        path = os.path.join(short, "out")
+        with socket.socket(socket.AF_UNIX) as listening:
+            listening.bind(path)
+            done = subprocess.run(
+                [SIMHASH, "fingerprint", str(SAMPLE), "-q", "-o", path],
+                capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+            assert done.returncode != 0
+            assert done.stderr.strip().splitlines()[-1].endswith("it is a socket, not a file")
+            assert "Traceback" not in done.stderr
+            assert stat.S_ISSOCK(os.lstat(path).st_mode)

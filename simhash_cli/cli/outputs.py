@@ -13,6 +13,7 @@ import click
 
 from ..app.settings import Source
 from ..errors import UsageError
+from ..io.sinks.atomic import in_place
 from ..io.sinks.formats import Format, Listing, Output
 from ..io.sinks.messages import Messages
 from ..io.sinks.visible import visible
@@ -31,6 +32,8 @@ __all__ = [
 def writable_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A report's directory must exist and be writable: found out before any work, not after."""
     if value is None or value == "-":
+        return value
+    if in_place(value):  # a pipe or a device (-o /dev/null, -o >(cmd)): written into
         return value
     directory = os.path.dirname(os.path.abspath(value))
     if not os.path.isdir(directory):

@@ -1,5 +1,9 @@
 """A report written whole or not at all: a temporary file beside the target, renamed over it
-when complete (``-o FILE``, ``--plan``, ``--script``), so a reader never sees half of one."""
+when complete (``-o FILE``, ``--plan``, ``--script``), so a reader never sees half of one.
+
+What is not a file is never replaced: a named pipe, a terminal or another character device
+(``/dev/null``, ``-o >(gzip > x.gz)``) is written into as the shell's ``>`` does, and
+anything else that is not a regular file is refused."""
 
 from __future__ import annotations
 
@@ -14,7 +18,63 @@ from typing import IO, cast
 
 from ...errors import OutputError
 
-__all__ = ["AtomicFile", "atomic_output", "new_file_mode", "opened", "write_bytes"]
+__all__ = [
+    "AtomicFile",
+    "atomic_output",
+    "in_place",
+    "new_file_mode",
+    "opened",
+    "write_bytes",
+    "written_into",
+]
+
+
+def in_place(path: str) -> bool:
+    """Whether ``path`` (through its links) is a named pipe or a character device: written
+    into where it is, never replaced (:func:`written_into`)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def written_into(path: str) -> int | None:
+    """A descriptor open for writing on what is at ``path`` when it is a named pipe or a
+    character device (opened as the shell's ``>`` opens it: a pipe waits for its reader), or
+    None when it is a regular file or nothing, to be written beside and renamed over. What was
+    opened is what is judged (the descriptor's own type, not the path looked up again).
+
+    Raises:
+        OutputError: something else is there (a socket, a block device), never replaced.
+    """
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        # Nothing there, a directory, no permission: the file written beside it says why.
+        # A socket cannot be opened; it is not replaced either.
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return None
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            return None
+        raise OutputError(f"cannot write {path}: it is a {_kind(mode)}") from None
+    mode = os.fstat(descriptor).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return descriptor
+    os.close(descriptor)
+    if stat.S_ISREG(mode):
+        return None
+    raise OutputError(f"cannot write {path}: it is a {_kind(mode)}")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISSOCK(mode):
+        return "socket, not a file"
+    if stat.S_ISBLK(mode):
+        return "block device, not a file (it is not written over)"
+    return "special file, not a regular file"
 
 
 def new_file_mode(path: str) -> int:
@@ -42,6 +102,7 @@ class AtomicFile:
         self.path = os.path.abspath(path)
         self._handle: IO[bytes] | None = None
         self._temp: str | None = None
+        self._into = False  # written into a pipe or device, not beside it
 
     def writable(self) -> bool:
         return True
@@ -58,6 +119,10 @@ class AtomicFile:
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes as they are (a shell script naming files that are not UTF-8)."""
+        if self._handle is None:
+            into = written_into(self.path)
+            if into is not None:
+                self._handle, self._into = open(into, "wb"), True  # noqa: SIM115
         if self._handle is None:
             try:
                 descriptor, self._temp = tempfile.mkstemp(
@@ -86,15 +151,22 @@ class AtomicFile:
         """A write that failed (a full disk, a file size limit): the unfinished report is
         removed at once, the file at ``path`` left as it was, and the run stops saying so."""
         self.discard()
-        raise OutputError(
-            f"cannot write {self.path}: {exc.strerror or exc} (it is left as it was)"
-        ) from None
+        left = "" if self._into else " (it is left as it was)"
+        raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}{left}") from None
 
     def commit(self) -> None:
         """Make the report the file at ``path`` (an empty one when nothing was written)."""
         if self._handle is None:
             self.write("")
-        assert self._handle is not None and self._temp is not None
+        assert self._handle is not None
+        if self._into:  # a pipe or a device: what was written is there
+            try:
+                self._handle.close()
+            except OSError as exc:
+                self._failed(exc)
+            self._handle = None
+            return
+        assert self._temp is not None
         try:
             self._handle.flush()
             os.fsync(self._handle.fileno())
@@ -105,7 +177,8 @@ class AtomicFile:
         self._temp = None
 
     def discard(self) -> None:
-        """Remove the unfinished report; the file at ``path`` stays as it was."""
+        """Remove the unfinished report; the file at ``path`` stays as it was (a pipe or a
+        device keeps what it was sent, as from the shell's ``>``)."""
         if self._handle is not None:
             with contextlib.suppress(OSError):  # its buffer cannot be written either
                 self._handle.close()

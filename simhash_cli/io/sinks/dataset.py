@@ -37,7 +37,7 @@ from ..sources.shards import (
     root_of_shards,
     shards_of,
 )
-from .atomic import AtomicFile, new_file_mode
+from .atomic import AtomicFile, new_file_mode, written_into
 
 __all__ = ["Copied", "Fate", "Tally", "Targets", "copy_records", "sidecar_of"]
 
@@ -418,6 +418,14 @@ def _parquet_writer(path: str, schema: Any) -> Iterator[Callable[[Any], None]]:
     """
     import pyarrow.parquet as pq
 
+    into = written_into(path)
+    if into is not None:  # a pipe or a device: written into, as the shell's > does
+        try:
+            with open(into, "wb") as sink, pq.ParquetWriter(sink, schema) as writer:
+                yield writer.write_table
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return
     directory = os.path.dirname(os.path.abspath(path))
     try:
         descriptor, temporary = tempfile.mkstemp(
