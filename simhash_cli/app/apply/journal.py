@@ -102,7 +102,18 @@ class Journal:
         data = self._read_all(self._reader)
         keep = self._check(data)
         try:
-            self._descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            # Opened again to write, never through a link, and only if it is still the file
+            # checked: a name flipped to a link or another file meanwhile is not written.
+            self._descriptor = os.open(
+                self.path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+            )
+            checked, opened = os.fstat(self._reader), os.fstat(self._descriptor)
+            if (checked.st_dev, checked.st_ino) != (opened.st_dev, opened.st_ino):
+                self.close()
+                raise InputError(
+                    f"the journal {self.path} was replaced while it was checked: "
+                    "nothing is written to it"
+                )
             if keep < len(data):  # a last line cut short by a kill: our own, dropped
                 os.ftruncate(self._descriptor, keep)
         except OSError as exc:
