@@ -20,14 +20,8 @@ from simhash_cli.core import allpairs, blocking, cosines, pilot, planner
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.core.keyed import Vectors
-from simhash_cli.core.pilot import (
-    KeyCounts,
-    Pilot,
-    anchor_pairs,
-    assembled,
-    row_work,
-    run_pilot,
-)
+from simhash_cli.core.pilot import Pilot, assembled, row_work, run_pilot
+from simhash_cli.core.pilot_pieces import KeyCounts, anchor_pairs
 from simhash_cli.core.search import dedupe
 from simhash_cli.errors import ExitCode
 

@@ -26,7 +26,6 @@ from .pilot import (
     PILOT_PER_ENTRY,
     PILOT_WORK,
     Goal,
-    KeyCounts,
     Pilot,
     PilotPart,
     Round,
@@ -37,6 +36,7 @@ from .pilot import (
     run_pilot,
     without,
 )
+from .pilot_pieces import KeyCounts
 from .schemes import (
     CHECK_ENTRY,
     SAMPLE_MARGIN,

@@ -24,7 +24,8 @@ from ...core.corpus import EMPTY_TEXT, Corpus, from_weights
 from ...core.cosines import Verify, hamming_gate
 from ...core.distinct import distinct
 from ...core.keyed import Vectors
-from ...core.pilot import KeyCounts, Pilot, PilotPart, anchor_pairs
+from ...core.pilot import Pilot, PilotPart
+from ...core.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.planner import choose_scheme, measures, pilot_in_pieces, planner_rows, scheme_for
 from ...core.result import DedupeResult
 from ...core.search import dedupe

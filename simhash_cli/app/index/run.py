@@ -16,7 +16,8 @@ from ...core.corpus import Corpus, Settings
 from ...core.cosines import Verify, estimate_limit
 from ...core.keyed import Vectors
 from ...core.matches import Matches
-from ...core.pilot import KeyCounts, Pilot, PilotPart, anchor_pairs
+from ...core.pilot import Pilot, PilotPart
+from ...core.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.planner import pilot_in_pieces
 from ...core.result import DedupeResult
 from ...core.search import dedupe

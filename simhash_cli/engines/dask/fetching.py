@@ -27,7 +27,8 @@ from ...core.against import KeyedRows
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus
 from ...core.keyed import Vectors
-from ...core.pilot import KeyCounts, Pilot, PilotPart, anchor_pairs
+from ...core.pilot import Pilot, PilotPart
+from ...core.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.planner import pilot_in_pieces
 from .cluster import Cluster, reported
 from .reading import OnCluster, Part

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from ...core.corpus import Settings
 from ...core.fingerprint import fingerprint_matrix
 from ...core.keyed import Vectors
-from ...core.pilot import KeyCounts
+from ...core.pilot_pieces import KeyCounts
 from ...core.vectorize import smooth_idf
 from .cluster import Cluster, reported
 from .reading import OnCluster, Part
