@@ -33,6 +33,7 @@ __all__ = [
     "PairBudgetError",
     "ParameterError",
     "PathNotFoundError",
+    "PlaceRefused",
     "SettingsMismatchError",
     "SimhashError",
     "TooLarge",
@@ -186,6 +187,15 @@ class KeyCollision(Exception):
 
 class FileChanged(Exception):
     """A file that is not what the scan read (its reason, in words): a plan marks it skip."""
+
+
+class PlaceRefused(Exception):
+    """A file apply may not act on where it is (outside the roots it may act in, or reached
+    through a symbolic link): ``reason`` says which, for the step's outcome."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Moved(Exception):

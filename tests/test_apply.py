@@ -542,7 +542,7 @@ def test_a_move_across_filesystems_copies_syncs_then_unlinks(
     _, plan_file = planned(tmp_path)
     plan = load_plan(str(plan_file))
 
-    def no_links(source: str, destination: str) -> None:
+    def no_links(source: str, destination: str, **_: object) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link", source)
 
     monkeypatch.setattr(os, "link", no_links)

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -643,21 +644,21 @@ def test_a_move_across_filesystems_onto_a_full_disk_leaves_no_partial_copy(
 
     corpus, plan_file = planned(tmp_path)
     plan = load_plan(str(plan_file))
-    real_copy = shutil.copy2
+    real_copy = shutil.copyfileobj
 
     def no_link(*args: object, **kwargs: object) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-    def full(source: str, destination: str, **kwargs: object) -> None:
-        with open(destination, "wb") as out:
-            out.write(b"half a file")
-        raise OSError(errno.ENOSPC, "No space left on device", destination)
+    def full(source: Any, destination: Any, length: int = 0) -> None:
+        destination.write(b"half a file")
+        destination.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "link", no_link)
-    monkeypatch.setattr(shutil, "copy2", full)
+    monkeypatch.setattr(shutil, "copyfileobj", full)
     dups = tmp_path / "dups"
     outcomes = list(apply(plan, Action.MOVE_TO, destination=str(dups), execute=True))
-    monkeypatch.setattr(shutil, "copy2", real_copy)
+    monkeypatch.setattr(shutil, "copyfileobj", real_copy)
     assert {o.status for o in outcomes} == {Status.FAILED}
     assert all("No space left" in o.detail for o in outcomes)
     assert [p for p in dups.rglob("*") if p.is_file()] == []

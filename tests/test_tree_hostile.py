@@ -4,16 +4,23 @@ again; nothing outside the roots or DIR is written, moved or deleted."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import stat
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from simhash_cli.app.apply.apply import load_plan
+from simhash_cli.app.apply import apply as applying
+from simhash_cli.app.apply.apply import apply, load_plan
 from simhash_cli.app.apply.journal import Journal
-from simhash_cli.errors import InputError
+from simhash_cli.app.apply.steps import Action
+from simhash_cli.cli import main
+from simhash_cli.errors import ExitCode, InputError
 
-from conftest import planned
+from conftest import SAMPLE, planned
 
 
 def test_a_journal_flipped_to_a_link_after_its_check_is_not_written_through(
@@ -47,3 +54,137 @@ def test_a_journal_flipped_to_a_link_after_its_check_is_not_written_through(
         journal.open()
     journal.close()
     assert victim.read_bytes() == b"x" * 104_000
+
+
+def _tree(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A corpus whose near-duplicates lie in a subdirectory, its plan, and a directory
+    outside the roots holding files of the same names (what a racing user points at)."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus / "sub")
+    _corpus, plan = planned(tmp_path, corpus)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for path in (corpus / "sub").iterdir():
+        (victim / path.name).write_text("precious")
+    return corpus, plan, victim
+
+
+def _state(victim: Path) -> dict[str, tuple[int, str]]:
+    """Each name with its inode and text (a link is its own kind)."""
+    return {
+        p.name: (p.lstat().st_ino, "a link" if p.is_symlink() else p.read_text())
+        for p in victim.iterdir()
+    }
+
+
+@pytest.mark.parametrize("action", list(Action))
+def test_a_directory_swapped_for_a_link_after_the_checks_is_not_acted_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, action: Action
+) -> None:
+    """apply checked a file, then acted on it by path: a directory of the tree swapped for a
+    link in that gap made delete, symlink and hardlink act outside the roots (a racing user
+    made root delete 133 of 1,000 files in a directory that user cannot write)."""
+    corpus, plan_file, victim = _tree(tmp_path)
+    plan = load_plan(str(plan_file))
+    sub = corpus / "sub"
+    checked = applying.refusal  # type: ignore[attr-defined]
+
+    def then_swapped(*args: object) -> str | None:
+        found = checked(*args)  # type: ignore[arg-type]
+        if sub.is_dir() and not sub.is_symlink():
+            os.rename(sub, corpus / "away")
+            os.symlink(victim, sub)
+        return found
+
+    monkeypatch.setattr(applying, "refusal", then_swapped)
+    dups = str(tmp_path / "dups") if action is Action.MOVE_TO else None
+    before = _state(victim)
+    outcomes = list(apply(plan, action, destination=dups, execute=True, consent=True))
+    assert outcomes and _state(victim) == before
+
+
+def test_a_link_inside_the_move_destination_is_not_followed(tmp_path: Path) -> None:
+    """move-to DIR followed links inside DIR: the file landed in a 0700 directory elsewhere
+    while the output said it went to DIR."""
+    corpus, plan_file, _victim = _tree(tmp_path)
+    dups, elsewhere = tmp_path / "dups", tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    dups.mkdir()
+    first = str(corpus).lstrip(os.sep).split(os.sep)[0]
+    os.symlink(elsewhere, dups / first)  # planted by whoever can write in DIR
+    result = CliRunner().invoke(
+        main, ["apply", str(plan_file), "--action", "move-to", str(dups), "--yes", "-f", "jsonl"]
+    )
+    assert "Traceback" not in result.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert sorted(p.name for p in (corpus / "sub").iterdir()) == sorted(
+        p.name for p in SAMPLE.iterdir()
+    )
+    statuses = {json.loads(line)["status"] for line in result.stdout.splitlines()}
+    assert statuses == {"refused"}
+
+
+def _applied(plan_file: Path, *arguments: str) -> None:
+    done = CliRunner().invoke(main, ["apply", str(plan_file), *arguments, "--yes", "-q"])
+    assert done.exit_code == ExitCode.OK, done.stderr
+
+
+def test_undo_never_copies_through_a_link_planted_at_its_temporary_name(tmp_path: Path) -> None:
+    """--undo copied the kept file's bytes through a link planted at .NAME.simhash-apply: a
+    root-only 0600 file was overwritten and left 0644."""
+    corpus, plan_file, _victim = _tree(tmp_path)
+    _applied(plan_file, "--action", "hardlink", "--delete-near-duplicates")
+    secret = tmp_path / "secret"
+    secret.write_text("root only")
+    secret.chmod(0o600)
+    journal = f"{plan_file}.journal"
+    linked = [
+        p for p in (corpus / "sub").iterdir() if p.stat().st_nlink > 1 and p.name.endswith("y.txt")
+    ]
+    assert linked
+    for path in linked:
+        os.symlink(secret, path.parent / f".{path.name}.simhash-apply")
+    result = CliRunner().invoke(main, ["apply", "--undo", journal, "--yes", "-f", "jsonl"])
+    assert "Traceback" not in result.stderr
+    assert secret.read_text() == "root only" and stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+def test_undo_does_not_act_through_a_directory_turned_into_a_link(tmp_path: Path) -> None:
+    """--undo checked neither the roots nor links: after a directory of the tree became a
+    link it moved files outside the roots, while its first line said it acted inside."""
+    corpus, plan_file, _victim = _tree(tmp_path)
+    dups = tmp_path / "dups"
+    _applied(plan_file, "--action", "move-to", str(dups))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sub = corpus / "sub"
+    os.rename(sub, corpus / "away")
+    os.symlink(outside, sub)
+    result = CliRunner().invoke(
+        main, ["apply", "--undo", f"{plan_file}.journal", "--yes", "-f", "jsonl"]
+    )
+    assert "Traceback" not in result.stderr
+    assert list(outside.iterdir()) == []
+    assert {json.loads(line)["status"] for line in result.stdout.splitlines()} == {"refused"}
+
+
+@pytest.mark.parametrize("action", ["hardlink", "symlink"])
+def test_a_name_too_long_for_the_temporary_name_is_linked_all_the_same(
+    tmp_path: Path, action: str
+) -> None:
+    """Names of 242-255 bytes could never be hard- or symlinked: the temporary name
+    (.NAME.simhash-apply) was longer than a name may be."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (SAMPLE / "shipping-policy.txt").read_text()
+    long = "n" * 250
+    for name in (f"{long}.a", f"{long}.b"):
+        (corpus / name).write_text(text)
+    _corpus, plan_file = planned(tmp_path, corpus)
+    result = CliRunner().invoke(
+        main, ["apply", str(plan_file), "--action", action, "--yes", "-f", "jsonl"]
+    )
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert [json.loads(line)["status"] for line in result.stdout.splitlines()] == ["done"]
+    assert (corpus / f"{long}.a").samefile(corpus / f"{long}.b")
+    assert sorted(p.name for p in corpus.iterdir()) == [f"{long}.a", f"{long}.b"]

@@ -27,18 +27,29 @@ import contextlib
 import errno
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ...errors import Moved
-from ...io.places import identity
-from .checks import Bounds, Digests, destination_of, finished, refusal, temp_name
+from ...errors import Moved, PlaceRefused
+from . import tree
+from .checks import (
+    Bounds,
+    Digests,
+    Spots,
+    destination_of,
+    finished,
+    refusal,
+    static_refusal,
+    temp_name,
+)
 from .holds import held
 from .journal import Journal
 from .loading import load_plan
-from .steps import TEMP_SUFFIX, Action, LoadedPlan, Outcome, Status, Step
+from .steps import Action, LoadedPlan, Outcome, Status, Step
+from .tree import Spot
 
-__all__ = ["apply", "apply_records", "load_plan", "move_file", "sync_directory"]
+__all__ = ["apply", "apply_records", "copy_file", "load_plan", "move_file", "sync_directory"]
 
 
 # ---------------------------------------------------------------------------- acting
@@ -56,80 +67,126 @@ def sync_directory(path: str) -> None:
 _NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP}
 
 
-def move_file(source: str, destination: str) -> None:
-    """Give the file its new name, then drop the old one: never a moment with neither.
+def _identity(at: Spot) -> tuple[int, int] | None:
+    info = at.lstat()
+    return None if info is None else (info.st_dev, info.st_ino)
+
+
+def move_file(source: Spot, destination: Spot) -> None:
+    """Give the file its new name, then drop the old one: never a moment with neither. Both
+    names are reached through their directories held open (:mod:`.tree`).
 
     Only a name this call made is ever removed again, and only while the file is still at
     its old name: a run that loses a race to another never deletes what the other made.
     """
-    os.makedirs(os.path.dirname(destination), exist_ok=True)
     made = None  # the identity of the name made here, if one was
-    if not os.path.lexists(destination):  # else a copy an interrupted run made (checked)
+    if destination.lstat() is None:  # else a copy an interrupted run made (checked)
         try:
-            os.link(source, destination)
+            tree.link(source, destination)
         except FileExistsError:
             pass  # another run made it meanwhile: the unlink below decides who moved it
         except OSError as exc:
             if exc.errno not in _NO_LINK:
                 raise
             _copy(source, destination)
-            made = identity(destination, follow=False)
+            made = _identity(destination)
         else:
-            made = identity(destination, follow=False)
-    sync_directory(os.path.dirname(destination))
+            made = _identity(destination)
+    destination.sync()
     try:
-        os.unlink(source)
+        source.unlink()
     except FileNotFoundError:
         raise Moved from None  # another run dropped the old name: the new one holds the file
     except OSError:
-        if made is not None and identity(destination, follow=False) == made:
-            os.unlink(destination)  # the file stays where it was, and only there
+        if made is not None and _identity(destination) == made:
+            destination.unlink()  # the file stays where it was, and only there
         raise
 
 
-def _copy(source: str, destination: str) -> None:
+def copy_file(source: Spot, temp: Spot) -> None:
+    """A synced copy of the regular file at ``source`` (bytes, mode and times) made at
+    ``temp``, which must not exist (never through a link planted there); a copy that fails
+    leaves nothing there."""
+    reading = source.open_read()
+    try:
+        info = os.fstat(reading)
+        writing = temp.create(stat.S_IMODE(info.st_mode) & 0o7777)
+        try:
+            with open(reading, "rb", closefd=False) as src, open(writing, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+                dst.flush()
+                os.utime(writing, ns=(info.st_atime_ns, info.st_mtime_ns))
+                os.fsync(writing)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
+    finally:
+        os.close(reading)
+
+
+def _copy(source: Spot, destination: Spot) -> None:
     """Across filesystems: a complete, synced copy under a temporary name, then linked to its
     name (which fails rather than replace anything), then the temporary name dropped. A copy
     that fails (a full disk) leaves nothing behind."""
-    temp = f"{destination}.{os.getpid()}{TEMP_SUFFIX}"
+    temp = destination.beside(os.path.basename(temp_name(destination.path)))
+    copy_file(source, temp)
     try:
-        shutil.copy2(source, temp)
-        with open(temp, "rb") as handle:
-            os.fsync(handle.fileno())
         try:
-            os.link(temp, destination)
+            tree.link(temp, destination)
         except OSError as exc:
             if exc.errno not in _NO_LINK:
                 raise
             # A filesystem without hard links: renamed, after one last look.
-            if os.path.lexists(destination):
-                raise FileExistsError(errno.EEXIST, "appeared meanwhile", destination) from None
-            os.rename(temp, destination)
+            if destination.lstat() is not None:
+                raise FileExistsError(
+                    errno.EEXIST, "appeared meanwhile", destination.path
+                ) from None
+            tree.replace(temp, destination)
     finally:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+            temp.unlink()
 
 
-def _perform(step_target: str, kept: str, action: Action, destination: str | None) -> None:
+def _perform(step: Step, spots: Spots, action: Action, destination: str | None) -> None:
+    target = spots.target
     if action is Action.DELETE:
-        os.unlink(step_target)
+        target.unlink()
     elif action is Action.MOVE_TO:
-        assert destination is not None
-        move_file(step_target, destination)
+        assert destination is not None and spots.moved is not None
+        # Its directories under DIR made now, each entered without following a link.
+        moved = tree.spot_under(_directory_of(destination, step), destination, make=True)
+        with tree.holding(moved):
+            move_file(target, moved)
     else:
-        temp = temp_name(step_target)
-        if os.path.lexists(temp):  # checked to be a link to the kept file (refusal)
-            os.unlink(temp)
+        temp = target.beside(os.path.basename(temp_name(target.path)))
+        if temp.lstat() is not None:  # checked to be a link to the kept file (refusal)
+            temp.unlink()
         if action is Action.HARDLINK:
-            os.link(kept, temp)
+            tree.link(spots.kept, temp)
         else:
-            os.symlink(os.path.abspath(kept), temp)
+            assert temp.directory is not None
+            os.symlink(os.path.abspath(step.kept.path), temp.name, dir_fd=temp.directory)
         try:
-            os.replace(temp, step_target)
+            tree.replace(temp, target)
         except OSError:
-            os.unlink(temp)
+            temp.unlink()
             raise
-    sync_directory(os.path.dirname(step_target))
+    target.sync()
+
+
+def _spot_of(what: str, path: str, bounds: Bounds) -> Spot:
+    try:
+        return tree.spot_in(path, bounds.roots)
+    except PlaceRefused as exc:
+        raise PlaceRefused(f"{what} {path} is {exc.reason}") from None
+
+
+def _directory_of(destination: str, step: Step) -> str:
+    """DIR of ``move-to DIR``, from where the step's file goes (DIR + its absolute path)."""
+    tail = os.path.abspath(step.target.path)
+    assert destination.endswith(tail)
+    return destination[: len(destination) - len(tail)] or os.sep
 
 
 _DONE_TEXT = {
@@ -216,27 +273,57 @@ def _checked(
     journal: Journal | None = None,
     execute: bool = False,
 ) -> Outcome:
-    """The step checked on its files and, held (:mod:`.holds`) and with ``execute``, taken."""
+    """The step checked on its files and, held (:mod:`.holds`) and with ``execute``, taken:
+    each file looked at and acted on through its directory held open (:mod:`.tree`)."""
     done = _describe(step.kept.path, action, destination)
     try:
-        if finished(step, action, destination):
-            return outcome(Status.ALREADY_DONE, f"already {done}")
-    except OSError:
-        pass  # not as the step leaves it: the checks below say what it is
-    refused = refusal(step, action, destination, bounds, digests)
-    if refused is not None:
-        return outcome(Status.REFUSED, refused)
-    if not execute:
-        return Outcome(step, Status.WOULD_DO, done, destination)
-    if journal is not None:
-        journal.record(step, "started")
-    try:
-        _perform(step.target.path, step.kept.path, action, destination)
-    except Moved:
-        return outcome(Status.ALREADY_DONE, f"already {done} (by another run, meanwhile)")
+        spots = _spots(step, bounds, destination)
+    except PlaceRefused as exc:
+        return outcome(Status.REFUSED, exc.reason)
     except OSError as exc:
-        return outcome(Status.FAILED, f"{exc.strerror or exc} (the file is as it was)")
+        return outcome(Status.REFUSED, f"cannot be checked: {exc.strerror or exc}")
+    with tree.holding(spots.target, spots.kept, spots.moved):
+        try:
+            if finished(step, action, spots):
+                return outcome(Status.ALREADY_DONE, f"already {done}")
+        except OSError:
+            pass  # not as the step leaves it: the checks below say what it is
+        refused = static_refusal(step, action, bounds, destination) or refusal(
+            step, spots, action, digests
+        )
+        if refused is not None:
+            return outcome(Status.REFUSED, refused)
+        if not execute:
+            return Outcome(step, Status.WOULD_DO, done, destination)
+        if journal is not None:
+            journal.record(step, "started")
+        try:
+            _perform(step, spots, action, destination)
+        except Moved:
+            return outcome(Status.ALREADY_DONE, f"already {done} (by another run, meanwhile)")
+        except PlaceRefused as exc:
+            return outcome(Status.REFUSED, f"the destination is {exc.reason}")
+        except OSError as exc:
+            return outcome(Status.FAILED, f"{exc.strerror or exc} (the file is as it was)")
     return outcome(Status.DONE, done)
+
+
+def _spots(step: Step, bounds: Bounds, destination: str | None) -> Spots:
+    """The step's files in their directories, opened from the roots down (and under DIR).
+
+    Raises:
+        PlaceRefused: a file outside the roots, or reached through a symbolic link.
+    """
+    target = _spot_of("the file", step.target.path, bounds)
+    try:
+        kept = _spot_of("the kept file", step.kept.path, bounds)
+        moved = None
+        if destination is not None:
+            moved = tree.spot_under(_directory_of(destination, step), destination, make=False)
+    except BaseException:
+        with tree.holding(target):
+            raise
+    return Spots(target, kept, moved)
 
 
 def apply_records(

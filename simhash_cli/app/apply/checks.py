@@ -10,6 +10,7 @@ recorded (device, inode, size, mtime, SHA-256).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Sequence
@@ -17,12 +18,14 @@ from dataclasses import dataclass
 
 from ...core.events import stamp_of
 from ...io.places import Identity, identity, inside, root_of, spot
-from .plans import FileState, sha256_of
+from .plans import FileState
 from .steps import TEMP_SUFFIX, Action, LoadedPlan, Step
+from .tree import Spot
 
 __all__ = [
     "Bounds",
     "Digests",
+    "Spots",
     "destination_of",
     "finished",
     "refusal",
@@ -40,10 +43,19 @@ def destination_of(directory: str, path: str) -> str:
     return os.path.join(os.path.abspath(directory), os.path.abspath(path).lstrip(os.sep))
 
 
+_NAME_MAX = 255
+"""The bytes a name may have (NAME_MAX on Linux and the BSDs)."""
+
+
 def temp_name(path: str) -> str:
-    """The name a link is made under beside ``path`` before it is renamed over it."""
+    """The name a link is made under beside ``path`` before it is renamed over it: the name
+    with a dot before and :data:`TEMP_SUFFIX` after, or, where that would be longer than a
+    name may be, its SHA-256 in their place (names of 242-255 bytes could never be linked)."""
     head, name = os.path.split(path)
-    return os.path.join(head, f".{name}{TEMP_SUFFIX}")
+    temp = f".{name}{TEMP_SUFFIX}"
+    if len(os.fsencode(temp)) > _NAME_MAX:
+        temp = f".{hashlib.sha256(os.fsencode(name)).hexdigest()[:32]}{TEMP_SUFFIX}"
+    return os.path.join(head, temp)
 
 
 @dataclass(frozen=True)
@@ -61,20 +73,32 @@ class Bounds:
     protected: tuple[str, ...]
     members: frozenset[Identity]
     consent: bool = False
+    roots: tuple[tuple[str, Identity], ...] = ()
+    """The scanned paths with their identities when the run began: where each file's
+    directory is opened from (:func:`~.tree.spot_in`)."""
 
     @classmethod
     def of(cls, plan: LoadedPlan, protect: Sequence[str] = (), consent: bool = False) -> Bounds:
-        scanned = tuple(place for root in plan.bounds if (place := identity(root)) is not None)
+        roots = tuple(
+            (os.path.abspath(root), place)
+            for root in plan.bounds
+            if (place := identity(root)) is not None
+        )
         members = {(s.target.device, s.target.inode) for s in plan.steps}
         members.update((s.kept.device, s.kept.inode) for s in plan.steps)
-        return cls(scanned, (*plan.protect, *protect), frozenset(members), consent)
+        scanned = tuple(place for _, place in roots)
+        return cls(scanned, (*plan.protect, *protect), frozenset(members), consent, roots)
 
 
 def _placement(path: str, bounds: Bounds) -> str | None:
-    """Why ``path`` may not be acted on (or kept) where it is, or None."""
-    if not inside(path, bounds.scanned):
-        return "outside the roots this run may act in"
-    real = os.path.realpath(path)
+    """Why ``path`` may not be acted on (or kept) where it is, or None. (Spelled out for the
+    messages and the script: a run acts through the directories it opens, :mod:`.tree`.)"""
+    try:
+        if not inside(path, bounds.scanned):
+            return "outside the roots this run may act in"
+        real = os.path.realpath(path)
+    except OSError as exc:  # a link that vanished as it was resolved
+        return f"not checkable where it is ({exc.strerror or exc})"
     if real != path:
         return f"reached through a symbolic link (it resolves to {real})"
     return None
@@ -121,13 +145,6 @@ def static_refusal(
     return None
 
 
-def _lstat(path: str) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except FileNotFoundError:
-        return None
-
-
 class Digests:
     """SHA-256 of files by their stamp: a kept file shared by many steps is read once, and
     read again as soon as anything about it changes (its ctime included)."""
@@ -135,17 +152,17 @@ class Digests:
     def __init__(self) -> None:
         self._known: dict[tuple[str, tuple[int, ...]], str] = {}
 
-    def of(self, path: str, info: os.stat_result) -> str:
-        key = (path, stamp_of(info))
+    def of(self, at: Spot, info: os.stat_result) -> str:
+        key = (at.path, stamp_of(info))
         if key not in self._known:
-            self._known[key] = sha256_of(path, info)
+            self._known[key] = at.sha256(info)
         return self._known[key]
 
 
-def _difference(planned: FileState, digests: Digests) -> str | None:
-    """How the file at ``planned.path`` differs from the plan, or None when it is the same."""
+def _difference(planned: FileState, at: Spot, digests: Digests) -> str | None:
+    """How the file at ``at`` differs from the plan, or None when it is the same."""
     try:
-        info = _lstat(planned.path)
+        info = at.lstat()
         if info is None:
             return "is gone"
         if stat.S_ISLNK(info.st_mode):
@@ -158,33 +175,43 @@ def _difference(planned: FileState, digests: Digests) -> str | None:
             return f"changed size since the plan ({planned.size:,} -> {info.st_size:,} bytes)"
         if info.st_mtime_ns != planned.mtime_ns:
             return "was modified since the plan (another mtime)"
-        if digests.of(planned.path, info) != planned.sha256:
+        if digests.of(at, info) != planned.sha256:
             return "has other bytes than when it was planned (another SHA-256)"
     except OSError as exc:
         return f"cannot be checked: {exc.strerror}"
     return None
 
 
-def holds_copy(path: str, planned: FileState) -> bool:
-    """True when ``path`` is the planned file under another name, or a copy of its bytes."""
-    info = _lstat(path)
+def holds_copy(at: Spot, planned: FileState) -> bool:
+    """True when the name ``at`` is the planned file under another name, or a copy of its
+    bytes."""
+    info = at.lstat()
     if info is None or not stat.S_ISREG(info.st_mode):
         return False
     if (info.st_dev, info.st_ino) == (planned.device, planned.inode):
         return True
-    return info.st_size == planned.size and sha256_of(path, info) == planned.sha256
+    return info.st_size == planned.size and at.sha256(info) == planned.sha256
 
 
-def finished(step: Step, action: Action, destination: str | None) -> bool:
+@dataclass(frozen=True)
+class Spots:
+    """A step's names in their directories held open (:mod:`.tree`): the file, its
+    cluster's kept file, and for ``move-to`` where it goes."""
+
+    target: Spot
+    kept: Spot
+    moved: Spot | None = None
+
+
+def finished(step: Step, action: Action, spots: Spots) -> bool:
     """True when the file already is as the step leaves it (a run stopped after acting and
     before its journal said so, or a second run). A journal's word is never taken for it."""
-    target = step.target.path
-    info = _lstat(target)
+    info = spots.target.lstat()
     if action is Action.DELETE:
         return info is None
     if action is Action.MOVE_TO:
-        assert destination is not None
-        return info is None and holds_copy(destination, step.target)
+        assert spots.moved is not None
+        return info is None and holds_copy(spots.moved, step.target)
     if info is None:
         return False
     if action is Action.HARDLINK:
@@ -193,37 +220,36 @@ def finished(step: Step, action: Action, destination: str | None) -> bool:
             kept.device,
             kept.inode,
         )
-    return stat.S_ISLNK(info.st_mode) and os.readlink(target) == os.path.abspath(step.kept.path)
+    return stat.S_ISLNK(info.st_mode) and spots.target.readlink() == os.path.abspath(step.kept.path)
 
 
-def refusal(
-    step: Step, action: Action, destination: str | None, bounds: Bounds, digests: Digests
-) -> str | None:
-    """Why the step must not run now, or None."""
+def refusal(step: Step, spots: Spots, action: Action, digests: Digests) -> str | None:
+    """Why the step must not run now, looked at through its spots, or None (its static
+    refusal, :func:`static_refusal`, comes first)."""
     target, kept = step.target, step.kept
-    found = static_refusal(step, action, bounds, destination)
-    if found is not None:
-        return found
-    difference = _difference(kept, digests)
+    difference = _difference(kept, spots.kept, digests)
     if difference is not None:
         return f"the kept file {kept.path} {difference}"
-    difference = _difference(target, digests)
+    difference = _difference(target, spots.target, digests)
     if difference is not None:
         return f"the file {difference}"
     if action is Action.MOVE_TO:
-        assert destination is not None
-        if os.path.lexists(destination) and not holds_copy(destination, target):
-            return f"the destination {destination} already exists"
+        assert spots.moved is not None
+        moved = spots.moved
+        if moved.lstat() is not None and not holds_copy(moved, target):
+            return f"the destination {moved.path} already exists"
     if action in (Action.HARDLINK, Action.SYMLINK):
-        temp = temp_name(target.path)
-        if os.path.lexists(temp) and not ours(temp, step):
-            return f"the temporary name {temp} is in use"
+        temp = spots.target.beside(os.path.basename(temp_name(target.path)))
+        if temp.lstat() is not None and not ours(temp, step):
+            return f"the temporary name {temp.path} is in use"
     return None
 
 
-def ours(temp: str, step: Step) -> bool:
+def ours(temp: Spot, step: Step) -> bool:
     """A temporary link left by an interrupted step: a link to the kept file, nothing else."""
-    info = os.lstat(temp)
+    info = temp.lstat()
+    if info is None:
+        return True
     if stat.S_ISLNK(info.st_mode):
-        return os.readlink(temp) == os.path.abspath(step.kept.path)
+        return temp.readlink() == os.path.abspath(step.kept.path)
     return (info.st_dev, info.st_ino) == (step.kept.device, step.kept.inode)

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import InputError
-from .apply import move_file, sync_directory
-from .checks import Digests, destination_of, finished, holds_copy, temp_name
+from ...errors import InputError, PlaceRefused
+from . import tree
+from .apply import copy_file, move_file
+from .checks import Bounds, Digests, Spots, destination_of, finished, holds_copy, temp_name
 from .holds import held
 from .journal import Journal, read_journal
 from .loading import load_plan
@@ -88,8 +89,11 @@ def undo_steps(
     undo: Undo, plan: LoadedPlan, *, execute: bool, journal: Journal | None = None
 ) -> Iterator[Outcome]:
     """Each step the run took, checked and (with ``execute``, recorded in ``journal``) put
-    back; ``plan`` is the run's plan bound to the roots this one may touch."""
+    back; ``plan`` is the run's plan bound to the roots this one may touch. Every file is
+    looked at and acted on through its directory, opened from those roots (or DIR) down
+    without following a link (:mod:`.tree`), as ``apply`` does."""
     digests = Digests()
+    bounds = Bounds.of(plan)
     bounded = {step.number for step in plan.steps}
     for step in undo.steps:
         moved = None
@@ -99,13 +103,15 @@ def undo_steps(
             yield Outcome(step, Status.REFUSED, "outside the roots this run may act in", moved)
             continue
         if not execute:
-            yield _checked(step, undo, moved, digests, execute=False)
+            yield _checked(step, undo, moved, bounds, digests, execute=False)
             continue
         with held((step.kept.path, step.target.path)) as busy:
             if busy is not None:
                 outcome = Outcome(step, Status.REFUSED, f"not checked: {busy}", moved)
             else:
-                outcome = _checked(step, undo, moved, digests, execute=True, journal=journal)
+                outcome = _checked(
+                    step, undo, moved, bounds, digests, execute=True, journal=journal
+                )
         if journal is not None and outcome.status is Status.DONE:
             # Only what was put back is recorded: a step refused now may be put back by a
             # later --undo, once its place is free again.
@@ -113,10 +119,26 @@ def undo_steps(
         yield outcome
 
 
+def _spots(step: Step, bounds: Bounds, undo: Undo, moved: str | None) -> Spots:
+    """The step's files in their directories, opened from the roots (and DIR) down."""
+    target = tree.spot_in(step.target.path, bounds.roots)
+    try:
+        kept = tree.spot_in(step.kept.path, bounds.roots)
+        away = None
+        if moved is not None:
+            assert undo.destination is not None
+            away = tree.spot_under(undo.destination, moved, make=False)
+    except BaseException:
+        with tree.holding(target):
+            raise
+    return Spots(target, kept, away)
+
+
 def _checked(
     step: Step,
     undo: Undo,
     moved: str | None,
+    bounds: Bounds,
     digests: Digests,
     *,
     execute: bool,
@@ -127,75 +149,102 @@ def _checked(
     def outcome(status: Status, detail: str) -> Outcome:
         return Outcome(step, status, detail, moved)
 
-    path = step.target.path
     if undo.action is Action.DELETE:
         return outcome(Status.REFUSED, "deleted: there is nothing to put back")
-    if undo.action is Action.MOVE_TO:
-        assert moved is not None
-        if os.path.lexists(path):
-            if holds_copy(path, step.target) and not os.path.lexists(moved):
-                return outcome(Status.ALREADY_DONE, "already where the plan found it")
-            return outcome(Status.REFUSED, "its place is taken again: nothing is moved over it")
-        if not holds_copy(moved, step.target):
-            return outcome(
-                Status.REFUSED, f"{moved} is not the file that was moved (changed or gone since)"
-            )
-        done = f"moved back from {moved}"
-    else:
-        refused = _link_refusal(step, undo.action, digests)
+    try:
+        spots = _spots(step, bounds, undo, moved)
+    except PlaceRefused as exc:
+        return outcome(Status.REFUSED, exc.reason)
+    except OSError as exc:
+        return outcome(Status.REFUSED, f"cannot be checked: {exc.strerror or exc}")
+    with tree.holding(spots.target, spots.kept, spots.moved):
+        try:
+            refused = _refusal(step, undo, spots, digests)
+        except OSError as exc:
+            refused = Status.REFUSED, f"cannot be checked: {exc.strerror or exc}"
         if refused is not None:
             return outcome(*refused)
-        done = f"a file of its own again, a copy of {step.kept.path}"
-    if not execute:
-        return outcome(Status.WOULD_DO, done)
-    if journal is not None:
-        journal.record(step, "undoing")
-    try:
         if undo.action is Action.MOVE_TO:
-            assert moved is not None
-            move_file(moved, path)
+            done = f"moved back from {moved}"
         else:
-            _copy_over(step.kept.path, path)
-    except OSError as exc:
-        return outcome(Status.FAILED, f"{exc.strerror or exc} (the file is as it was)")
+            done = f"a file of its own again, a copy of {step.kept.path}"
+        if not execute:
+            return outcome(Status.WOULD_DO, done)
+        if journal is not None:
+            journal.record(step, "undoing")
+        try:
+            if undo.action is Action.MOVE_TO:
+                assert spots.moved is not None
+                move_file(spots.moved, spots.target)
+            else:
+                _copy_over(spots)
+        except OSError as exc:
+            return outcome(Status.FAILED, f"{exc.strerror or exc} (the file is as it was)")
     return outcome(Status.DONE, done)
 
 
-def _link_refusal(step: Step, action: Action, digests: Digests) -> tuple[Status, str] | None:
+def _refusal(step: Step, undo: Undo, spots: Spots, digests: Digests) -> tuple[Status, str] | None:
+    """Why the step cannot be put back now (or is already), or None when it can."""
+    if undo.action is Action.MOVE_TO:
+        assert spots.moved is not None
+        if spots.target.lstat() is not None:
+            if holds_copy(spots.target, step.target) and spots.moved.lstat() is None:
+                return Status.ALREADY_DONE, "already where the plan found it"
+            return Status.REFUSED, "its place is taken again: nothing is moved over it"
+        if not holds_copy(spots.moved, step.target):
+            return (
+                Status.REFUSED,
+                f"{spots.moved.path} is not the file that was moved (changed or gone since)",
+            )
+        return None
+    refused = _link_refusal(step, undo.action, spots, digests)
+    if refused is not None:
+        return refused
+    temp = spots.target.beside(os.path.basename(temp_name(step.target.path)))
+    if temp.lstat() is not None:
+        return Status.REFUSED, f"the temporary name {temp.path} is in use: left as it is"
+    return None
+
+
+def _link_refusal(
+    step: Step, action: Action, spots: Spots, digests: Digests
+) -> tuple[Status, str] | None:
     """Why a link the run made cannot become the file it replaced, or None when it can."""
     if step.target.sha256 != step.kept.sha256:
         return (
             Status.REFUSED,
             "its own bytes are gone (a near-duplicate, linked with --delete-near-duplicates)",
         )
-    if not finished(step, action, None):
-        if holds_copy(step.target.path, step.kept) and not os.path.islink(step.target.path):
-            try:
-                if not os.path.samefile(step.target.path, step.kept.path):
-                    return Status.ALREADY_DONE, "already a file of its own"
-            except OSError:
-                pass
+    kept = spots.kept.lstat()
+    if not finished(step, action, spots):
+        target = spots.target.lstat()
+        if target is not None and stat.S_ISREG(target.st_mode):
+            same = kept is not None and (kept.st_dev, kept.st_ino) == (
+                target.st_dev,
+                target.st_ino,
+            )
+            if not same and holds_copy(spots.target, step.kept):
+                return Status.ALREADY_DONE, "already a file of its own"
         return Status.REFUSED, "no longer the link the run made: left as it is"
-    try:
-        info = os.stat(step.kept.path)
-        same = digests.of(step.kept.path, info) == step.target.sha256
-    except OSError:
-        same = False
+    same = False
+    if kept is not None and stat.S_ISREG(kept.st_mode):
+        same = digests.of(spots.kept, kept) == step.target.sha256
     if not same:
         return Status.REFUSED, "the kept file changed since: its bytes are not the ones to put back"
     return None
 
 
-def _copy_over(kept: str, path: str) -> None:
-    """``path`` (a link to ``kept``) replaced by a synced copy of ``kept``'s bytes, made under
-    a temporary name beside it and renamed over it: never a moment without a file there."""
-    temp = temp_name(path)
+def _copy_over(spots: Spots) -> None:
+    """The file (a link to the kept file) replaced by a synced copy of the kept file's bytes,
+    made under a temporary name beside it (created there, never through a link) and renamed
+    over it: never a moment without a file there."""
+    target = spots.target
+    temp = target.beside(os.path.basename(temp_name(target.path)))
+    copy_file(spots.kept, temp)
     try:
-        shutil.copy2(kept, temp, follow_symlinks=True)
-        with open(temp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    finally:
+        tree.replace(temp, target)
+    except OSError:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-    sync_directory(os.path.dirname(path))
+            temp.unlink()
+        raise
+    target.sync()
