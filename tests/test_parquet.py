@@ -159,3 +159,40 @@ def test_one_large_row_group_costs_the_memory_of_many_small_ones(tmp_path: Path)
         command = [sys.executable, "-m", "simhash_cli", "fingerprint", "--texts", str(path)]
         peaks[groups] = _peak_kib([*command, "-j1", "-qq"])
     assert peaks[1] < 1.25 * peaks[20], peaks
+
+
+def test_uint64_ids_past_int64_are_named_in_their_own_type(tmp_path: Path) -> None:
+    """Parquet uint64 ids of 2**63 and more crashed --dropped and --annotated with a
+    traceback: what a record duplicates was written as int64."""
+    from click.testing import CliRunner
+
+    from simhash_cli.cli import main
+
+    big = 2**63 + 1
+    source = tmp_path / "in.parquet"
+    text = "the same words in both of these records"
+    pq.write_table(
+        pa.table({"id": pa.array([big, big + 1, 5], pa.uint64()),
+                  "text": [text, text, "another record entirely"]}),
+        source,
+    )  # fmt: skip
+    dropped, annotated = tmp_path / "dropped.parquet", tmp_path / "annotated.parquet"
+    done = CliRunner().invoke(
+        main, ["dedupe", "--texts", str(source), "-q", "-o", os.devnull,
+               "--dropped", str(dropped), "--annotated", str(annotated)],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    assert pq.read_table(dropped).to_pylist() == [
+        {"id": big + 1, "text": text, "simhash_duplicate_of": big,
+         "simhash_cosine": 1.0, "simhash_cluster": 0}
+    ]  # fmt: skip
+    assert pq.read_schema(annotated).field("simhash_duplicate_of").type == pa.uint64()
+
+
+def test_a_text_column_that_is_not_strings_is_named_as_such(tmp_path: Path) -> None:
+    """A text column of numbers was reported as a missing text ("it has the keys "text",
+    "id""): it says what the text is instead."""
+    source = tmp_path / "numbers.parquet"
+    pq.write_table(pa.table({"id": ["a", "b"], "text": pa.array([1, 2])}), source)
+    with pytest.raises(MalformedLineError, match="its text is a number, not a string"):
+        corpus_from_text_records(str(source))

@@ -467,15 +467,15 @@ def _copy_parquet(source: str, targets: Targets, copying: _Copying, stack: ExitS
     if clash:
         raise InputError(clash)
     schema = file.schema_arrow.with_metadata({**(file.schema_arrow.metadata or {}), **meta})
-    # What a record duplicates is named as the id column names it: int64 ids, int64 names.
+    # What a record duplicates is named as the id column names it, in its very type (uint64
+    # ids of 2**63 and more do not fit an int64).
     id_column = copying.fields.columns(copying.kind)[-1]
     names = file.schema_arrow.names
-    integer_ids = id_column in names and pa.types.is_integer(
-        file.schema_arrow.field(id_column).type
-    )
+    id_type = file.schema_arrow.field(id_column).type if id_column in names else pa.string()
+    integer_ids = pa.types.is_integer(id_type)
     types = {
         "kept": pa.bool_(),
-        "duplicate_of": pa.int64() if integer_ids else pa.string(),
+        "duplicate_of": id_type if integer_ids else pa.string(),
         "cosine": pa.float64(),
         "cluster": pa.int64(),
         "skipped": pa.string(),

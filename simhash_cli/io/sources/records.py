@@ -440,8 +440,34 @@ def _text_record(
 ) -> TextRecord:
     text = fields.text_of(value) if isinstance(value, dict) else None
     if text is None:
-        raise MalformedLineError(f"{where}:{lineno}", fields.describe_text() + _keys_of(value))
+        raise MalformedLineError(
+            f"{where}:{lineno}", fields.describe_text() + _instead(value, fields)
+        )
     return TextRecord(_record_id(where, lineno, value, fields), text)
+
+
+def _instead(value: Any, fields: Fields) -> str:
+    """What a record without its text holds in its place: a text field of another kind (a
+    number, an object: not missing), else the keys it has."""
+    if isinstance(value, dict):
+        for path in fields.text:
+            found = path.get(value)
+            if found is not MISSING and found is not None and not isinstance(found, str):
+                return f"; its {path} is {_kind_of(found)}, not a string"
+    return _keys_of(value)
+
+
+def _kind_of(value: Any) -> str:
+    """A value's kind, as JSON names it."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
 
 
 def _keys_of(value: Any) -> str:
