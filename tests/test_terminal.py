@@ -430,3 +430,18 @@ def test_fingerprint_of_records_counts_records_under_no_empty_files_bar(tmp_path
     assert code == 0, shown.decode(errors="replace")
     assert b"reading files" not in shown and re.search(rb"[1-9][\d,]* records", shown)
     assert len((tmp_path / "out").read_text().splitlines()) == 3000
+
+
+def test_csv_on_a_terminal_writes_no_name_as_terminal_control(tmp_path: Path) -> None:
+    """-f csv wrote control characters of names raw on a terminal (an escape sequence in a
+    file name retitled the window); the same CSV into a file keeps names exact."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    evil = "evil\x1b]0;owned\x07.txt"
+    shutil.copy(corpus / "shipping-policy.txt", corpus / evil)
+    code, shown = on_a_terminal(["fingerprint", "-f", "csv", str(corpus)], None, columns=200)
+    assert code == 0
+    assert b"\x1b]0;owned" not in shown and b"evil\\x1b]0;owned\\x07.txt" in shown
+    with (tmp_path / "out.csv").open("wb") as handle:
+        code, _ = on_a_terminal(["fingerprint", "-f", "csv", str(corpus)], handle.fileno())
+    assert code == 0 and evil.encode() in (tmp_path / "out.csv").read_bytes()

@@ -20,6 +20,7 @@ from enum import Enum
 from typing import IO, Any
 
 from .atomic import write_bytes
+from .visible import visible
 
 __all__ = [
     "COSINE_DECIMALS",
@@ -221,6 +222,7 @@ class RecordWriter:
         self.csv: csv.DictWriter[str] | None = None
         self._rows = io.StringIO()  # CSV rows, until written as bytes
         self.ascii_only = not unicode_capable(out)
+        self.on_terminal = out.isatty()
 
     def write_lines(self, lines: str, count: int) -> None:
         """``count`` JSON Lines made elsewhere (as :meth:`write` would make them), at once."""
@@ -249,7 +251,10 @@ class RecordWriter:
                         self._rows, fieldnames=list(record), lineterminator="\r\n"
                     )
                     self.csv.writeheader()
-                self.csv.writerow({k: _csv_cell(v) for k, v in record.items()})
+                row = {k: _csv_cell(v) for k, v in record.items()}
+                if self.on_terminal:  # for a person: no name is terminal control
+                    row = {k: visible(v) if isinstance(v, str) else v for k, v in row.items()}
+                self.csv.writerow(row)
             self.count += 1
         if self.fmt is Format.CSV:
             self._write_rows()
