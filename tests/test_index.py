@@ -635,3 +635,18 @@ def test_index_dedupe_takes_dedupes_scheme_check_and_plan(tmp_path: Path) -> Non
         "index", "dedupe", db, "--verify", "exact", "--plan", str(corpus / "chess-openings.txt")
     )
     assert over.exit_code == ExitCode.USAGE  # a plan never replaces a stored file
+
+
+@pytest.mark.parametrize("command", [["stats"], ["add", str(SAMPLE)]])
+def test_an_index_path_that_is_a_device_or_a_pipe_is_named_so(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """An index path that was a device was called an empty file, with advice to remove it."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path, kind in ((os.devnull, "a character device"), (str(fifo), "a FIFO")):
+        sub, *rest = command
+        done = CliRunner().invoke(main, ["index", sub, path, *rest])
+        assert done.exit_code == 1
+        assert done.stderr.strip() == f"Error: {path} is {kind}, not an index"
+    assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)

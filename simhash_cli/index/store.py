@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from ..core.blocking import block_bounds
 from ..core.corpus import Settings
 from ..core.fingerprint import n_words
 from ..errors import InputError, PathNotFoundError, SettingsMismatchError
+from ..io.opening import kind_of
 from .lists import IN_CHUNK, Lists
 from .schema import (
     KEY_BITS,
@@ -93,6 +95,9 @@ class Store:
             raise PathNotFoundError(f"no index at {path} (simhash index add {path} ... makes one)")
         if os.path.isdir(path):
             raise InputError(f"{path} is a directory, not an index")
+        kind = os.stat(path).st_mode
+        if not stat.S_ISREG(kind):  # a device or a pipe: neither empty nor to be removed
+            raise InputError(f"{path} is {kind_of(kind)}, not an index")
         if os.path.getsize(path) == 0:
             raise InputError(
                 f"{path} is an empty file, not an index (a truncated copy?); remove it to start "
