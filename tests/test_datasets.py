@@ -305,3 +305,27 @@ def test_parquet_duplicates_are_named_with_the_type_of_the_id_column(tmp_path: P
     assert gone.num_rows and set(gone.column("simhash_duplicate_of").to_pylist()) <= set(
         table.column("id").to_pylist()
     )
+
+
+@pytest.mark.parametrize("option", ["--annotated", "--dropped"])
+def test_a_later_record_holding_the_annotation_key_is_refused_before_any_output(
+    tmp_path: Path, option: str
+) -> None:
+    """Only the first record was checked before the run: a later one holding the key was
+    refused after the whole run, the clusters already on standard output."""
+    source = tmp_path / "records.jsonl"
+    text = "the same words in both of these records"
+    source.write_text(
+        json.dumps({"id": "a", "text": text}) + "\n"
+        + json.dumps({"id": "b", "text": text, "simhash": {"mine": True}}) + "\n"
+    )  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    done = CliRunner().invoke(
+        main, ["dedupe", "--texts", str(source), "-f", "jsonl", option, str(out)]
+    )
+    assert done.exit_code == ExitCode.ERROR
+    assert done.stdout == "" and not out.exists()
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {source}:2: the records already have a key 'simhash', where their fate would "
+        "go: name another with --annotation-field"
+    )

@@ -6,6 +6,7 @@ fingerprints are compared by estimate; the run is :mod:`.against`'s).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Literal
@@ -298,8 +299,15 @@ class DedupeRequest:
 
     @property
     def job(self) -> Job:
-        """What an engine is handed: the source, the reading and the search."""
-        return Job(self.source, self.reading, self.config, self.rereads_records)
+        """What an engine is handed: the source (every record checked, as it is read, not
+        to hold the key its fate is to be written under), the reading and the search."""
+        source = self.source
+        if self.dropped is not None or self.annotated is not None:
+            reserved = self.annotation_field or ANNOTATION
+            source = dataclasses.replace(
+                source, fields=dataclasses.replace(source.fields, reserved=reserved)
+            )
+        return Job(source, self.reading, self.config, self.rereads_records)
 
     @property
     def outputs(self) -> dict[str, str | None]:

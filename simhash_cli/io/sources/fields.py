@@ -11,6 +11,7 @@ malformed, as is one whose only text field is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -117,11 +118,14 @@ class Fields:
     Attributes:
         text: the text fields, joined by a newline when there are several.
         id: the id field; None for ``id`` where a record has one, else its ``FILE:LINE``.
+        reserved: a key no record may hold: the one ``--dropped`` and ``--annotated`` add
+            (a record that has it is refused as it is read, before any output).
     """
 
     text: tuple[FieldPath, ...] = (_TEXT,)
     id: FieldPath | None = None
     features: FieldPath = _FEATURES
+    reserved: str | None = None
 
     @classmethod
     def of(cls, text: tuple[str, ...] = (), id: str | None = None) -> Fields:
@@ -139,7 +143,7 @@ class Fields:
     @property
     def custom(self) -> bool:
         """Whether any field is not the default."""
-        return self != DEFAULT_FIELDS
+        return dataclasses.replace(self, reserved=None) != DEFAULT_FIELDS
 
     def columns(self, kind: str) -> list[str]:
         """The top-level fields (Parquet columns) records of ``kind`` are read from, the id's

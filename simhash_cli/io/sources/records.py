@@ -417,6 +417,7 @@ def _vector_record(
             f"{where}:{lineno}", 'expected {"id": ..., "features": {feature: weight}}'
         )
     features = {key: _weight(where, lineno, key, raw) for key, raw in given.items()}
+    _check_reserved(where, lineno, value, fields)
     return VectorRecord(_record_id(where, lineno, value, fields), features)
 
 
@@ -443,7 +444,18 @@ def _text_record(
         raise MalformedLineError(
             f"{where}:{lineno}", fields.describe_text() + _instead(value, fields)
         )
+    _check_reserved(where, lineno, value, fields)
     return TextRecord(_record_id(where, lineno, value, fields), text)
+
+
+def _check_reserved(where: str, lineno: int, value: Any, fields: Fields) -> None:
+    """Raises: InputError: the record holds the key its fate is to be written under (refused
+    as it is read: every record, not only the first, and before any output)."""
+    if fields.reserved is not None and isinstance(value, dict) and fields.reserved in value:
+        raise InputError(
+            f"{where}:{lineno}: the records already have a key {fields.reserved!r}, where "
+            "their fate would go: name another with --annotation-field"
+        )
 
 
 def _instead(value: Any, fields: Fields) -> str:
