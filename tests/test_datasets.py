@@ -329,3 +329,22 @@ def test_a_later_record_holding_the_annotation_key_is_refused_before_any_output(
         f"Error: {source}:2: the records already have a key 'simhash', where their fate would "
         "go: name another with --annotation-field"
     )
+
+
+def test_a_copy_of_shards_onto_a_link_is_refused_before_the_run(tmp_path: Path) -> None:
+    """--kept onto a link to an empty directory passed the check and failed after the whole
+    run ("cannot write link: Not a directory"), leaving its sidecar behind."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    text = "the same words in both of these records"
+    (shards / "a.jsonl").write_text(
+        json.dumps({"id": "a", "text": text}) + "\n" + json.dumps({"id": "b", "text": text}) + "\n"
+    )
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "empty")
+    done = CliRunner().invoke(
+        main, ["dedupe", "--texts", str(shards), "-q", "--kept", str(tmp_path / "link")]
+    )
+    assert done.exit_code == ExitCode.USAGE and done.stdout == ""
+    assert "is a symbolic link: name the directory itself" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "link", "shards"]

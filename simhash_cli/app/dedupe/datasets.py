@@ -135,6 +135,12 @@ def _check_directory(name: str, path: str, location: str) -> None:
     """Raises: BadValueError: ``path`` cannot become the directory of a copy of the shards
     of ``location``: it holds files, it is a file, or the copy would be read as shards of
     the input by a later run (inside its directory, or matched by its glob)."""
+    if os.path.islink(path):  # the copy is renamed into place: a link cannot be replaced
+        raise BadValueError(
+            f"{path} is a symbolic link: name the directory itself "
+            f"({os.path.realpath(path)}), or a new one",
+            parameter=name,
+        )
     root = root_of_shards(location)
     written = [os.path.join(path, os.path.relpath(s, root)) for s in shards_of(location)]
     within = root_of(path, [location]) if not is_glob(location) else None
