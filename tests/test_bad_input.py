@@ -183,18 +183,26 @@ def test_a_fifo_inside_a_directory_is_skipped_before_opening(tmp_path: Path) -> 
     assert f"skipped {tmp_path / 'pipe'}: not a regular file" in result.stderr
 
 
-def test_a_fifo_named_with_no_writer_does_not_hang(tmp_path: Path) -> None:
+def test_a_fifo_named_whose_writer_comes_late_is_waited_for(tmp_path: Path) -> None:
+    """A named pipe whose writer opened late was read as empty (exit 0), and the writer then
+    waited for ever: it is waited for, as cat waits."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    done = subprocess.run(
-        [sys.executable, "-m", "simhash_cli", "fingerprint", str(fifo)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert done.returncode == ExitCode.OK
-    assert f"skipped {fifo}: empty" in done.stderr
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simhash_cli", "fingerprint", "-f", "jsonl", str(fifo)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+    def late() -> None:
+        time.sleep(1.5)  # the command has long opened its input by then
+        fifo.write_text(TEXT)
+
+    writer = threading.Thread(target=late, daemon=True)
+    writer.start()
+    stdout, stderr = process.communicate(timeout=60)
+    writer.join(timeout=10)
+    assert process.returncode == ExitCode.OK, stderr
+    assert not writer.is_alive() and len(stdout.splitlines()) == 1
 
 
 def test_a_fifo_named_with_a_writer_is_read(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from unittest import mock
 
@@ -51,8 +52,12 @@ def test_the_opener_refuses_what_is_not_a_regular_file_without_blocking(tmp_path
         read_bounded("/dev/zero", 10)
     with pytest.raises(NotAFile, match="a directory"):
         open_file(str(tmp_path))
-    with open_file(str(fifo), stream=True) as handle:  # nobody writes: end of file at once
-        assert handle.read() == b""
+    # Named as input, a pipe waits for its writer, as cat does; it writes, then is done.
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"late words"), daemon=True)
+    writer.start()
+    with open_file(str(fifo), stream=True) as handle:
+        assert handle.read() == b"late words"
+    writer.join(timeout=10)
 
 
 def test_an_interrupt_while_the_file_object_is_made_stays_an_interrupt(
@@ -74,9 +79,13 @@ def test_an_interrupt_while_the_file_object_is_made_stays_an_interrupt(
         open_file(str(path))
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # a stream named as input is read through a file object
+    writer = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer: its reader does not wait
     skipped: list[object] = []
-    with pytest.raises(KeyboardInterrupt):
-        list(read_documents([str(fifo)], skipped.append))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(read_documents([str(fifo)], skipped.append))
+    finally:
+        os.close(writer)
     assert skipped == []
     # A regular file is read from its descriptor: Ctrl-C in a read is an interrupt too.
     monkeypatch.setattr(os, "read", mock.Mock(side_effect=KeyboardInterrupt))

@@ -82,6 +82,17 @@ def open_descriptor(
         readable = stat.S_ISREG(mode) or (stream and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)))
         if not readable:
             raise NotAFile(path, kind_of(mode))
+        if stat.S_ISFIFO(mode):
+            # A named pipe waits for its writer, as cat does (opened without blocking, it read
+            # as empty when the writer came late, and the writer then waited for ever): it is
+            # opened again, blocking, and must be the very pipe looked at.
+            waited = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            again = os.fstat(waited)
+            if (again.st_dev, again.st_ino) != (info.st_dev, info.st_ino):
+                os.close(waited)
+                raise NotAFile(path, "another file than the pipe it was")
+            os.close(descriptor)
+            descriptor, info = waited, again
         # A pipe opened without blocking is read blocking: its writer's bytes, then its end.
         os.set_blocking(descriptor, True)
     except BaseException:
