@@ -627,14 +627,47 @@ def test_index_dedupe_takes_dedupes_scheme_check_and_plan(tmp_path: Path) -> Non
     plan = tmp_path / "plan.json"
     refused = run("index", "dedupe", db, "--plan", str(plan))
     assert refused.exit_code == ExitCode.USAGE and "add --verify exact" in refused.stderr
-    planned = run("index", "dedupe", db, "--verify", "exact", "--plan", str(plan), "-qq")
+    rootless = run("index", "dedupe", db, "--verify", "exact", "--plan", str(plan))
+    assert rootless.exit_code == ExitCode.USAGE and "needs --root DIR" in rootless.stderr
+    planned = run(
+        "index", "dedupe", db, "--verify", "exact", "--plan", str(plan), "--root", str(corpus),
+        "-qq",
+    )  # fmt: skip
     assert planned.exit_code == ExitCode.OK, planned.stderr
     clusters = json.loads(plan.read_text())["clusters"]
     assert len(clusters) == 2 and all(c["keep"] for c in clusters)
     over = run(
-        "index", "dedupe", db, "--verify", "exact", "--plan", str(corpus / "chess-openings.txt")
-    )
+        "index", "dedupe", db, "--verify", "exact", "--plan", str(corpus / "chess-openings.txt"),
+        "--root", str(corpus),
+    )  # fmt: skip
     assert over.exit_code == ExitCode.USAGE  # a plan never replaces a stored file
+
+
+def test_a_plan_of_a_shared_index_acts_only_inside_the_roots_named(tmp_path: Path) -> None:
+    """A plan made from an index took every stored path as its own root: whoever could write
+    a shared index added a file from outside the tree, and the user's own sealed plan deleted
+    it. The plan's roots are the --root directories; a stored file outside them is skipped."""
+    corpus = copy_of_sample(tmp_path)
+    db = str(tmp_path / "index.db")
+    assert run("index", "add", db, str(corpus)).exit_code == ExitCode.OK
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    victim = outside / "shipping-policy.txt"
+    shutil.copy(corpus / "shipping-policy.txt", victim)  # added by another user of the index
+    assert run("index", "add", db, str(victim)).exit_code == ExitCode.OK
+    plan = tmp_path / "plan.json"
+    made = run(
+        "index", "dedupe", db, "--verify", "exact", "--plan", str(plan), "--root", str(corpus),
+        "--keep", "first", "-qq",
+    )  # fmt: skip
+    assert made.exit_code == ExitCode.OK, made.stderr
+    written = json.loads(plan.read_text())
+    assert written["roots"] == [os.path.realpath(corpus)]
+    files = {f["path"]: f for c in written["clusters"] for f in c["files"]}
+    assert files[str(victim)]["action"] == "skip"
+    applied = run("apply", str(plan), "--action", "delete", "--delete-near-duplicates", "--yes")
+    assert applied.exit_code in (ExitCode.OK, ExitCode.INCOMPLETE), applied.stderr
+    assert victim.exists()
 
 
 @pytest.mark.parametrize("command", [["stats"], ["add", str(SAMPLE)]])

@@ -176,6 +176,16 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
         *CLUSTER_OPTIONS,
         CHECK_OPTION,
         *PLAN_OPTIONS,
+        click.option(
+            "--root",
+            "roots",
+            multiple=True,
+            metavar="DIR",
+            type=click.Path(exists=True, file_okay=False),
+            help="With --plan: a directory the plan may act in (the tree the stored files "
+            "came from; repeat for more). Stored files outside every --root are left out: a "
+            "stored path is never trusted as a root.",
+        ),
         jobs_option,
     ),
     REPORT_OUTPUT,
@@ -192,7 +202,7 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
         messages,
         output=request.output,
         verb="read" if request.verify is Verify.EXACT else "stored:",
-        after=AfterRun(request.plan_request(tuple(result.corpus.ids))),
+        after=AfterRun(request.plan_request()),
         check=request.check_pairs,
     )
 

@@ -125,6 +125,8 @@ class IndexDedupeRequest:
     plan: str | None = None
     keep: Keep = DEFAULT_KEEP
     protect: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    """With a plan: the directories it may act in (``--root``), never the stored paths."""
     jobs: int = field(default_factory=default_jobs)
     output: Output = field(default_factory=Output)
 
@@ -147,11 +149,13 @@ class IndexDedupeRequest:
         """Which member of each cluster is kept (``--keep``, ``--protect``)."""
         return KeepRule(self.keep, None, self.protect)
 
-    def plan_request(self, files: tuple[str, ...]) -> PlanRequest | None:
-        """The action plan asked for, of these stored ``files`` (each its own root)."""
+    def plan_request(self) -> PlanRequest | None:
+        """The action plan asked for, bound to the ``--root`` directories: whoever can write
+        a shared index could otherwise add any path, and a plan that took each stored path
+        as its own root would remove it."""
         if self.plan is None:
             return None
-        return PlanRequest(self.plan, self.keep_rule, files)
+        return PlanRequest(self.plan, self.keep_rule, self.roots)
 
     def check(self) -> None:
         """Raises: UsageError: an output over the index; plan options that do not apply."""
@@ -170,8 +174,16 @@ class IndexDedupeRequest:
                 "{plan} needs the stored files read again, as they are now: add {verify} exact",
                 parameters=("plan", "verify"),
             )
-        if self.plan is None and self.protect:
-            raise UsageError("{protect} goes with {plan} FILE", parameters=("protect", "plan"))
+        if self.plan is None and (self.protect or self.roots):
+            raise UsageError(
+                "{protect} and {root} go with {plan} FILE", parameters=("protect", "root", "plan")
+            )
+        if self.plan is not None and not self.roots:
+            raise UsageError(
+                "{plan} of an index needs {root} DIR, the directory the plan may act in (the "
+                "tree the files were added from): a stored path is never taken as a root",
+                parameters=("plan", "root"),
+            )
         if self.keep in (*FILE_RULES, Keep.LONGEST) and self.verify is not Verify.EXACT:
             raise BadValueError(
                 f"--keep {self.keep.value} compares the stored files as they are: add "
