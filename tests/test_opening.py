@@ -79,7 +79,8 @@ def test_an_interrupt_while_the_file_object_is_made_stays_an_interrupt(
         open_file(str(path))
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # a stream named as input is read through a file object
-    writer = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer: its reader does not wait
+    writer = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer that has written: no wait
+    os.write(writer, b"some words")
     skipped: list[object] = []
     try:
         with pytest.raises(KeyboardInterrupt):

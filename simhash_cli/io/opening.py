@@ -19,6 +19,7 @@ size is.
 from __future__ import annotations
 
 import os
+import select
 import stat
 from typing import BinaryIO
 
@@ -84,15 +85,12 @@ def open_descriptor(
             raise NotAFile(path, kind_of(mode))
         if stat.S_ISFIFO(mode):
             # A named pipe waits for its writer, as cat does (opened without blocking, it read
-            # as empty when the writer came late, and the writer then waited for ever): it is
-            # opened again, blocking, and must be the very pipe looked at.
-            waited = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            again = os.fstat(waited)
-            if (again.st_dev, again.st_ino) != (info.st_dev, info.st_ino):
-                os.close(waited)
-                raise NotAFile(path, "another file than the pipe it was")
-            os.close(descriptor)
-            descriptor, info = waited, again
+            # as empty when the writer came late, and the writer then waited for ever): until
+            # the writer has written, or has come and gone (Linux reports the hang-up only of
+            # a writer that came after this reader opened), on this very descriptor.
+            waiting = select.poll()
+            waiting.register(descriptor, select.POLLIN)
+            waiting.poll()
         # A pipe opened without blocking is read blocking: its writer's bytes, then its end.
         os.set_blocking(descriptor, True)
     except BaseException:
