@@ -484,7 +484,9 @@ def test_apply_never_loses_a_kept_protected_or_changed_file(
             for member in range(size):
                 folder = data.draw(st.sampled_from(["protected", "open"]))
                 path = root / folder / f"c{number}-{member}.txt"
-                path.write_text(f"cluster {number} member {member}")
+                # Near-duplicates (an unsealed plan's pairs are checked on the files).
+                body = " ".join(f"w{number}x{i}" for i in range(40))
+                path.write_text(f"cluster {number} {body} member {member}")
                 members.append(len(paths))
                 paths.append(str(path))
             clusters.append(np.array(members))

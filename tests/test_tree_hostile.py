@@ -4,6 +4,7 @@ again; nothing outside the roots or DIR is written, moved or deleted."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -188,3 +189,35 @@ def test_a_name_too_long_for_the_temporary_name_is_linked_all_the_same(
     assert [json.loads(line)["status"] for line in result.stdout.splitlines()] == ["done"]
     assert (corpus / f"{long}.a").samefile(corpus / f"{long}.b")
     assert sorted(p.name for p in corpus.iterdir()) == [f"{long}.a", f"{long}.b"]
+
+
+def test_an_unsealed_plan_removes_a_file_only_when_it_is_near_its_kept_file(
+    tmp_path: Path,
+) -> None:
+    """apply never checked that a file marked remove is near its kept file: an unsealed plan
+    run with --root and --delete-near-duplicates deleted an unrelated file. Its pairs are
+    checked on the files, at the plan's threshold; a sealed plan's are the run's own."""
+    corpus, plan_file = planned(tmp_path)
+    plan = json.loads(plan_file.read_text())
+    del plan["seal"]
+    victim = corpus / "chess-openings.txt"  # nothing like any other file
+    info = victim.stat()
+    cluster = plan["clusters"][1]
+    removed = next(f for f in cluster["files"] if f["action"] == "remove")
+    removed.update(
+        path=str(victim), device=info.st_dev, inode=info.st_ino, size=info.st_size,
+        mtime_ns=info.st_mtime_ns, sha256=hashlib.sha256(victim.read_bytes()).hexdigest(),
+    )  # fmt: skip
+    evil = tmp_path / "evil.json"
+    evil.write_text(json.dumps(plan))
+    result = CliRunner().invoke(
+        main, ["apply", str(evil), "--action", "delete", "--delete-near-duplicates",
+               "--root", str(corpus), "--yes", "-f", "jsonl"],
+    )  # fmt: skip
+    assert result.exit_code == ExitCode.INCOMPLETE, result.stderr
+    outcomes = {json.loads(line)["path"]: json.loads(line) for line in result.stdout.splitlines()}
+    assert outcomes[str(victim)]["status"] == "refused"
+    assert "not a near-duplicate of its kept file" in outcomes[str(victim)]["detail"]
+    assert victim.exists()
+    # The true pairs of the same plan, unsealed, are near: they go.
+    assert sum(o["status"] == "done" for o in outcomes.values()) == 2

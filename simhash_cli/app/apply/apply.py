@@ -46,6 +46,7 @@ from .checks import (
 from .holds import held
 from .journal import Journal
 from .loading import load_plan
+from .near import Nearness
 from .steps import Action, LoadedPlan, Outcome, Status, Step
 from .tree import Spot
 
@@ -233,9 +234,10 @@ def apply(
     """
     bounds = Bounds.of(plan, protect, consent)
     digests = Digests()
+    near = None if plan.sealed else Nearness(plan.settings)
     for step in plan.steps:
         moved_to = None if destination is None else destination_of(destination, step.target.path)
-        outcome = _run_step(step, action, moved_to, bounds, digests, execute, journal)
+        outcome = _run_step(step, action, moved_to, bounds, digests, execute, journal, near)
         if on_step is not None:
             on_step()
         yield outcome
@@ -249,6 +251,7 @@ def _run_step(
     digests: Digests,
     execute: bool,
     journal: Journal | None,
+    near: Nearness | None = None,
 ) -> Outcome:
     def outcome(status: Status, detail: str) -> Outcome:
         if journal is not None and execute:
@@ -256,11 +259,13 @@ def _run_step(
         return Outcome(step, status, detail, destination)
 
     if not execute:
-        return _checked(step, action, destination, bounds, digests, outcome)
+        return _checked(step, action, destination, bounds, digests, outcome, near=near)
     with held((step.kept.path, step.target.path)) as busy:
         if busy is not None:
             return outcome(Status.REFUSED, f"not checked: {busy}")
-        return _checked(step, action, destination, bounds, digests, outcome, journal, True)
+        return _checked(
+            step, action, destination, bounds, digests, outcome, journal, True, near=near
+        )
 
 
 def _checked(
@@ -272,9 +277,12 @@ def _checked(
     outcome: Callable[[Status, str], Outcome],
     journal: Journal | None = None,
     execute: bool = False,
+    *,
+    near: Nearness | None = None,
 ) -> Outcome:
     """The step checked on its files and, held (:mod:`.holds`) and with ``execute``, taken:
-    each file looked at and acted on through its directory held open (:mod:`.tree`)."""
+    each file looked at and acted on through its directory held open (:mod:`.tree`); with
+    ``near`` (an unsealed plan), only when the two files are near-duplicates now."""
     done = _describe(step.kept.path, action, destination)
     try:
         spots = _spots(step, bounds, destination)
@@ -291,6 +299,11 @@ def _checked(
         refused = static_refusal(step, action, bounds, destination) or refusal(
             step, spots, action, digests
         )
+        if refused is None and near is not None:
+            try:
+                refused = near.refusal(step, spots)
+            except OSError as exc:
+                refused = f"cannot be checked: {exc.strerror or exc}"
         if refused is not None:
             return outcome(Status.REFUSED, refused)
         if not execute:

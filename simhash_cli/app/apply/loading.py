@@ -163,5 +163,9 @@ def load_plan(path: str) -> LoadedPlan:
             steps.append(Step(len(steps) + 1, position, state, acted[0]))
     digest = hashlib.sha256(data).hexdigest()
     sealed, unsealed = check_seal(plan)
-    loaded = LoadedPlan(os.path.abspath(path), digest, protect, steps, roots, sealed, unsealed)
+    settings = plan.get("settings")
+    loaded = LoadedPlan(
+        os.path.abspath(path), digest, protect, steps, roots, sealed, unsealed,
+        settings=settings if isinstance(settings, dict) else {},
+    )  # fmt: skip
     return loaded.bounded_by(())

@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from ...io.places import identity, inside
 from .plans import FileState
@@ -78,6 +79,9 @@ class LoadedPlan:
     sealed: bool = False
     unsealed: str = ""
     bounds: tuple[str, ...] = ()
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """What the plan says it was made with (bits, seed, tokenizer, weighting, threshold):
+    trusted for nothing but the check of an unsealed plan's pairs (:mod:`.near`)."""
 
     def bounded_by(self, given: Sequence[str]) -> LoadedPlan:
         """This plan bound to what a run may touch, with ``given`` the roots named on apply's

@@ -96,7 +96,8 @@ def write_plan(result: DedupeResult, plan: PlanRequest, hooks: Hooks) -> dict[st
         keep=plan.rule.keep,
         roots=plan.roots,
         protect=plan.rule.protect,
-        settings=docs.settings.names(),
+        # The threshold too: an unsealed plan's pairs are checked at it (apply/near.py).
+        settings={**docs.settings.names(), "threshold": result.config.threshold},
         # The clusters were made around their kept member (every one for central, whose
         # order the plan cannot compute again from the files).
         representatives=(
