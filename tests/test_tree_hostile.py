@@ -4,6 +4,7 @@ again; nothing outside the roots or DIR is written, moved or deleted."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 
 from simhash_cli.app.apply import apply as applying
 from simhash_cli.app.apply.apply import apply, load_plan
+from simhash_cli.app.apply.checks import destination_of
 from simhash_cli.app.apply.journal import Journal
 from simhash_cli.app.apply.steps import Action
 from simhash_cli.cli import main
@@ -221,3 +223,28 @@ def test_an_unsealed_plan_removes_a_file_only_when_it_is_near_its_kept_file(
     assert victim.exists()
     # The true pairs of the same plan, unsealed, are near: they go.
     assert sum(o["status"] == "done" for o in outcomes.values()) == 2
+
+
+def test_a_partial_copy_left_by_a_killed_move_is_dropped_when_the_move_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL during a move across file systems left its partial copy (under its temporary
+    name in DIR) for ever; the move made again drops it and copies whole."""
+    _corpus, plan_file = planned(tmp_path)
+    plan = load_plan(str(plan_file))
+    dups = tmp_path / "dups"
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", no_links)
+    for step in plan.steps:  # what a kill in the middle of each copy leaves
+        moved = Path(destination_of(str(dups), step.target.path))
+        moved.parent.mkdir(parents=True, exist_ok=True)
+        (moved.parent / f".{moved.name}.simhash-apply").write_bytes(b"half a co")
+    outcomes = list(apply(plan, Action.MOVE_TO, destination=str(dups), execute=True))
+    assert [o.status.value for o in outcomes] == ["done"] * len(plan.steps)
+    for step in plan.steps:
+        moved = Path(destination_of(str(dups), step.target.path))
+        assert hashlib.sha256(moved.read_bytes()).hexdigest() == step.target.sha256
+    assert [p.name for p in dups.rglob(".*")] == []

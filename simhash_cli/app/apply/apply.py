@@ -131,6 +131,7 @@ def _copy(source: Spot, destination: Spot) -> None:
     name (which fails rather than replace anything), then the temporary name dropped. A copy
     that fails (a full disk) leaves nothing behind."""
     temp = destination.beside(os.path.basename(temp_name(destination.path)))
+    _drop_leftover(temp, destination)
     copy_file(source, temp)
     try:
         try:
@@ -149,6 +150,21 @@ def _copy(source: Spot, destination: Spot) -> None:
             temp.unlink()
 
 
+def _drop_leftover(temp: Spot, destination: Spot) -> None:
+    """A copy a killed move left at its temporary name under DIR, dropped so that the move can
+    be made again: a regular file of one name only (a partial copy), or another name of the
+    file at the destination (linked, then killed before its temporary name was dropped).
+    Anything else there is not ours: the move fails rather than touch it."""
+    info = temp.lstat()
+    if info is None:
+        return
+    there = destination.lstat()
+    linked = there is not None and (there.st_dev, there.st_ino) == (info.st_dev, info.st_ino)
+    if not stat.S_ISREG(info.st_mode) or (info.st_nlink != 1 and not linked):
+        raise FileExistsError(errno.EEXIST, "its temporary name is in use", temp.path)
+    temp.unlink()
+
+
 def _perform(step: Step, spots: Spots, action: Action, destination: str | None) -> None:
     target = spots.target
     if action is Action.DELETE:
@@ -159,6 +175,9 @@ def _perform(step: Step, spots: Spots, action: Action, destination: str | None) 
         moved = tree.spot_under(_directory_of(destination, step), destination, make=True)
         with tree.holding(moved):
             move_file(target, moved)
+            # A copy linked into place by a move killed before it dropped its temporary name.
+            with contextlib.suppress(OSError):
+                _drop_leftover(moved.beside(os.path.basename(temp_name(moved.path))), moved)
     else:
         temp = target.beside(os.path.basename(temp_name(target.path)))
         if temp.lstat() is not None:  # checked to be a link to the kept file (refusal)
