@@ -248,3 +248,19 @@ def test_a_partial_copy_left_by_a_killed_move_is_dropped_when_the_move_is_made_a
         moved = Path(destination_of(str(dups), step.target.path))
         assert hashlib.sha256(moved.read_bytes()).hexdigest() == step.target.sha256
     assert [p.name for p in dups.rglob(".*")] == []
+
+
+def test_a_plan_of_files_named_one_by_one_is_applied_in_their_directory(tmp_path: Path) -> None:
+    """Files named as the roots (dedupe a.txt b.txt --plan): each is its own root, reached
+    through the directory it was named in."""
+    for name in ("shipping-policy.txt", "shipping-policy-copy.txt"):
+        shutil.copy(SAMPLE / name, tmp_path / name)
+    plan = tmp_path / "plan.json"
+    made = CliRunner().invoke(
+        main, ["dedupe", "-qq", "--plan", str(plan), "-o", os.devnull,
+               str(tmp_path / "shipping-policy.txt"), str(tmp_path / "shipping-policy-copy.txt")],
+    )  # fmt: skip
+    assert made.exit_code == ExitCode.OK, made.stderr
+    done = CliRunner().invoke(main, ["apply", str(plan), "--action", "hardlink", "--yes"])
+    assert done.exit_code == ExitCode.OK, done.stderr
+    assert (tmp_path / "shipping-policy.txt").samefile(tmp_path / "shipping-policy-copy.txt")

@@ -174,6 +174,10 @@ def spot_in(path: str, roots: Sequence[tuple[str, tuple[int, int]]]) -> Spot:
         OSError: a directory on the way cannot be opened.
     """
     path = os.path.normpath(os.path.abspath(path))
+    if any(os.path.normpath(root) == path for root, _ in roots):
+        # A file named as a root (dedupe a.txt b.txt): its directory is the one it was named in.
+        head, name = os.path.split(path)
+        return Spot(path, os.open(head, _DIRECTORY), name)
     found = [
         (root, place, parts)
         for root, place in roots
