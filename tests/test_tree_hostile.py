@@ -264,3 +264,25 @@ def test_a_plan_of_files_named_one_by_one_is_applied_in_their_directory(tmp_path
     done = CliRunner().invoke(main, ["apply", str(plan), "--action", "hardlink", "--yes"])
     assert done.exit_code == ExitCode.OK, done.stderr
     assert (tmp_path / "shipping-policy.txt").samefile(tmp_path / "shipping-policy-copy.txt")
+
+
+def test_an_undo_killed_between_the_two_halves_of_a_move_is_finished_by_another(
+    tmp_path: Path,
+) -> None:
+    """A killed --undo of a move could not be finished by another --undo: the file had its
+    old name back and its name under DIR too, and the step was refused ("its place is taken
+    again")."""
+    corpus, plan_file = planned(tmp_path)
+    dups = tmp_path / "dups"
+    _applied(plan_file, "--action", "move-to", str(dups))
+    plan = load_plan(str(plan_file))
+    step = plan.steps[0]
+    moved = Path(destination_of(str(dups), step.target.path))
+    os.link(moved, step.target.path)  # the first half of moving it back, then the kill
+    result = CliRunner().invoke(
+        main, ["apply", "--undo", f"{plan_file}.journal", "--yes", "-f", "jsonl"]
+    )
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert {json.loads(line)["status"] for line in result.stdout.splitlines()} == {"done"}
+    assert not moved.exists() and Path(step.target.path).exists()
+    assert sorted(p.name for p in corpus.iterdir()) == sorted(p.name for p in SAMPLE.iterdir())

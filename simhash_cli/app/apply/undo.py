@@ -187,9 +187,15 @@ def _refusal(step: Step, undo: Undo, spots: Spots, digests: Digests) -> tuple[St
     """Why the step cannot be put back now (or is already), or None when it can."""
     if undo.action is Action.MOVE_TO:
         assert spots.moved is not None
-        if spots.target.lstat() is not None:
-            if holds_copy(spots.target, step.target) and spots.moved.lstat() is None:
+        back, away = spots.target.lstat(), spots.moved.lstat()
+        if back is not None:
+            if holds_copy(spots.target, step.target) and away is None:
                 return Status.ALREADY_DONE, "already where the plan found it"
+            same = away is not None and (back.st_dev, back.st_ino) == (away.st_dev, away.st_ino)
+            if same and stat.S_ISREG(back.st_mode) and holds_copy(spots.target, step.target):
+                # An --undo killed between the move's two halves: the file has both names,
+                # and dropping the one under DIR finishes it (move_file links nothing).
+                return None
             return Status.REFUSED, "its place is taken again: nothing is moved over it"
         if not holds_copy(spots.moved, step.target):
             return (
