@@ -180,3 +180,34 @@ def test_a_link_to_a_file_of_the_walk_gives_way_to_the_file(tmp_path: Path) -> N
     assert listed.sizes == [2, 1]  # each file's size, kept in step with it
     skipped = [(Path(e.id).name, getattr(e, "reason", "")) for e in events]
     assert ("a-link.txt", f"same file as {root / 'real.txt'}") in skipped
+
+
+GIT_CASES = [
+    "*\n!*.md\n!*/\n",  # everything but Markdown, in every directory
+    "*\n!*/\n!sub/**\n",
+    "sub/\n!sub/b.md\n",  # a file of an ignored directory stays out, as in git
+    "*.txt\n!deeper/\n",
+    "/sub/deeper/\n*.md\n!c.md\n",
+    "**/deeper\n!*.txt\n",
+]
+
+
+@pytest.mark.parametrize("ignore", GIT_CASES)
+def test_a_walk_lists_what_git_lists(tmp_path: Path, ignore: str) -> None:
+    """.gitignore negation (``*``, ``!*.md``, ``!*/``) gave another set than git's: a match
+    through a directory outranked the negation of the directory itself."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is not installed: this test compares the walk with git")
+    names = ["a.md", "a.txt", "sub/b.md", "sub/b.txt", "sub/deeper/c.md", "sub/deeper/c.txt"]
+    root = tree(tmp_path / "repo", {".gitignore": ignore, **{name: name for name in names}})
+    subprocess.run([git, "init", "-q", str(root)], check=True)
+    lists = subprocess.run(
+        [git, "-C", str(root), "ls-files", "--others", "--exclude-standard"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    shown = sorted(name for name in lists if not name.startswith("."))  # hidden: left out
+    assert listed(root, Selection())[0] == shown

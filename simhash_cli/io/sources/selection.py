@@ -209,7 +209,7 @@ class Rules:
             return "excluded"
         ignored = None
         for base, prefix, spec in self.ignores:
-            verdict = spec.check_file(prefix + _relative(path, base, directory)).include
+            verdict = _last_match(spec, prefix + _relative(path, base, directory), len(prefix))
             if verdict is not None:
                 ignored = verdict
         if ignored:
@@ -217,6 +217,33 @@ class Rules:
         if not directory and self.include is not None and not self.include.match_file(below):
             return "not included"
         return None
+
+
+def _last_match(spec: pathspec.GitIgnoreSpec, path: str, unwalked: int) -> bool | None:
+    """Whether the last of ``spec``'s patterns that matches ``path`` ignores it (None: none
+    matches), as git judges each path of a walk (one that does not enter what it ignores).
+    The spec's own check ranks a match through a parent directory above a match of the path
+    itself, so ``*``, ``!*.md``, ``!*/`` left every subdirectory out, where git enters them.
+    ``unwalked``: how many characters of ``path`` name the walk's root and the directories
+    above it, which the walk did not judge (an ignore file above the root)."""
+    verdict = None
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None or regex is None:
+            continue
+        if any(_judges(found, path, unwalked) for found in regex.finditer(path)):
+            verdict = pattern.include
+    return verdict
+
+
+def _judges(found: re.Match[str], path: str, unwalked: int) -> bool:
+    """Whether a pattern's match judges ``path``: a match of the path itself, or through a
+    directory (its ``ps_d`` group) that is the path, or the walk's root or above it (what
+    git ignores there it ignores all of). A directory the walk entered was judged already."""
+    if found.groupdict().get("ps_d") is None:
+        return True
+    end = found.end("ps_d")
+    return end == len(path) or end <= unwalked
 
 
 def _relative(path: str, base: str, directory: bool) -> str:
