@@ -6,7 +6,9 @@ dropped + skipped = read, in the summary and in the output's metadata."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -348,3 +350,43 @@ def test_a_copy_of_shards_onto_a_link_is_refused_before_the_run(tmp_path: Path) 
     assert done.exit_code == ExitCode.USAGE and done.stdout == ""
     assert "is a symbolic link: name the directory itself" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "link", "shards"]
+
+
+def test_a_directory_swapped_between_the_digest_and_the_reading_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dataset's digest was taken by path: its directory renamed away after the digest,
+    another in its place for the first reading, and back before the copy, went unseen (exit
+    0, unique records dropped). Each reading's descriptor is checked against the digest."""
+    import simhash_cli.cli.dedupe as command
+
+    data = tmp_path / "data"
+    data.mkdir()
+    words = [" ".join(f"w{k}x{i}" for i in range(30)) for k in range(10)]
+    records = data / "records.jsonl"
+    records.write_text("".join(json.dumps({"id": f"r{k}", "text": words[k]}) + "\n"
+                               for k in range(10)))  # fmt: skip
+    real_before, real_report = command.before_run, command.report  # type: ignore[attr-defined]
+
+    def before_then_swapped(*args: Any, **kwargs: Any) -> Any:
+        taken = real_before(*args, **kwargs)
+        data.rename(tmp_path / "away")
+        data.mkdir()  # the same ids, one text: every record a near-duplicate of the first
+        records.write_text("".join(json.dumps({"id": f"r{k}", "text": words[0]}) + "\n"
+                                   for k in range(10)))  # fmt: skip
+        return taken
+
+    def swapped_back(*args: Any, **kwargs: Any) -> Any:
+        data.rename(tmp_path / "other")
+        (tmp_path / "away").rename(data)
+        return real_report(*args, **kwargs)
+
+    monkeypatch.setattr(command, "before_run", before_then_swapped)
+    monkeypatch.setattr(command, "report", swapped_back)
+    kept = tmp_path / "kept.jsonl"
+    done = CliRunner().invoke(
+        main, ["dedupe", "--texts", str(records), "-q", "-o", os.devnull, "--kept", str(kept)]
+    )
+    assert done.exit_code == ExitCode.ERROR
+    assert "as read is not the file digested before the run" in done.stderr
+    assert not kept.exists()

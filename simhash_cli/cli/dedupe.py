@@ -24,6 +24,7 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.dedupe import emit_dedupe
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
+from ..io.sources.snapshot import watching
 from .main import Command, exit_with
 from .options import (
     ENGINE,
@@ -266,9 +267,12 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
         against(request, messages)
         return
     before = before_run(request.dataset, messages)
-    with open_engine(
-        request.engine, messages, needs=request.needs(), source=request.source
-    ) as chosen:
+    with (
+        open_engine(
+            request.engine, messages, needs=request.needs(), source=request.source
+        ) as chosen,
+        watching(before),
+    ):
         result = dedupe_documents(request, chosen, messages)
         # While a cluster is up: its pairs may be there.
         report(
@@ -286,9 +290,12 @@ def against(request: DedupeRequest, messages: Messages) -> None:
     pairs where the output says, the summary, the dataset asked for, exit 3 with --check."""
     request, reference = reference_for(request, LocalEngine(), messages)
     before = before_run(request.dataset, messages)
-    with open_engine(
-        request.engine, messages, needs=request.needs(), source=request.source
-    ) as chosen:
+    with (
+        open_engine(
+            request.engine, messages, needs=request.needs(), source=request.source
+        ) as chosen,
+        watching(before),
+    ):
         result = decontaminate(request, chosen, reference, messages)
     with opened(request.output.path) as out:
         emit_against(result, request.output.resolve(sys.stdout), out)

@@ -307,7 +307,7 @@ def _copied(
             max_line,
             source.fields,
             passed=passed,
-            unchanged=before.check,
+            unchanged=before.check_all,
         )
     assert (copied.kept, copied.dropped) == (tally.kept, tally.dropped)
     return tally

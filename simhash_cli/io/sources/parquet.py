@@ -15,6 +15,7 @@ fsspec for URLs (it comes with dask).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,7 @@ import numpy as np
 from ...errors import InputError, ParameterError, PathNotFoundError
 from ..opening import open_file
 from .fields import DEFAULT_FIELDS, Fields
+from .reads import opened
 from .records import (
     OnBadLine,
     Record,
@@ -78,6 +80,7 @@ def _opened(source: str) -> Iterator[Any]:
                 yield parquet.ParquetFile(handle)
         else:
             with open_file(source) as handle:
+                opened(source, os.fstat(handle.fileno()))  # for a dataset's check
                 yield parquet.ParquetFile(handle)
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file or directory: {source}") from None

@@ -13,6 +13,7 @@ import collections
 import functools
 import io
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from ...errors import InputError, MalformedLineError, PathNotFoundError, Simhash
 from ..opening import open_file
 from .fields import DEFAULT_FIELDS, MISSING, Fields
 from .files import DEFAULT_MAX_BYTES, STDIN, os_reason
+from .reads import opened
 from .shards import compression_of, open_binary
 
 __all__ = [
@@ -121,6 +123,7 @@ def open_text(source: str, newline: str | None = None, errors: str = "strict") -
         raise PathNotFoundError(f"no such file or directory: {source}") from None
     except OSError as exc:
         raise InputError(f"cannot read {source}: {os_reason(exc)}") from None
+    opened(source, os.fstat(raw.fileno()))  # what was read, for a dataset's check
     with io.TextIOWrapper(raw, encoding="utf-8-sig", errors=errors, newline=newline) as handle:
         yield handle
 

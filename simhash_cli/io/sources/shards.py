@@ -25,6 +25,7 @@ from ...core.events import Excluded
 from ...errors import InputError, ParameterError, PathNotFoundError
 from ..opening import open_file
 from .files import STDIN, os_reason
+from .reads import opened
 
 __all__ = [
     "COMPRESSED",
@@ -234,6 +235,7 @@ def open_binary(source: str) -> Iterator[IO[bytes]]:
         raise PathNotFoundError(f"no such file or directory: {source}") from None
     except OSError as exc:
         raise InputError(f"cannot read {source}: {os_reason(exc)}") from None
+    opened(source, os.fstat(handle.fileno()))  # what was read, for a dataset's check
     with handle, decompressed(handle, source) as stream:
         yield stream
 

@@ -10,22 +10,28 @@ place, the same is taken again, and any difference (another list of shards, anot
 other bytes, a change time that moved) writes nothing and says what changed.
 
 A change time cannot be set by a user: a file written or renamed over since the first digest
-has another one, whatever its modification time says. So the same identity from the first
-digest to the last means the readings in between read those bytes too.
+has another one, whatever its modification time says. But the readings in between open the
+files by path too: a parent directory renamed away after the first digest, and back before the
+last, would have the run decide on other records than it copies. So while a run is
+:func:`watching` a snapshot, every file of the input a reading opens reports the identity of
+the descriptor it read (:mod:`.reads`), and :meth:`Snapshot.check_reads` refuses any that is
+not the file digested.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from ...errors import InputError
 from ..opening import open_file
+from .reads import Identity, identity_of, recording
 from .shards import shards_of
 
-__all__ = ["Snapshot", "snapshot"]
+__all__ = ["Snapshot", "snapshot", "watching"]
 
 _CHUNK = 1 << 20
 
@@ -39,8 +45,7 @@ class FileState:
     digest: str
 
 
-def _identity(info: os.stat_result) -> tuple[int, int, int, int, int]:
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+_identity = identity_of
 
 
 def _state(path: str, progress: Callable[[int], None]) -> FileState:
@@ -62,10 +67,33 @@ def _state(path: str, progress: Callable[[int], None]) -> FileState:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The files of an input as they were, each with its identity and digest."""
+    """The files of an input as they were, each with its identity and digest; ``reads``, the
+    identity of each descriptor a reading opened while the run was :func:`watching` it."""
 
     location: str
     files: tuple[FileState, ...]
+    reads: dict[str, set[Identity]] = field(default_factory=dict, compare=False)
+
+    def check_all(self) -> None:
+        """:meth:`check_reads`, then :meth:`check`.
+
+        Raises:
+            InputError: what the run read, or the input now, is not what was digested.
+        """
+        self.check_reads()
+        self.check()
+
+    def check_reads(self) -> None:
+        """Raises: InputError: a reading of the run opened another file than the one digested
+        under its path (the records decided on are not the ones to be copied)."""
+        digested = {f.path: f.identity for f in self.files}
+        for path, seen in self.reads.items():
+            if path in digested and seen - {digested[path]}:
+                raise InputError(
+                    f"{self.location} changed since it was first read ({path} as read is not "
+                    "the file digested before the run: replaced, or reached through another "
+                    "directory): nothing was written; run the command again"
+                )
 
     def changed(self, progress: Callable[[int], None] = lambda done: None) -> str:
         """How the input differs now from this snapshot ('' when it does not): read again,
@@ -103,3 +131,14 @@ def snapshot(location: str, progress: Callable[[int], None] = lambda done: None)
         InputError: a file cannot be read, or changed while it was.
     """
     return Snapshot(location, tuple(_state(path, progress) for path in shards_of(location)))
+
+
+@contextmanager
+def watching(before: Snapshot | None) -> Iterator[None]:
+    """Record in ``before`` the identity of every file of its input a reading opens, for the
+    block (nothing without a snapshot)."""
+    if before is None:
+        yield
+        return
+    with recording(before.reads):
+        yield
