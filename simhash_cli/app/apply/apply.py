@@ -39,6 +39,7 @@ from .checks import (
     Spots,
     destination_of,
     finished,
+    open_spots,
     refusal,
     static_refusal,
     temp_name,
@@ -195,13 +196,6 @@ def _perform(step: Step, spots: Spots, action: Action, destination: str | None) 
     target.sync()
 
 
-def _spot_of(what: str, path: str, bounds: Bounds) -> Spot:
-    try:
-        return tree.spot_in(path, bounds.roots)
-    except PlaceRefused as exc:
-        raise PlaceRefused(f"{what} {path} is {exc.reason}") from None
-
-
 def _directory_of(destination: str, step: Step) -> str:
     """DIR of ``move-to DIR``, from where the step's file goes (DIR + its absolute path)."""
     tail = os.path.abspath(step.target.path)
@@ -303,12 +297,10 @@ def _checked(
     each file looked at and acted on through its directory held open (:mod:`.tree`); with
     ``near`` (an unsealed plan), only when the two files are near-duplicates now."""
     done = _describe(step.kept.path, action, destination)
-    try:
-        spots = _spots(step, bounds, destination)
-    except PlaceRefused as exc:
-        return outcome(Status.REFUSED, exc.reason)
-    except OSError as exc:
-        return outcome(Status.REFUSED, f"cannot be checked: {exc.strerror or exc}")
+    directory = None if destination is None else _directory_of(destination, step)
+    spots = open_spots(step, bounds, directory, destination)
+    if isinstance(spots, str):
+        return outcome(Status.REFUSED, spots)
     with tree.holding(spots.target, spots.kept, spots.moved):
         try:
             if finished(step, action, spots):
@@ -338,24 +330,6 @@ def _checked(
         except OSError as exc:
             return outcome(Status.FAILED, f"{exc.strerror or exc} (the file is as it was)")
     return outcome(Status.DONE, done)
-
-
-def _spots(step: Step, bounds: Bounds, destination: str | None) -> Spots:
-    """The step's files in their directories, opened from the roots down (and under DIR).
-
-    Raises:
-        PlaceRefused: a file outside the roots, or reached through a symbolic link.
-    """
-    target = _spot_of("the file", step.target.path, bounds)
-    try:
-        kept = _spot_of("the kept file", step.kept.path, bounds)
-        moved = None
-        if destination is not None:
-            moved = tree.spot_under(_directory_of(destination, step), destination, make=False)
-    except BaseException:
-        with tree.holding(target):
-            raise
-    return Spots(target, kept, moved)
 
 
 def apply_records(

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...core.events import stamp_of
+from ...errors import PlaceRefused
 from ...io.places import Identity, identity, inside, root_of, spot
+from . import tree
 from .plans import FileState
 from .steps import TEMP_SUFFIX, Action, LoadedPlan, Step
 from .tree import Spot
@@ -28,6 +30,7 @@ __all__ = [
     "Spots",
     "destination_of",
     "finished",
+    "open_spots",
     "refusal",
     "static_refusal",
     "temp_name",
@@ -201,6 +204,38 @@ class Spots:
     target: Spot
     kept: Spot
     moved: Spot | None = None
+
+
+def open_spots(
+    step: Step, bounds: Bounds, directory: str | None = None, moved: str | None = None
+) -> Spots | str:
+    """The step's files in their directories, opened from the roots down (:mod:`.tree`), and
+    with ``moved`` where a move puts it (or took it), under ``directory``; or why they cannot
+    be reached (outside the roots, through a symbolic link, not to be opened). The caller
+    closes them (:func:`~.tree.holding`)."""
+    try:
+        target = _spot_of("the file", step.target.path, bounds)
+        try:
+            kept = _spot_of("the kept file", step.kept.path, bounds)
+            away = None
+            if moved is not None:
+                assert directory is not None
+                away = tree.spot_under(directory, moved, make=False)
+        except BaseException:
+            with tree.holding(target):
+                raise
+    except PlaceRefused as exc:
+        return exc.reason
+    except OSError as exc:
+        return f"cannot be checked: {exc.strerror or exc}"
+    return Spots(target, kept, away)
+
+
+def _spot_of(what: str, path: str, bounds: Bounds) -> Spot:
+    try:
+        return tree.spot_in(path, bounds.roots)
+    except PlaceRefused as exc:
+        raise PlaceRefused(f"{what} {path} is {exc.reason}") from None
 
 
 def finished(step: Step, action: Action, spots: Spots) -> bool:

@@ -26,10 +26,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import InputError, PlaceRefused
+from ...errors import InputError
 from . import tree
 from .apply import copy_file, move_file
-from .checks import Bounds, Digests, Spots, destination_of, finished, holds_copy, temp_name
+from .checks import (
+    Bounds,
+    Digests,
+    Spots,
+    destination_of,
+    finished,
+    holds_copy,
+    open_spots,
+    temp_name,
+)
 from .holds import held
 from .journal import Journal, read_journal
 from .loading import load_plan
@@ -119,21 +128,6 @@ def undo_steps(
         yield outcome
 
 
-def _spots(step: Step, bounds: Bounds, undo: Undo, moved: str | None) -> Spots:
-    """The step's files in their directories, opened from the roots (and DIR) down."""
-    target = tree.spot_in(step.target.path, bounds.roots)
-    try:
-        kept = tree.spot_in(step.kept.path, bounds.roots)
-        away = None
-        if moved is not None:
-            assert undo.destination is not None
-            away = tree.spot_under(undo.destination, moved, make=False)
-    except BaseException:
-        with tree.holding(target):
-            raise
-    return Spots(target, kept, away)
-
-
 def _checked(
     step: Step,
     undo: Undo,
@@ -151,12 +145,9 @@ def _checked(
 
     if undo.action is Action.DELETE:
         return outcome(Status.REFUSED, "deleted: there is nothing to put back")
-    try:
-        spots = _spots(step, bounds, undo, moved)
-    except PlaceRefused as exc:
-        return outcome(Status.REFUSED, exc.reason)
-    except OSError as exc:
-        return outcome(Status.REFUSED, f"cannot be checked: {exc.strerror or exc}")
+    spots = open_spots(step, bounds, undo.destination, moved)
+    if isinstance(spots, str):
+        return outcome(Status.REFUSED, spots)
     with tree.holding(spots.target, spots.kept, spots.moved):
         try:
             refused = _refusal(step, undo, spots, digests)
