@@ -181,7 +181,6 @@ _ALLOWED = {
     ("app/apply/tree.py", "spot_in"): "a root's directory, never a file",
     ("app/apply/tree.py", "spot_under"): "DIR's directory, never a file",
     ("app/apply/tree.py", "_down"): "directories without following a link",
-    ("app/apply/tree.py", "sha256"): "a file in a held directory, O_NOFOLLOW, checked regular",
     ("app/apply/tree.py", "open_read"): "a file in a held directory, O_NOFOLLOW, checked regular",
     ("app/apply/tree.py", "create"): "creates a new file (O_EXCL | O_NOFOLLOW)",
     ("io/sinks/atomic.py", "written_into"): "an output that is a pipe or a device, written into",

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +37,7 @@ __all__ = [
     "PLAN_VERSION",
     "FileState",
     "Keep",
+    "digest_of",
     "inspect",
     "keep_rank",
     "make_plan",
@@ -105,11 +106,16 @@ def sha256_of(path: str, expected: os.stat_result | None = None) -> str:
     """The SHA-256 of a file's bytes, read in blocks. With ``expected``, OSError (ESTALE)
     when the open file is not that file or changes while it is read."""
     with open_file(path, follow=False) as handle:
-        before = os.fstat(handle.fileno())
-        digest = hashlib.sha256()
-        while block := handle.read(1 << 20):
-            digest.update(block)
-        after = os.fstat(handle.fileno())
+        return digest_of(handle, path, expected)
+
+
+def digest_of(handle: BinaryIO, path: str, expected: os.stat_result | None = None) -> str:
+    """:func:`sha256_of` of a file already open (``path`` names it in an error)."""
+    before = os.fstat(handle.fileno())
+    digest = hashlib.sha256()
+    while block := handle.read(1 << 20):
+        digest.update(block)
+    after = os.fstat(handle.fileno())
     if expected is not None and not stamp_of(expected) == stamp_of(before) == stamp_of(after):
         raise OSError(errno.ESTALE, "changed while it was read", path)
     return digest.hexdigest()

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ...core.events import stamp_of
 from ...errors import PlaceRefused
+from .plans import digest_of
 
 __all__ = ["Spot", "holding", "link", "replace", "spot_in", "spot_under"]
 
@@ -60,22 +59,10 @@ class Spot:
         return os.readlink(self.name, dir_fd=self.directory)
 
     def sha256(self, expected: os.stat_result | None = None) -> str:
-        """The SHA-256 of the regular file at the name (never through a link). With
-        ``expected``, OSError (ESTALE) when the file opened is not that one or changes as it
-        is read."""
-        assert self.directory is not None
-        descriptor = os.open(self.name, _READ, dir_fd=self.directory)
-        with os.fdopen(descriptor, "rb") as handle:
-            before = os.fstat(descriptor)
-            if not stat.S_ISREG(before.st_mode):
-                raise OSError(errno.EINVAL, "not a regular file", self.path)
-            digest = hashlib.sha256()
-            while block := handle.read(1 << 20):
-                digest.update(block)
-            after = os.fstat(descriptor)
-        if expected is not None and not stamp_of(expected) == stamp_of(before) == stamp_of(after):
-            raise OSError(errno.ESTALE, "changed while it was read", self.path)
-        return digest.hexdigest()
+        """The SHA-256 of the regular file at the name (never through a link), as
+        :func:`~.plans.sha256_of` takes it by path."""
+        with os.fdopen(self.open_read(), "rb") as handle:
+            return digest_of(handle, self.path, expected)
 
     def open_read(self) -> int:
         """A descriptor of the regular file at the name, for reading (never through a link)."""
