@@ -139,3 +139,35 @@ def test_a_cosine_is_the_same_bits_whatever_numbered_the_columns() -> None:
     assert mine.tobytes() == theirs.tobytes()
     keyed = np.argsort(feature_keys(features), kind="stable")  # columns in key order
     assert cosine_pairs(sp.csr_array(dense[:, keyed]), pairs).tobytes() == mine.tobytes()
+
+
+def test_a_corpus_numbered_by_key_once_gives_the_cosines_of_a_sort_at_every_product() -> None:
+    """A corpus's columns are numbered by their features' keys once, when it is made, each
+    row's entries sorted (:func:`in_key_order`), so that no product sorts them again: its
+    cosines are the bits of the rows numbered as read and sorted by key at each product (float
+    weights), the permutation maps each column to its feature, and numbering again is free."""
+    rng = np.random.default_rng(3)
+    features = [f"w{k}" for k in range(300)]
+    dense = rng.random((40, 300)) * (rng.random((40, 300)) < 0.3)
+    dense[1] = dense[0] * (1 + 1e-3 * rng.random(300))
+    # Each row's entries in an order of its own (the reference's order, which the
+    # fingerprints follow), not sorted by column.
+    read = sp.csr_array(dense)
+    for row in range(read.shape[0]):
+        lo, hi = read.indptr[row], read.indptr[row + 1]
+        turn = rng.permutation(hi - lo) + lo
+        read.indices[lo:hi], read.data[lo:hi] = read.indices[turn], read.data[turn]
+    read.has_sorted_indices = False
+    pairs = np.array([[0, 1], [2, 3], [0, 39], [5, 6]], dtype=np.int64)
+    keys = feature_keys(features)
+    before = cosine_pairs(read, pairs, column_order(keys))
+    keyed, order = cosines_module.in_key_order(read, keys)
+    assert keyed.has_sorted_indices
+    rows = np.repeat(np.arange(40), np.diff(keyed.indptr))
+    assert np.all((np.diff(keyed.indices) > 0) | (np.diff(rows) > 0))
+    np.testing.assert_array_equal(keyed.toarray(), dense[:, order])
+    assert cosine_pairs(keyed, pairs).tobytes() == before.tobytes()
+    renamed = [features[k] for k in order.tolist()]
+    assert np.array_equal(column_order(feature_keys(renamed)), np.arange(300))
+    again, same = cosines_module.in_key_order(keyed, feature_keys(renamed))
+    assert again is keyed and np.array_equal(same, np.arange(300))

@@ -5,6 +5,7 @@ piece size, JSON Lines and Parquet alike."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from simhash_cli.app import loading as run_module
+from simhash_cli.app.batches import SECONDS_PER_BYTE
 from simhash_cli.app.hooks import Silent
 from simhash_cli.app.loading import counted_records, stream_records
 from simhash_cli.app.records import corpus_from_text_records, corpus_from_vectors
@@ -25,6 +27,8 @@ from simhash_cli.core.events import Event
 from simhash_cli.core.vectorize import Weighting
 from simhash_cli.errors import MalformedLineError
 from simhash_cli.io.sources import pieces as pieces_module
+from simhash_cli.io.sources import records as records_module
+from simhash_cli.io.sources.records import reject_constant
 
 
 class Collected(Silent):
@@ -238,3 +242,36 @@ def test_vectors_for_an_estimate_stream_and_an_empty_input_is_no_document(tmp_pa
     summary = json.loads(run_cli("dedupe", "--vectors", str(empty), "--verify", "estimate",
                                  "-f", "json", "-qq"))["summary"]  # fmt: skip
     assert summary["documents"] == 0
+
+
+def test_a_large_file_of_records_starts_its_workers_at_once(tmp_path: Path) -> None:
+    """The size of a file of records tells the mapper its work, as files' sizes do, so that
+    on a large one the workers start with the reading (not after this process's first
+    pieces); a stream, a FIFO or what cannot be looked at leave it to the work's pace."""
+    records = tmp_path / "records.jsonl"
+    records.write_text('{"id": "a", "text": "x y"}\n' * 1000, encoding="utf-8")
+    size = records.stat().st_size
+    assert run_module.records_work(str(records)) == pytest.approx(size * SECONDS_PER_BYTE)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert run_module.records_work(str(fifo)) is None
+    assert run_module.records_work("-") is None
+    assert run_module.records_work(str(tmp_path / "missing")) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['{"id": "a", "text": "x"}', '\ufeff{"id": "a"}', '{"w": NaN}', '{"id": ', "[1, 2]\n", "{}"],
+)
+def test_each_line_is_parsed_as_json_loads_parses_it(line: str) -> None:
+    """One decoder for every line: the values, and the messages of what it refuses (a
+    byte-order mark, NaN, a cut line), are json.loads's."""
+    try:
+        expected: object = json.loads(line, parse_constant=reject_constant)
+    except ValueError as exc:
+        expected = f"invalid JSON: {exc}"
+    try:
+        got: object = records_module._json_value("f", 1, line, None)
+    except MalformedLineError as exc:
+        got = exc.detail
+    assert got == expected

@@ -14,19 +14,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import (
+    Settings,
     TokenizerConfig,
     Weighting,
+    corpus_from_texts,
     fingerprint,
     fingerprint_matrix,
     tokenize,
     vectorize,
 )
 from simhash_cli.core import wordtable as wordtable_module
-from simhash_cli.core.fingerprint import to_int
+from simhash_cli.core.cosines import in_key_order
+from simhash_cli.core.fingerprint import feature_keys, to_int
 from simhash_cli.core.vectorize import (
     apply_weighting,
     count_matrix,
     from_mappings,
+    merge_counts,
     row_mapping,
 )
 from simhash_cli.core.words import WordTokens, word_tokens
@@ -306,3 +310,39 @@ def test_tfidf_counts_as_documents_only_the_rows_that_hold_a_term() -> None:
     expected = TfidfTransformer(norm=None, smooth_idf=True).fit_transform(held.astype(np.float64))
     assert np.array_equal(weighted[[0, 2, 4]], expected.toarray())
     assert not weighted[[1, 3]].any()
+
+
+def test_pieces_merged_by_key_are_the_corpus_numbered_by_key() -> None:
+    """Pieces counted in any column order and merged ``keyed`` give the matrix that the
+    canonical merge, numbered by key afterwards, gives: no second sort of the corpus."""
+    texts = [f"alpha beta {k} gamma {k % 7} delta {'x' * (k % 5)}" for k in range(60)]
+    parts = [count_matrix(texts[lo : lo + 16], ordered=False) for lo in range(0, 60, 16)]
+    canonical, names = merge_counts(parts)
+    keyed, keyed_names = merge_counts(parts, keyed=True)
+    expected, order = in_key_order(canonical, feature_keys(names))
+    assert keyed_names == [names[k] for k in order.tolist()]
+    assert keyed.has_sorted_indices
+    for got, want in ((keyed.indptr, expected.indptr), (keyed.indices, expected.indices)):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(keyed.data, expected.data)
+    ranks = np.argsort(feature_keys(keyed_names), kind="stable")
+    assert np.array_equal(ranks, np.arange(len(names)))
+
+
+@pytest.mark.parametrize("weighting", [Weighting.TF, Weighting.TFIDF])
+def test_a_corpus_is_fingerprinted_in_the_reference_order_then_numbered_by_key(
+    weighting: Weighting,
+) -> None:
+    """A corpus's fingerprints are the reference's (float weights summed in its order), and
+    its columns are then numbered by key, once: no later product reorders them."""
+    texts = ["7 b a 10 c a", "c 7 0.5 b", "a a b 10 x 7", "zz 0.5 b c"]
+    docs = corpus_from_texts(texts, Settings(weighting=weighting))
+    weights, names = vectorize(texts, weighting=weighting)
+    assert np.array_equal(docs.fingerprints, fingerprint_matrix(weights, names))
+    assert docs.column_order is None and docs.weights is not None
+    for row in range(len(texts)):
+        assert to_int(docs.fingerprints[row]) == fingerprint(row_mapping(weights, names, row))
+        assert row_mapping(docs.weights, docs.features, row) == row_mapping(weights, names, row)
+    assert docs.weights.has_sorted_indices
+    keys = feature_keys(docs.features)
+    assert np.all(keys[:-1] <= keys[1:])

@@ -90,6 +90,7 @@ def corpus_from_paths(
             batch_files=per_batch,
             on_read=on_read,
             policy=policy,
+            keyed=weighting.whole,
         )
     else:
         ids, batch_stamps, _, counts, features = count_files(
@@ -122,9 +123,11 @@ def _count_in_processes(
     batch_files: int,
     on_read: Callable[[], None] | None,
     policy: ReadPolicy,
+    keyed: bool,
 ) -> tuple[sp.csr_array, list[str]]:
     """Batches of files read and counted by ``jobs`` processes, merged in file order (their
-    ids and stamps appended to ``ids`` and ``stamps``; ``sizes``: the files' as listed)."""
+    ids and stamps appended to ``ids`` and ``stamps``; ``sizes``: the files' as listed), the
+    columns ``keyed`` or not (:func:`~simhash_cli.core.vectorize.merge_counts`)."""
     batches = batches_of(files, batch_files, MAX_BATCH_BYTES, sizes)
     parts: list[tuple[sp.csr_array, list[str]]] = []
     arguments = [(batch, tokenizer, policy) for batch in batches]
@@ -140,7 +143,7 @@ def _count_in_processes(
         if on_read is not None:
             for _ in batch:
                 on_read()
-    return merge_counts(parts)
+    return merge_counts(parts, keyed=keyed)
 
 
 def read_files(

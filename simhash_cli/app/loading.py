@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from ..io.sources.files import STDIN
 from ..io.sources.pieces import Piece, pieces
 from ..io.sources.records import repeated_id
 from ..io.sources.shards import passed_over
-from .batches import iter_fingerprints
+from .batches import SECONDS_PER_BYTE, iter_fingerprints
 from .engine import Engine
 from .files import read_files
 from .hooks import Hooks
@@ -220,7 +221,8 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
     skipped: list[Skipped] = []
 
     def parts() -> Iterator[tuple[Any, list[str]]]:
-        for done in ordered_map(count_piece, arguments, reading.jobs):
+        work = records_work(source.location or STDIN)
+        for done in ordered_map(count_piece, arguments, reading.jobs, work=work):
             for event in done.events:
                 hooks.event(event)
             advance(len(done.lines))
@@ -235,7 +237,9 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             yield counts, done.features
 
     with reading_records(source, hooks) as advance:
-        counts, features = merge_counts(parts())
+        # Whole-number counts are fingerprinted alike in any order: their columns are
+        # numbered once, by key, in the order every later sum takes them.
+        counts, features = merge_counts(parts(), keyed=reading.weighting.whole)
     return from_weights(
         ids,
         apply_weighting(counts, reading.weighting),
@@ -246,6 +250,19 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
         EMPTY_TEXT,
         include_empty=reading.include_empty,
     )
+
+
+def records_work(location: str) -> float | None:
+    """Seconds one process takes to count a file of records, about, by its size (as
+    :func:`~simhash_cli.app.batches.expected_work` guesses for files), so that the workers
+    start at once on a large one; None for a stream or shards (their pace decides)."""
+    if location == STDIN:
+        return None
+    try:
+        status = os.stat(location)
+    except OSError:
+        return None  # (the reading says why)
+    return status.st_size * SECONDS_PER_BYTE if stat.S_ISREG(status.st_mode) else None
 
 
 @dataclass

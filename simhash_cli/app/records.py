@@ -175,7 +175,8 @@ def count_piece(
     on_bad_line = skipping(events.append, skipped) if skip_bad_lines else None
     placed = Placed()
     records: list[Any] = piece.parse("texts", max_line, on_bad_line, placed, fields)
-    counts, features = count_matrix((record.text for record in records), tokenizer)
+    # Unordered: the merge numbers the columns of every piece again, and sorts the rows.
+    counts, features = count_matrix((record.text for record in records), tokenizer, ordered=False)
     ids = [record.id for record in records]
     return Counted(events, skipped, ids, placed.lines, counts, features, piece.name)
 

@@ -199,7 +199,8 @@ class Corpus:
         that order already)."""
         if self.weights is None or len(self.features) != self.weights.shape[1]:
             return None
-        return cosines.column_order(feature_keys(self.features))
+        rank = cosines.column_order(feature_keys(self.features))
+        return None if np.array_equal(rank, np.arange(rank.size)) else rank
 
     @functools.cached_property
     def unit(self) -> cosines.UnitRows:
@@ -295,6 +296,10 @@ def from_weights(
         n_features = n_features[keep]
         stamps = None if stamps is None else stamps[keep]
     fingerprints = fingerprint_matrix(weights, features, bits=settings.bits, seed=settings.seed)
+    # Fingerprinted, the entries are summed in the order of their features' keys from now on
+    # (the columns numbered so once, rather than each row sorted whenever it is taken).
+    weights, order = cosines.in_key_order(weights, feature_keys(features))
+    features = [features[column] for column in order.tolist()]
     return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped, stamps)
 
 

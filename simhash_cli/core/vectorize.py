@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import KeyCollision
-from .fingerprint import reference_order, reference_positions
+from .fingerprint import feature_keys, reference_order, reference_positions
 from .tokenizer import TokenizerConfig
 from .words import word_tokens
 from .wordtable import WordTable
@@ -189,20 +189,28 @@ class _Counter:
         self.counts.append(counts.data.astype(np.int32))
         self.sizes.append(np.diff(counts.indptr).astype(np.int64))
 
-    def matrix(self, *, ordered: bool = True) -> tuple[sp.csr_array, list[str]]:
+    def matrix(
+        self, *, ordered: bool = True, keyed: bool = False
+    ) -> tuple[sp.csr_array, list[str]]:
         """The counts and their columns' features: in canonical order, or (not ``ordered``)
-        in the order the features first occurred (see :func:`count_matrix`)."""
-        if not ordered:
+        in the order the features first occurred (see :func:`count_matrix`), or (``keyed``)
+        in the order of the features' 64-bit keys, each row's entries sorted: the order a
+        corpus's sums are taken in (:func:`~simhash_cli.core.cosines.in_key_order`), for
+        counts whose fingerprints do not depend on their entries' order (whole numbers)."""
+        if not ordered and not keyed:
             seen, self.names = self.names, []
             return self._drained(None, len(seen)), seen
         names = np.fromiter(self.names, dtype=object, count=len(self.names))
+        if keyed:
+            final = np.argsort(feature_keys(self.names), kind="stable")
+        else:
+            # Python's sort compares the strings in C; the permutation is held as an array.
+            by_name = np.fromiter(
+                sorted(range(names.size), key=names.__getitem__), dtype=np.intp, count=names.size
+            )
+            final = by_name[reference_positions(names[by_name])]
+            del by_name
         self.names = []
-        # Python's sort compares the strings in C; the permutation is held as an array.
-        by_name = np.fromiter(
-            sorted(range(names.size), key=names.__getitem__), dtype=np.intp, count=names.size
-        )
-        final = by_name[reference_positions(names[by_name])]
-        del by_name
         column_of_id = np.empty(final.size, dtype=np.int32)
         column_of_id[final] = np.arange(final.size, dtype=np.int32)
         matrix = self._drained(column_of_id, final.size)
@@ -296,13 +304,17 @@ _FLOAT32_EXACT = 1 << 24
 
 def merge_counts(
     parts: Iterable[tuple[sp.csr_array, Sequence[str]]],
+    *,
+    keyed: bool = False,
 ) -> tuple[sp.csr_array, list[str]]:
-    """Stack count matrices made separately (batches counted in other processes), rows in
-    order, into the one :func:`count_matrix` would have made from all their texts."""
+    """Stack count matrices made separately (batches counted in other processes, their
+    columns in any order), rows in order, into the one :func:`count_matrix` would have made
+    from all their texts; ``keyed``: its columns in the order of their features' keys (see
+    :meth:`_Counter.matrix`)."""
     counter = _Counter(TokenizerConfig(), bulk_words=False)  # columns come by name
     for counts, features in parts:
         counter.add_counts(counts, features)
-    return counter.matrix()
+    return counter.matrix(keyed=keyed)
 
 
 def apply_weighting(counts: sp.csr_array, weighting: Weighting) -> sp.csr_array:
