@@ -171,3 +171,10 @@ def test_a_corpus_numbered_by_key_once_gives_the_cosines_of_a_sort_at_every_prod
     assert np.array_equal(column_order(feature_keys(renamed)), np.arange(300))
     again, same = cosines_module.in_key_order(keyed, feature_keys(renamed))
     assert again is keyed and np.array_equal(same, np.arange(300))
+    # Handed over, the arrays are renumbered where they are (a corpus is never held twice).
+    given = read.copy()
+    owned, _ = cosines_module.in_key_order(given, keys, in_place=True)
+    assert np.shares_memory(owned.indices, given.indices)
+    assert np.shares_memory(owned.data, given.data)
+    assert owned.has_sorted_indices
+    np.testing.assert_array_equal(owned.toarray(), keyed.toarray())

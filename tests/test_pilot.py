@@ -519,3 +519,21 @@ def test_a_pilot_grows_until_the_share_it_states_is_measured_closely(
     assert planner.pilot_goal(docs, DedupeConfig(), copies).met(planned)
     low, high = pilot._wilson(goal.aimed, planned.effective)
     assert (high - low) / 2 <= pilot.PRECISION
+
+
+def test_a_run_counts_its_columns_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planner's price of every pair, the pilot's work per row and its suffixes read one
+    count of the columns (each counted them: 0.4 s of 100,000 prose records)."""
+    docs = corpus_from_texts(families(40, 5, 3))
+    calls: list[int] = []
+    counted = cosines.column_counts
+
+    def counting(weights: sp.csr_array) -> np.ndarray:
+        calls.append(weights.nnz)
+        return counted(weights)
+
+    monkeypatch.setattr(cosines, "column_counts", counting)
+    monkeypatch.setattr(allpairs, "column_counts", counting)
+    result = dedupe(docs, DedupeConfig(threshold=0.8))
+    assert result.pilot is not None and len(result.pilot.pairs) > 0
+    assert len(calls) == 1

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from . import cosines
 from .blocking import run_positions, size_spans
-from .cosines import UnitRows
+from .cosines import UnitRows, column_counts
 from .threads import THREADS, threaded
 
 __all__ = [
@@ -49,26 +49,17 @@ _OUTPUT_ENTRIES = 1 << 23
 indices and values while it is filtered)."""
 
 
-_COUNT_ENTRIES = 1 << 24
-"""Column indices counted at once: bincount copies its input to 64-bit integers, which for a
-million documents' 200 million entries would be 1.6 GB."""
-
-
-def column_counts(weights: sp.csr_array) -> NDArray[np.int64]:
-    """How many rows hold each column (the document frequency of each feature), counted a
-    slice of the entries at a time."""
-    df = np.zeros(weights.shape[1], dtype=np.int64)
-    for start in range(0, weights.indices.size, _COUNT_ENTRIES):
-        part = weights.indices[start : start + _COUNT_ENTRIES]
-        df += np.bincount(part, minlength=weights.shape[1])
-    return df
-
-
-def product_work(weights: sp.csr_array, anchors: NDArray[np.int64] | None = None) -> int:
+def product_work(
+    weights: sp.csr_array,
+    anchors: NDArray[np.int64] | None = None,
+    *,
+    df: NDArray[np.int64] | None = None,
+) -> int:
     """Multiply-adds of the products of the ``anchors`` rows (all rows when None) with every
-    row of ``weights``: ``sum(df_anchors(f) * df(f))``, exact, from the columns alone."""
+    row of ``weights``: ``sum(df_anchors(f) * df(f))``, exact, from the columns alone (``df``:
+    their :func:`column_counts`, when counted already)."""
     n_features = weights.shape[1]
-    df = column_counts(weights)
+    df = column_counts(weights) if df is None else df
     if anchors is None:
         return int(df @ df)
     chosen = sp.csr_array(weights[np.asarray(anchors, dtype=np.int64)])
@@ -209,7 +200,7 @@ class Suffixes:
         its threshold less :data:`MARGIN` (:meth:`among`)."""
         weights = sp.csr_array(unit.weights)
         n, f = weights.shape
-        df = column_counts(weights)
+        df = unit.column_counts
         by_rank = np.lexsort((np.arange(f), -df))  # columns from the most common
         # Bins of about as many entries each: a bin ends where the entries' running count
         # passes a multiple of the total over _BINS.

@@ -274,6 +274,9 @@ def from_weights(
     it must never be reported as a duplicate of a real document. With ``include_empty`` they
     stay, marked by 0 features (and fingerprint 0, as the reference gives them), and
     :func:`dedupe` groups them with each other only.
+
+    ``weights`` are handed over: once fingerprinted, their columns are numbered by key in
+    place (:func:`.cosines.in_key_order`), ``features`` following.
     """
     n_docs = weights.shape[0]
     n_features = np.diff(weights.indptr).astype(np.int64)
@@ -298,7 +301,7 @@ def from_weights(
     fingerprints = fingerprint_matrix(weights, features, bits=settings.bits, seed=settings.seed)
     # Fingerprinted, the entries are summed in the order of their features' keys from now on
     # (the columns numbered so once, rather than each row sorted whenever it is taken).
-    weights, order = cosines.in_key_order(weights, feature_keys(features))
+    weights, order = cosines.in_key_order(weights, feature_keys(features), in_place=True)
     features = [features[column] for column in order.tolist()]
     return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped, stamps)
 

@@ -279,10 +279,11 @@ class Goal:
         return (high - low) / 2 <= PRECISION
 
 
-def row_work(weights: sp.csr_array) -> NDArray[np.int64]:
+def row_work(weights: sp.csr_array, df: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
     """Each row's product with the corpus in multiply-adds: for each of its features, the
-    rows holding that feature (a few million entries at a time)."""
-    df = allpairs.column_counts(weights)
+    rows holding that feature (``df``, when counted already: a few million entries at a
+    time)."""
+    df = allpairs.column_counts(weights) if df is None else df
     sizes = np.diff(weights.indptr).astype(np.int64)
     work = np.zeros(sizes.size, dtype=np.int64)
     for lo, hi in size_spans(sizes, 1 << 22):
@@ -427,7 +428,7 @@ def run_pilot(
         goal: what the pairs must measure (None: :data:`MIN_EFFECTIVE` of them).
     """
     weights = unit.weights
-    per_row = row_work(weights)[rows]
+    per_row = row_work(weights, unit.column_counts)[rows]
     index = allpairs.Suffixes.among(unit, rows, threshold)  # once for every round
 
     def round_of(new: NDArray[np.int64], earlier: NDArray[np.int64]) -> Round:

@@ -170,7 +170,9 @@ def pilot_for(
     weights = docs.weights
     if weights is None or not np.array_equal(np.diff(weights.indptr), docs.n_features):
         return None  # some rows hold no vector (read again in part: see pilot_in_pieces)
-    total = allpairs.product_work(weights)
+    if skipped_by_config(config) is not None:
+        return None  # (before the unit rows, which exact verification alone reads)
+    total = allpairs.product_work(weights, df=docs.unit.column_counts)
     if pilot_skipped(config, len(docs), copies.counts.size, total, weights.nnz) is not None:
         return None
     return run_pilot(

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import KeyCollision
+from .cosines import in_key_order
 from .fingerprint import feature_keys, reference_order, reference_positions
 from .tokenizer import TokenizerConfig
 from .words import word_tokens
@@ -197,20 +198,22 @@ class _Counter:
         in the order of the features' 64-bit keys, each row's entries sorted: the order a
         corpus's sums are taken in (:func:`~simhash_cli.core.cosines.in_key_order`), for
         counts whose fingerprints do not depend on their entries' order (whole numbers)."""
-        if not ordered and not keyed:
+        if not ordered or keyed:
             seen, self.names = self.names, []
-            return self._drained(None, len(seen)), seen
+            matrix = self._drained(None, len(seen))
+            if not keyed:
+                return matrix, seen
+            # Renumbered and sorted in place, on the threads.
+            matrix, order = in_key_order(matrix, feature_keys(seen), in_place=True)
+            return matrix, [seen[column] for column in order.tolist()]
         names = np.fromiter(self.names, dtype=object, count=len(self.names))
-        if keyed:
-            final = np.argsort(feature_keys(self.names), kind="stable")
-        else:
-            # Python's sort compares the strings in C; the permutation is held as an array.
-            by_name = np.fromiter(
-                sorted(range(names.size), key=names.__getitem__), dtype=np.intp, count=names.size
-            )
-            final = by_name[reference_positions(names[by_name])]
-            del by_name
         self.names = []
+        # Python's sort compares the strings in C; the permutation is held as an array.
+        by_name = np.fromiter(
+            sorted(range(names.size), key=names.__getitem__), dtype=np.intp, count=names.size
+        )
+        final = by_name[reference_positions(names[by_name])]
+        del by_name
         column_of_id = np.empty(final.size, dtype=np.int32)
         column_of_id[final] = np.arange(final.size, dtype=np.int32)
         matrix = self._drained(column_of_id, final.size)
