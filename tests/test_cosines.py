@@ -178,3 +178,23 @@ def test_a_corpus_numbered_by_key_once_gives_the_cosines_of_a_sort_at_every_prod
     assert np.shares_memory(owned.data, given.data)
     assert owned.has_sorted_indices
     np.testing.assert_array_equal(owned.toarray(), keyed.toarray())
+
+
+def test_the_scales_of_rows_in_key_order_are_read_where_they_are() -> None:
+    """Rows already in the one order are scaled where they are stored, stored zeros and rows
+    of zeros among them: the same bits as the rows copied, cleaned and sorted first."""
+    rng = np.random.default_rng(5)
+    dense = rng.random((50, 80)) * (rng.random((50, 80)) < 0.3) * 1e3
+    dense[7] = 0.0
+    stored = sp.csr_array(dense)
+    stored.data[::9] = 0.0  # zeros kept as entries, and a row of them alone
+    lo, hi = stored.indptr[3], stored.indptr[4]
+    stored.data[lo:hi] = 0.0
+    assert stored.has_canonical_format
+    fast = cosines_module.unit_scales(stored)
+    copied = stored.copy()
+    copied.has_sorted_indices = False  # through the copy, the zeros dropped and the rows sorted
+    slow = cosines_module.unit_scales(copied, np.arange(80))
+    assert fast.largest.tobytes() == slow.largest.tobytes()
+    assert fast.norms.tobytes() == slow.norms.tobytes()
+    assert fast.norms[3] == 0.0 and fast.norms[7] == 0.0 and np.all(fast.norms[8:] > 0)

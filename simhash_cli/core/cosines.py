@@ -254,16 +254,28 @@ def unit_scales(weights: sp.csr_array, order: NDArray[np.int64] | None = None) -
     largest = np.zeros(n, dtype=np.float64)
     norms = np.zeros(n, dtype=np.float64)
 
+    # Rows in the one order already (a corpus numbered by key): their entries are read where
+    # they are, not copied into a sorted matrix first. A stored zero adds nothing to a sum of
+    # squares nor to a largest weight, so the sums are the same bits.
+    canonical = order is None and weights.has_canonical_format
+
     def scales(span: tuple[int, int]) -> tuple[int, int, NDArray[np.float64], NDArray[np.float64]]:
         start, stop = span
-        chunk = _canonical(weights[start:stop], order)
-        counts = np.diff(chunk.indptr)
+        if canonical:
+            first = int(weights.indptr[start])
+            indptr = weights.indptr[start : stop + 1] - first
+            data = weights.data[first : int(weights.indptr[stop])].astype(np.float64)
+        else:
+            chunk = _canonical(weights[start:stop], order)
+            indptr, data = chunk.indptr, chunk.data
+        counts = np.diff(indptr)
         rows = np.repeat(np.arange(stop - start), counts)
         filled = counts > 0
         part = np.zeros(stop - start, dtype=np.float64)
-        if chunk.data.size:
-            part[filled] = np.maximum.reduceat(np.abs(chunk.data), chunk.indptr[:-1][filled])
-        scaled = chunk.data / part[rows]
+        if data.size:
+            part[filled] = np.maximum.reduceat(np.abs(data), indptr[:-1][filled])
+        scale = part[rows]
+        scaled = np.divide(data, scale, out=np.zeros_like(data), where=scale != 0)
         norm = np.sqrt(np.bincount(rows, weights=scaled * scaled, minlength=stop - start))
         return start, stop, part, norm
 
