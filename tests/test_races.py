@@ -7,7 +7,9 @@ files against the other run from its checks to its act, so every cluster keeps a
 
 from __future__ import annotations
 
+import ctypes
 import os
+import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +72,87 @@ def test_opposite_plans_applied_at_once_leave_every_cluster_a_file(
             _, stderr = process.communicate(timeout=120)
             assert process.returncode in (ExitCode.OK, ExitCode.INCOMPLETE), stderr
         assert _kept(corpus) == CLUSTERS
+
+
+# A user who can write in the tree swaps one of its directories with a link to a directory
+# that user cannot write, for HOLD microseconds every PERIOD, through a descriptor of the
+# tree opened before it drops to ``nobody`` (renameat2's RENAME_EXCHANGE: the name is always
+# one or the other). Tuned on the apply of b19f7cd, which checked a file and then acted on it
+# by its path: 5 of 800 steps deleted a file in the other directory, and most runs ended in
+# a traceback (EINVAL from realpath on the vanishing link).
+SWAPPER = r"""
+import ctypes, os, sys, time
+tree, uid, period, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
+if uid >= 0:
+    os.setgid(uid)
+    os.setuid(uid)
+swap, clock = ctypes.CDLL(None, use_errno=True).renameat2, time.perf_counter
+print("ready", flush=True)
+while True:
+    for pause in (hold, period):
+        swap(fd, b"sub", fd, b"sub.link", 2)
+        until = clock() + pause
+        while clock() < until:
+            pass
+"""
+PERIOD, HOLD = 200e-6, 50e-6
+ROUNDS, PAIRS = 4, 250
+
+
+def _swappable(tmp_path: Path, round_: int) -> tuple[Path, Path, Path]:
+    """A tree whose ``sub`` holds ``PAIRS`` pairs of copies, its plan (``--keep first``), and
+    the victim directory ``sub.link`` points to, holding files of the same names."""
+    tree, victim = tmp_path / f"tree{round_}", tmp_path / f"victim{round_}"
+    (tree / "sub").mkdir(parents=True)
+    victim.mkdir()
+    for number in range(PAIRS):
+        text = f"cluster {number} " + " ".join(f"w{number}x{i}" for i in range(30))
+        for name in (f"{number:04}a.txt", f"{number:04}b.txt"):
+            (tree / "sub" / name).write_text(text)
+            (victim / name).write_text("precious")
+    plan = tmp_path / f"plan{round_}.json"
+    _plan(tree, plan, "first")
+    os.symlink(victim, tree / "sub.link")
+    tree.chmod(0o777)  # the racing user may rename in the tree, not in the victim
+    return tree, plan, victim
+
+
+@pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "renameat2"), reason="needs renameat2")
+def test_a_user_swapping_a_directory_for_a_link_as_apply_runs_makes_it_act_nowhere_else(
+    tmp_path: Path,
+) -> None:
+    """A real process of another user swaps a directory of the tree with a link to one
+    outside it, thousands of times while apply deletes: nothing outside is touched, no run
+    ends in a traceback, and each step deleted what it says, in the tree."""
+    from simhash_cli.app.apply.apply import apply, load_plan
+    from simhash_cli.app.apply.steps import Action, Status
+
+    uid = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else -1
+    taken = 0
+    for round_ in range(ROUNDS):
+        tree, plan_file, victim = _swappable(tmp_path, round_)
+        plan = load_plan(str(plan_file))
+        arguments = [str(tree), str(uid), str(PERIOD), str(HOLD)]
+        swapper = subprocess.Popen(
+            [sys.executable, "-c", SWAPPER, *arguments], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+            outcomes = list(apply(plan, Action.DELETE, execute=True, consent=True))
+        finally:
+            swapper.kill()
+            swapper.wait()
+        assert sorted(p.name for p in victim.iterdir()) == sorted(
+            f"{number:04}{end}.txt" for number in range(PAIRS) for end in "ab"
+        )
+        assert all(p.read_text() == "precious" for p in victim.iterdir())
+        real = tree / "sub" if not (tree / "sub").is_symlink() else tree / "sub.link"
+        deleted = {Path(o.step.target.path).name for o in outcomes if o.status is Status.DONE}
+        assert {o.status for o in outcomes} <= {Status.DONE, Status.REFUSED}
+        assert len(outcomes) == PAIRS
+        assert {p.name for p in real.iterdir()} == {
+            f"{number:04}{end}.txt" for number in range(PAIRS) for end in "ab"
+        } - deleted
+        taken += len(outcomes)
+    assert taken == ROUNDS * PAIRS
