@@ -390,3 +390,29 @@ def test_a_directory_swapped_between_the_digest_and_the_reading_is_seen(
     assert done.exit_code == ExitCode.ERROR
     assert "as read is not the file digested before the run" in done.stderr
     assert not kept.exists()
+
+
+def test_records_without_a_word_are_said_passed_through_on_every_line(tmp_path: Path) -> None:
+    """A dataset run passes records without a word through to the kept records: the line of
+    what was read said they were skipped ("2 skipped: 2 empty") two lines above the line that
+    counted them kept, and a warning named each as skipped. A run without a dataset skips
+    them, and says so."""
+    source = tmp_path / "in.jsonl"
+    texts = ["alpha beta gamma delta", "alpha beta gamma delta", "", "  ", "other words here"]
+    source.write_text(
+        "".join(
+            json.dumps({"id": k, "text": t}) + "\n" for k, t in zip("abcde", texts, strict=True)
+        )
+    )
+    kept = tmp_path / "kept.jsonl"
+    run = CliRunner().invoke(main, ["dedupe", "--texts", str(source), "--kept", str(kept)])
+    assert run.exit_code == ExitCode.OK, run.stderr
+    lines = run.stderr.splitlines()
+    assert "read 3 documents (2 without a word, passed through)" in lines
+    assert any(line.startswith("kept 4 of 5 records") and "0 skipped" in line for line in lines)
+    assert "note: c has no word: passed through as it is" in lines
+    assert not any("skipped c" in line or "2 empty" in line for line in lines)
+    assert len(kept.read_text().splitlines()) == 4
+    plain = CliRunner().invoke(main, ["dedupe", "--texts", str(source)])
+    assert "read 3 documents (2 skipped: 2 empty)" in plain.stderr.splitlines()
+    assert "warning: skipped c: empty (no tokens)" in plain.stderr.splitlines()

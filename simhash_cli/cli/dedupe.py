@@ -263,6 +263,7 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
       simhash fingerprint crawl/ > fps.jsonl; simhash dedupe --fingerprints fps.jsonl
     """
     request.check()
+    messages.passing = request.dataset is not None  # (records without a word are kept)
     if request.against is not None:
         against(request, messages)
         return

@@ -130,6 +130,9 @@ class Messages:
         self.console.soft_wrap = not self.terminal
         self.level = int(quiet)
         self.verbose = verbose
+        self.passing = False
+        """A dataset run: a record without a word goes to the kept records as it is, and is
+        said to be passed through, not skipped."""
         self.skips: dict[str, _Kind] = {}
         self.warnings: dict[str, _Kind] = {}
         self.left_out: dict[str, _Kind] = {}
@@ -150,6 +153,11 @@ class Messages:
         """A document skipped or warned about, or a path a walk left out: a line of its own
         (see :attr:`lists_documents`; a path left out only when verbose), else counted by kind
         for :meth:`event_summary`."""
+        if isinstance(event, Skipped) and self._passed(event):
+            if self.lists_documents:
+                named = _named(event.id)
+                self.console.print(Text(f"note: {named} has no word: passed through as it is"))
+            return
         if isinstance(event, Skipped):
             kinds, kind = self.skips, event.kind
             line = Text.assemble(("warning: ", "yellow"), f"skipped {_named(event.id)}: ")
@@ -169,6 +177,10 @@ class Messages:
             self.lists_documents and not isinstance(event, Excluded) and not summed
         ):
             self.console.print(line)
+
+    def _passed(self, event: Skipped) -> bool:
+        """Whether a record left out of the search goes to the kept records all the same."""
+        return self.passing and event.kind == "empty"
 
     def event_summary(self, noun: str = "file") -> None:
         """What was skipped, warned about or left out and not listed line by line: by kind,
@@ -302,9 +314,13 @@ class Messages:
         a note when nothing was read."""
         passed_over = bool(skipped or self.left_out)
         self.event_summary(noun)
+        passed = sum(1 for event in skipped if self._passed(event))
+        skipped = [event for event in skipped if not self._passed(event)]
         by_reason = skip_counts(skipped)
         detail = ", ".join(f"{count:,} {reason}" for reason, count in sorted(by_reason.items()))
-        tail = f" ({len(skipped):,} skipped: {detail})" if by_reason else ""
+        parts = [f"{passed:,} without a word, passed through"] if passed else []
+        parts += [f"{len(skipped):,} skipped: {detail}"] if by_reason else []
+        tail = f" ({'; '.join(parts)})" if parts else ""
         self.info(f"{verb} {counted(documents, 'document')}{tail}")
         if documents == 0:
             why = "each was skipped or left out (see above)" if passed_over else "none was found"
