@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 from simhash_cli import fingerprint, tokenize
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
+from simhash_cli.io.sinks import schemes as schemes_sink
 
 from conftest import SAMPLE, interruptible
 
@@ -925,3 +926,20 @@ def test_a_threshold_outside_a_cosine_is_told_what_a_threshold_is() -> None:
         assert "is not a cosine: a threshold is a cosine from -1 to 1, like 0.9" in told.output
         assert "(0.9 for 90%?)" in told.output
     assert run("dedupe", "--threshold", "0.95", "-qq", str(SAMPLE)).exit_code == 0
+
+
+def test_the_plan_table_says_what_comparing_every_pair_costs() -> None:
+    """The every-pair row showed 0 unrelated pairs and 0 comparisons, free beside schemes that
+    compare a few: it compares every pair, and its products are priced as comparisons, none
+    left only when the run's pilot already compared them all (which the caption says)."""
+    out = json.loads(run("plan", "-f", "json", str(SAMPLE)).stdout)
+    every = next(s for s in out["schemes"] if s["kind"] == "every")
+    assert every["work"] == 0 and all(s["work"] >= s["expected_candidates"] for s in out["schemes"])
+    table = run("plan", "-f", "table", str(SAMPLE)).stdout
+    row = next(line for line in table.splitlines() if "every pair, by exact products" in line)
+    assert row.split()[-3:-1] == ["15", "0"]  # of the 15 pairs of distinct fingerprints
+    assert "every pair: none left, the pilot compared them all already" in " ".join(table.split())
+    # A pilot that did not compare them all: every pair is priced by its products.
+    assert schemes_sink._every_work({"schemes": [{"kind": "every", "work": 12.5}]}) == (
+        "its products, priced as so many"
+    )

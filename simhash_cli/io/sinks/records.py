@@ -19,7 +19,7 @@ from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.matches import Matches
 from ...core.pilot import Share
 from ...core.result import DedupeResult
-from ...core.schemes import PAGE_BLOCKS, Assessment, Survey
+from ...core.schemes import PAGE_BLOCKS, Assessment, Survey, load
 from .formats import Record, estimate_number, json_number, member_item, to_json, unicode_capable
 from .summary import missed_pairs
 
@@ -472,6 +472,9 @@ def survey_record(plan: Survey) -> Record:
             "recall": estimate_number(assessment.recall),
             "expected_candidates": estimate_number(assessment.expected_candidates),
             "expected_pairs": estimate_number(assessment.expected_pairs),
+            # What --max-candidates bounds: the candidates, or every pair's products priced
+            # as so many (it makes no candidate, and its work is not 0).
+            "work": estimate_number(load(assessment)),
             "in_budget": plan.in_budget(assessment),
             "curve": [
                 [c, estimate_number(p)] for c, p in zip(CURVE_COSINES, curve.tolist(), strict=True)

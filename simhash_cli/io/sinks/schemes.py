@@ -49,7 +49,8 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             f"recall: of the pairs at cosine {plan.threshold:g}; unrelated: of the "
             f"{all_pairs:,} pairs of distinct fingerprints, those a scheme would compare by "
             "chance; comparisons: counted once per block or table (what --max-candidates "
-            "bounds); cosine 0.5..1: the chance of a pair at each to be a candidate"
+            f"bounds; every pair: {_every_work(document)}); cosine 0.5..1: the chance of a "
+            "pair at each to be a candidate"
         ),
         caption_justify="left",
     )
@@ -68,9 +69,9 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             "*" if chosen is not None and entry["scheme"] == chosen["scheme"] else "",
             entry["scheme"],
             f"{entry['recall']:.2f}",
-            f"{entry['expected_pairs']:,.0f}",
-            f"{entry['expected_candidates']:,.0f}"
-            + ("" if entry["in_budget"] else " (over budget)"),
+            # Every pair compares them all, by its products (no candidate, but not free).
+            f"{all_pairs if entry['kind'] == 'every' else entry['expected_pairs']:,.0f}",
+            f"{entry['work']:,.0f}" + ("" if entry["in_budget"] else " (over budget)"),
             bars,
         )
     console = data_console(out)
@@ -85,6 +86,15 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
         )
     else:
         console.print(f"* chosen: {chosen['scheme']} (the least expected work)")
+
+
+def _every_work(document: dict[str, Any]) -> str:
+    """What the comparisons of comparing every pair are: its products priced as so many, none
+    left when the run's pilot compared them all already."""
+    every = [entry for entry in document["schemes"] if entry["kind"] == "every"]
+    if every and every[0]["work"] == 0:
+        return "none left, the pilot compared them all already"
+    return "its products, priced as so many"
 
 
 # ---------------------------------------------------------------------------- calibrate
