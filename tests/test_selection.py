@@ -211,3 +211,55 @@ def test_a_walk_lists_what_git_lists(tmp_path: Path, ignore: str) -> None:
     ).stdout.split()  # fmt: skip
     shown = sorted(name for name in lists if not name.startswith("."))  # hidden: left out
     assert listed(root, Selection())[0] == shown
+
+
+def _git_lists(git: str, root: Path) -> list[str]:
+    """What git lists in the work tree ``root`` as untracked and not ignored (a nested
+    repository is one entry, ``inner/``)."""
+    import subprocess
+
+    return subprocess.run(
+        [git, "-C", str(root), "ls-files", "--others", "--exclude-standard"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+
+
+def test_the_users_excludes_file_and_nested_repositories_are_read_as_git_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's excludes file (core.excludesFile, by default $XDG_CONFIG_HOME/git/ignore)
+    was not read; a nested repository inherited the .gitignore of the one around it, which
+    git never applies inside it (it reads the nested one's own rules and excludes)."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is not installed: this test compares the walk with git")
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    tree(home, {"xdg/git/ignore": "*.log\n"})
+    names = ["a.txt", "a.log", "a.tmp", "b.md", "inner/c.txt", "inner/c.log", "inner/c.tmp"]
+    root = tree(tmp_path / "repo", {".gitignore": "*.txt\n", **{n: n for n in names}})
+    for repository in (root, root / "inner"):
+        subprocess.run([git, "init", "-q", str(repository)], check=True)
+    (root / "inner" / ".git" / "info").mkdir(exist_ok=True)
+    (root / "inner" / ".git" / "info" / "exclude").write_text("c.md\n")
+    tree(root / "inner", {"c.md": "x"})
+
+    def expected() -> list[str]:
+        outer = [name for name in _git_lists(git, root) if not name.startswith(".")]
+        assert "inner/" in outer  # git does not walk into a repository of its own
+        inner = ["inner/" + name for name in _git_lists(git, root / "inner")]
+        return sorted([name for name in outer if name != "inner/"] + inner)
+
+    assert expected() == ["a.tmp", "b.md", "inner/c.tmp", "inner/c.txt"]
+    assert listed(root, Selection())[0] == expected()
+    # core.excludesFile names another file, in the user's configuration (~ expanded).
+    tree(home, {".gitconfig": '[user]\n\tname = x\n[core]\n\texcludesFile = "~/my ignore" # x\n'})
+    tree(home, {"my ignore": "*.tmp\n"})
+    assert expected() == ["a.log", "b.md", "inner/c.log", "inner/c.txt"]
+    assert listed(root, Selection())[0] == expected()

@@ -8,8 +8,10 @@
   implementation of them: ``*``, ``**``, a leading ``/``, a trailing ``/`` for directories,
   ``!`` to take a pattern back). A deeper file's patterns come after its parents', so they win.
   Inside a git work tree, as git reads them, so do the ignore files of the directories above
-  the one walked, up to the work tree's top, and its ``.git/info/exclude`` (weakest of all):
-  what is left out does not depend on where the walk starts.
+  the one walked, up to the work tree's top, its ``.git/info/exclude`` and the user's
+  excludes file (``core.excludesFile``: :mod:`.git_excludes`; weakest of all): what is left
+  out does not depend on where the walk starts. A directory holding a ``.git`` (a nested
+  repository, a submodule) leaves the git rules of the one around it behind and reads its own.
 * ``--exclude`` patterns, in the same syntax, leave out files and whole directories wherever
   they are; ``--include`` patterns, when there are any, keep only the files matching one.
   Both are matched against the path below the directory given (``*.txt``, a pattern without a
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 from ...core.events import OnEvent, Warned
 from ...errors import TooLarge, UsageError
 from ..opening import read_bounded
+from .git_excludes import excludes_file
 
 __all__ = ["IGNORE_FILES", "Rules", "Selection"]
 
@@ -70,13 +73,21 @@ class Selection:
             _above(root, on_event) if self.ignore_files else (),
             _spec(self.exclude) if self.exclude else None,
             _spec(self.include) if self.include else None,
+            work_tree_of(root),
         )
 
 
 # An ignore file's patterns: (where the paths it judges start, what goes before the part of
-# a path below it, the patterns). A walked directory's own file judges the paths below it
-# (no prefix); a file above the walk's root judges them as ``prefix + path below the root``.
-Ignore = tuple[str, str, "pathspec.GitIgnoreSpec"]
+# a path below it, the patterns, whether they are git's: a .gitignore or an excludes file,
+# which stop at the top of their repository). A walked directory's own file judges the paths
+# below it (no prefix); a file above the walk's root judges them as ``prefix + path below
+# the root``.
+Ignore = tuple[str, str, "pathspec.GitIgnoreSpec", bool]
+
+
+def _repository(directory: str) -> bool:
+    """Whether ``directory`` is the top of a git work tree (it holds a ``.git``)."""
+    return os.path.lexists(os.path.join(directory, ".git"))
 
 
 def work_tree_of(directory: str) -> str | None:
@@ -84,7 +95,7 @@ def work_tree_of(directory: str) -> str | None:
     ``.git``, itself included), or None outside any."""
     current = os.path.abspath(directory)
     while True:
-        if os.path.lexists(os.path.join(current, ".git")):
+        if _repository(current):
             return current
         parent = os.path.dirname(current)
         if parent == current:
@@ -102,17 +113,26 @@ def _above(root: str, on_event: OnEvent) -> tuple[Ignore, ...]:
         return ()
     here = os.path.abspath(root)
     found: list[Ignore] = []
-    places = [(os.path.join(top, ".git", "info", "exclude"), top)]
+    places = [(path, top) for path in _excludes(top)]
+    above = len(places)
     directory = here
     while directory != top:
         directory = os.path.dirname(directory)
-        places[1:1] = [(os.path.join(directory, name), directory) for name in IGNORE_FILES]
+        places[above:above] = [(os.path.join(directory, name), directory) for name in IGNORE_FILES]
     for path, base in places:
         spec = _ignore_file(path, on_event, missing_ok=True)
         if spec is not None:
             prefix = os.path.relpath(here, base)
-            found.append((root, "" if prefix == "." else prefix + "/", spec))
+            git = os.path.basename(path) != ".ignore"
+            found.append((root, "" if prefix == "." else prefix + "/", spec, git))
     return tuple(found)
+
+
+def _excludes(top: str) -> list[str]:
+    """The excludes files of the work tree at ``top``, weakest first: the user's
+    (``core.excludesFile``), then its ``.git/info/exclude``."""
+    user = excludes_file(top)
+    return [*([user] if user else []), os.path.join(top, ".git", "info", "exclude")]
 
 
 def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
@@ -182,21 +202,32 @@ class Rules:
     ignores: tuple[Ignore, ...]
     exclude: pathspec.GitIgnoreSpec | None
     include: pathspec.GitIgnoreSpec | None
+    top: str | None = None
+    """The top of the git work tree the directory is in (None: none)."""
 
     def entering(self, directory: str, on_event: OnEvent) -> Rules:
-        """The rules below ``directory``: these, and its own ignore files."""
+        """The rules below ``directory``: these, and its own ignore files. A directory holding
+        a ``.git`` is a repository of its own (a nested one, a submodule): as git, it leaves
+        the ignore files and excludes of the repository around it behind and reads its own
+        (the ``.ignore`` files around it still count, as ripgrep counts them)."""
         if not self.selection.ignore_files:
             return self
-        found = []
+        ignores, top = self.ignores, self.top
+        if _repository(directory) and os.path.abspath(directory) != top:
+            top = os.path.abspath(directory)
+            kept = tuple(ignore for ignore in ignores if not ignore[3])
+            ignores = kept + tuple(
+                (directory, "", spec, True)
+                for path in _excludes(directory)
+                if (spec := _ignore_file(path, on_event, missing_ok=True)) is not None
+            )
         for name in IGNORE_FILES:
             spec = _ignore_file(os.path.join(directory, name), on_event)
             if spec is not None:
-                found.append((directory, "", spec))
-        if not found:
+                ignores += ((directory, "", spec, name != ".ignore"),)
+        if ignores == self.ignores and top == self.top:
             return self
-        return Rules(
-            self.selection, self.root, self.ignores + tuple(found), self.exclude, self.include
-        )
+        return Rules(self.selection, self.root, ignores, self.exclude, self.include, top)
 
     def left_out(self, path: str, *, directory: bool) -> str | None:
         """Why the walk leaves ``path`` out (the rule), or None to list it (a file) or enter
@@ -208,7 +239,7 @@ class Rules:
         if self.exclude is not None and self.exclude.match_file(below):
             return "excluded"
         ignored = None
-        for base, prefix, spec in self.ignores:
+        for base, prefix, spec, _git in self.ignores:
             verdict = _last_match(spec, prefix + _relative(path, base, directory), len(prefix))
             if verdict is not None:
                 ignored = verdict

@@ -1,0 +1,96 @@
+"""The excludes file git reads for every repository of a user (``core.excludesFile``, by
+default ``$XDG_CONFIG_HOME/git/ignore``): the weakest of a work tree's ignore rules, below its
+``.git/info/exclude``.
+
+Git takes ``core.excludesFile`` from its configuration files, the last one that sets it
+winning: the system's (``/etc/gitconfig``, unless ``GIT_CONFIG_NOSYSTEM``), the user's
+(``GIT_CONFIG_GLOBAL`` when set, else ``$XDG_CONFIG_HOME/git/config`` then ``~/.gitconfig``)
+and the repository's own (``.git/config``). They are read here as git writes them: a
+``[core]`` section, a ``key = value`` line (keys in any case, a value in quotes or not, a
+comment after ``#`` or ``;``); their ``[include]`` files are not followed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ...errors import TooLarge
+from ..opening import read_bounded
+
+__all__ = ["excludes_file"]
+
+_CONFIG_LIMIT = 1 << 20
+"""The largest configuration file read (a user's is a few KiB)."""
+
+_SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)\s*(?:"(?:[^"\\]|\\.)*"\s*)?\]\s*(.*)$')
+_KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+
+
+def excludes_file(top: str) -> str | None:
+    """The excludes file git reads for the work tree at ``top`` (None: it sets none and the
+    default has no place: no home)."""
+    chosen = None
+    for config in _configs(top):
+        found = _excludes_in(config)
+        if found is not None:
+            chosen = found
+    if chosen is not None:
+        return chosen or None  # (set to nothing: none)
+    base = os.environ.get("XDG_CONFIG_HOME") or _home(".config")
+    return None if base is None else os.path.join(base, "git", "ignore")
+
+
+def _home(*parts: str) -> str | None:
+    home = os.path.expanduser("~")
+    return None if home == "~" else os.path.join(home, *parts)
+
+
+def _configs(top: str) -> list[str]:
+    """Git's configuration files, weakest first."""
+    found = [] if os.environ.get("GIT_CONFIG_NOSYSTEM") else ["/etc/gitconfig"]
+    if "GIT_CONFIG_GLOBAL" in os.environ:
+        found.append(os.environ["GIT_CONFIG_GLOBAL"])
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME") or _home(".config")
+        found += [os.path.join(xdg, "git", "config")] if xdg else []
+        found += [home] if (home := _home(".gitconfig")) else []
+    found.append(os.path.join(top, ".git", "config"))
+    return found
+
+
+def _excludes_in(path: str) -> str | None:
+    """The value of ``core.excludesFile`` in the configuration file at ``path`` (the last one
+    given), ~ expanded; None when it sets none or cannot be read."""
+    try:
+        text = read_bounded(path, _CONFIG_LIMIT).decode("utf-8", errors="replace")
+    except (OSError, TooLarge):
+        return None
+    section, value = "", None
+    for line in text.splitlines():
+        header = _SECTION.match(line)
+        if header is not None:
+            section, line = header.group(1).lower(), header.group(2)
+        key = _KEY.match(line)
+        if section == "core" and key is not None and key.group(1).lower() == "excludesfile":
+            value = _value(key.group(2) or "")
+    return None if value is None else os.path.expanduser(value)
+
+
+def _value(raw: str) -> str:
+    """A configuration value as git reads it: quotes dropped, ``\\"`` and ``\\\\`` undone, a
+    comment (``#`` or ``;`` outside quotes) and the spaces around cut."""
+    out, quoted, escaped = [], False, False
+    for char in raw:
+        if escaped:
+            out.append({"n": "\n", "t": "\t"}.get(char, char))
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char in "#;" and not quoted:
+            break
+        else:
+            out.append(char)
+    return "".join(out).strip()
