@@ -683,3 +683,27 @@ def test_an_index_path_that_is_a_device_or_a_pipe_is_named_so(
         assert done.exit_code == 1
         assert done.stderr.strip() == f"Error: {path} is {kind}, not an index"
     assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
+
+
+def test_commands_that_only_read_an_index_leave_nothing_beside_it(tmp_path: Path) -> None:
+    """Read-only commands opened the index read-only, so the write-ahead log and the
+    shared-memory file they made stayed beside it, and the next walk of that directory
+    reported them as binary files; the bytes of the index are left as they were."""
+    place = tmp_path / "docs"
+    shutil.copytree(SAMPLE, place)
+    db = place / "idx.db"
+    assert run("index", "add", str(db), str(place), "-qq").exit_code == ExitCode.OK
+    names = sorted(p.name for p in place.iterdir())
+    stored = db.read_bytes()
+    for args in (
+        ["index", "stats", str(db)],
+        ["index", "query", str(db), str(place / "volcano-report.txt")],
+        ["index", "dedupe", str(db)],
+        ["dedupe", "--against", str(db), str(place / "volcano-report.txt")],
+    ):
+        result = run(*args, "-f", "jsonl")
+        assert result.exit_code in (ExitCode.OK, ExitCode.DUPLICATES_FOUND), result.stderr
+        assert sorted(p.name for p in place.iterdir()) == names, args
+    assert db.read_bytes() == stored
+    walked = run("dedupe", "-f", "jsonl", str(place))
+    assert "idx.db-shm" not in walked.stderr and "idx.db-wal" not in walked.stderr

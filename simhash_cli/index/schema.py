@@ -339,13 +339,21 @@ def read_only(path: str, why: str) -> InputError:
 
 
 def connect(path: str, timeout: float, readonly: bool) -> sqlite3.Connection:
-    """A connection to the index; read-only ones by URI, so that SQLite writes nothing, and
-    immutable where even its shared-memory file cannot be made (a read-only filesystem)."""
-    if not readonly and (why := unwritable(path)) is not None:
+    """A connection to the index. A read-only one to an index this user may write is an
+    ordinary connection that changes no data (``query_only``), so that, the last to close, it
+    takes the write-ahead log and the shared-memory file away as a writer does (opened
+    read-only, it left them beside the index, where the next walk of that directory met two
+    binary files); to another's index, by URI, so that SQLite writes nothing, and immutable
+    where even its shared-memory file cannot be made (a read-only filesystem)."""
+    why = unwritable(path)
+    if not readonly and why is not None:
         raise read_only(path, why)
     try:
-        if not readonly:
-            return sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        if not readonly or why is None:
+            connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+            if readonly:
+                connection.execute("PRAGMA query_only = 1")
+            return connection
         uri = "file:" + urllib.parse.quote(os.path.abspath(path))
         try:
             connection = sqlite3.connect(
