@@ -707,3 +707,26 @@ def test_commands_that_only_read_an_index_leave_nothing_beside_it(tmp_path: Path
     assert db.read_bytes() == stored
     walked = run("dedupe", "-f", "jsonl", str(place))
     assert "idx.db-shm" not in walked.stderr and "idx.db-wal" not in walked.stderr
+
+
+def test_a_query_walks_its_directories_as_every_walk_does(tmp_path: Path) -> None:
+    """index query had no --exclude (nor --include, --hidden, --no-ignore, --max-bytes): a
+    directory looked up was walked with the defaults alone."""
+    db = tmp_path / "idx.db"
+    assert run("index", "add", str(db), str(SAMPLE), "-qq").exit_code == ExitCode.OK
+    asked = tmp_path / "asked"
+    (asked / "sub").mkdir(parents=True)
+    shutil.copy(SAMPLE / "volcano-report.txt", asked / "volcano.txt")
+    shutil.copy(SAMPLE / "volcano-report-wire.txt", asked / "sub" / "wire.txt")
+    shutil.copy(SAMPLE / "chess-openings.txt", asked / "chess.log")
+    (asked / ".ignore").write_text("volcano.txt\n")
+
+    def queried(*options: str) -> set[str]:
+        result = run("index", "query", str(db), str(asked), "-f", "jsonl", *options)
+        assert result.exit_code == ExitCode.OK, result.stderr
+        return {Path(json.loads(line)["query"]).name for line in result.stdout.splitlines()}
+
+    assert queried() == {"wire.txt", "chess.log"}
+    assert queried("--exclude", "sub/", "--exclude", "*.log") == set()
+    assert queried("--include", "*.log") == {"chess.log"}
+    assert queried("--no-ignore", "--exclude", "*.log") == {"volcano.txt", "wire.txt"}

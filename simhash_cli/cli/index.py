@@ -28,6 +28,7 @@ from .options import (
     ENGINE,
     as_enum,
     collapse,
+    files_group,
     fingerprints_option,
     jobs_option,
     max_candidates_option,
@@ -105,6 +106,7 @@ def index_add_command(request: IndexAddRequest, messages: Messages) -> None:
         Input.FINGERPRINTS,
         helps=fingerprints_option("Query with the JSON Lines output of 'simhash fingerprint'."),
     ),
+    files_group(),
     own(
         click.option(
             "--threshold",

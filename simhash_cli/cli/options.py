@@ -229,9 +229,11 @@ _FILES = [
     click.option(
         "--no-ignore",
         is_flag=True,
-        help="Do not honour .gitignore, .ignore and .git/info/exclude (read as git reads "
-        "them, up to the top of a work tree).",
+        help="Do not honour .gitignore, .ignore, .git/info/exclude and git's excludes file "
+        "(read as git reads them, up to the top of a work tree).",
     ),
+]
+_WEIGHTING = [
     click.option(
         "--weighting",
         type=click.Choice([w.value for w in Weighting]),
@@ -278,11 +280,7 @@ def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
     return TokenizerConfig(ngram=ngram, char_ngrams=char_ngrams)
 
 
-def _reading(
-    bits: int | None = None,
-    seed: int | None = None,
-    ngram: int = 1,
-    char_ngrams: int | None = None,
+def _policy(
     strict_encoding: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     follow_symlinks: bool = False,
@@ -290,9 +288,26 @@ def _reading(
     include: tuple[str, ...] = (),
     hidden: bool = False,
     no_ignore: bool = False,
+) -> ReadPolicy:
+    return ReadPolicy(
+        strict_encoding=strict_encoding,
+        max_bytes=max_bytes or None,
+        follow_symlinks=follow_symlinks,
+        selection=Selection(
+            include=include, exclude=exclude, hidden=hidden, ignore_files=not no_ignore
+        ),
+    )
+
+
+def _reading(
+    bits: int | None = None,
+    seed: int | None = None,
+    ngram: int = 1,
+    char_ngrams: int | None = None,
     weighting: str = Weighting.TF.value,
     include_empty: bool = False,
     jobs: int | None = None,
+    **files: Any,
 ) -> Reading:
     # Only what was given: a setting not given takes Reading's own default, its one place.
     named = {"bits": bits, "seed": seed}
@@ -304,14 +319,7 @@ def _reading(
     return Reading(
         settings,
         **({} if jobs is None else {"jobs": jobs}),
-        policy=ReadPolicy(
-            strict_encoding=strict_encoding,
-            max_bytes=max_bytes or None,
-            follow_symlinks=follow_symlinks,
-            selection=Selection(
-                include=include, exclude=exclude, hidden=hidden, ignore_files=not no_ignore
-            ),
-        ),
+        policy=_policy(**files),
         include_empty=include_empty,
         given=_given(FINGERPRINT_SETTINGS),
     )
@@ -323,9 +331,16 @@ def reading_group(*, text: bool = True, empty: bool = False, jobs: bool = True) 
     ``--max-bytes``, ``--follow-symlinks``, ``--exclude``, ``--include``, ``--hidden``,
     ``--no-ignore``, ``--weighting``); ``--include-empty`` with ``empty``; ``-j`` with
     ``jobs``."""
-    options = _SETTINGS + (_TEXT + _FILES if text else [])
+    options = _SETTINGS + (_TEXT + _FILES + _WEIGHTING if text else [])
     options += ([_EMPTY] if empty else []) + ([_JOBS] if jobs else [])
     return OptionGroup("reading", options, _reading)
+
+
+def files_group() -> OptionGroup:
+    """``policy: ReadPolicy``: how files are read and which a walk lists, for a command whose
+    settings come from elsewhere (``index query``: the index's): the file options of
+    :func:`reading_group`."""
+    return OptionGroup("policy", _FILES, _policy)
 
 
 def jobs_option(command: F) -> F:

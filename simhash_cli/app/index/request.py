@@ -17,6 +17,7 @@ from ...core.cosines import Verify
 from ...core.groups import Clustering
 from ...errors import BadValueError, UsageError
 from ...io.sinks.formats import Output
+from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
 from ..apply.plans import DEFAULT_KEEP, FILE_RULES, Keep
 from ..dedupe.kept import KeepRule
 from ..dedupe.outputs import PlanRequest
@@ -101,6 +102,9 @@ class IndexQueryRequest:
     check_matches: bool = False
     limit: int | None = None
     output: Output = field(default_factory=Output)
+    policy: ReadPolicy = DEFAULT_POLICY
+    """How the files looked up are read and which a walk lists (their settings are the
+    index's)."""
 
     def check(self) -> None:
         """Raises: UsageError: no input, or an output over an input."""

@@ -26,6 +26,7 @@ from ...index.reading import stats as stats_of
 from ...index.store import Store
 from ...index.writing import Writer
 from ...io.sinks.formats import counted
+from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
 from ..dedupe.kept import kept
 from ..dedupe.request import DedupeRequest
 from ..dedupe.rereading import PilotOf, placed_vectors, verified_from_candidates
@@ -34,7 +35,7 @@ from ..files import read_files
 from ..guard import Reads, refuse_overwrites
 from ..hooks import Hooks
 from ..loading import fingerprinted_records, load_records
-from ..settings import Input, Reading, Source
+from ..settings import Input, Reading
 from .adding import (
     AddReport,
     add_files,
@@ -237,21 +238,25 @@ class Queried:
         )
 
 
-def _reading_of(settings: Settings, *, jobs: int = 1) -> Reading:
+def _reading_of(
+    settings: Settings, *, jobs: int = 1, policy: ReadPolicy = DEFAULT_POLICY
+) -> Reading:
     """How documents are read to be compared with an index made with ``settings``: its
-    bits and seed, and for files its tokenizer and weighting."""
-    return Reading(jobs=jobs).adopting(settings)
+    bits and seed, and for files its tokenizer and weighting (read as ``policy`` says)."""
+    return Reading(jobs=jobs, policy=policy).adopting(settings)
 
 
-def _queries(source: Source, store: Store, hooks: Hooks) -> Corpus:
+def _queries(request: IndexQueryRequest, store: Store, hooks: Hooks) -> Corpus:
     """The documents to look up, fingerprinted with the index's settings."""
+    source = request.source
     if source.kind is Input.FINGERPRINTS:
         return load_records(source, _reading_of(store.settings), hooks)
     if source.is_records:  # only their fingerprints are looked up
         return fingerprinted_records(source, _reading_of(store.settings), hooks)
     text_reading(store.settings)  # an index of given vectors is not queried with files
+    reading = _reading_of(store.settings, policy=request.policy)
     with hooks.progress("reading files", shown=False) as progress:
-        return read_files(source.paths, _reading_of(store.settings), hooks, progress)
+        return read_files(source.paths, reading, hooks, progress)
 
 
 def query(request: IndexQueryRequest, hooks: Hooks) -> Queried:
@@ -262,7 +267,7 @@ def query(request: IndexQueryRequest, hooks: Hooks) -> Queried:
         BadValueError: a threshold no Hamming distance estimates at the index's width.
     """
     with Store.open(request.db, readonly=True) as store:
-        docs = _queries(request.source, store, hooks)
+        docs = _queries(request, store, hooks)
         bits = store.settings.bits
         by_distance = request.max_distance is not None
         limit = (
