@@ -445,3 +445,23 @@ def test_csv_on_a_terminal_writes_no_name_as_terminal_control(tmp_path: Path) ->
     with (tmp_path / "out.csv").open("wb") as handle:
         code, _ = on_a_terminal(["fingerprint", "-f", "csv", str(corpus)], handle.fileno())
     assert code == 0 and evil.encode() in (tmp_path / "out.csv").read_bytes()
+
+
+def test_a_diff_of_wrapped_texts_is_wrapped_once_on_a_terminal() -> None:
+    """explain kept the texts' own line breaks (wrapped at 95 columns) and the terminal wrapped
+    them again at 80: every other line a stub ("three weeks of small"). On a terminal each
+    paragraph flows at the terminal's width; into a pipe the lines stay as they were."""
+    pair = [str(SAMPLE / "volcano-report.txt"), str(SAMPLE / "volcano-report-wire.txt")]
+    code, shown = on_a_terminal(["--color", "never", "explain", *pair], None, columns=80)
+    screen = screen_of(shown, 80)
+    assert code == 0, "\n".join(screen)
+    diff = screen[next(k for k, line in enumerate(screen) if line.startswith("Differences")) + 1 :]
+    paragraphs = "\n".join(diff).split("\n\n")
+    assert len(paragraphs) >= 3
+    for paragraph in paragraphs:
+        lines = paragraph.splitlines()
+        assert all(len(line) >= 60 for line in lines[:-1]), paragraph
+    piped = subprocess.run(
+        [SIMHASH, "explain", "-f", "table", *pair], capture_output=True, text=True, check=True
+    ).stdout
+    assert "after three weeks of small\nearthquakes [-beneath -]{+under +}the" in piped

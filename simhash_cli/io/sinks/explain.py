@@ -3,6 +3,7 @@ the numbers, the blocks, the features and the diff, its changes highlighted."""
 
 from __future__ import annotations
 
+import re
 from typing import IO
 
 from rich import box
@@ -133,7 +134,7 @@ def emit_explanation(explained: Explained, fmt: Format, out: IO[str]) -> None:
                 _changed("B only", "b", marked=marked),
             )
         )
-        console.print(diff_text(explained.diff, marked=marked))
+        console.print(diff_text(explained.diff, marked=marked, reflow=console.is_terminal))
 
 
 def _features(
@@ -166,10 +167,25 @@ def _changed(text: str, side: str, *, marked: bool) -> tuple[str, str]:
     return (f"{{+{text}+}}" if marked else text), "green underline"
 
 
-def diff_text(diff: list[Segment], *, marked: bool = False) -> Text:
+def diff_text(diff: list[Segment], *, marked: bool = False, reflow: bool = False) -> Text:
     """The diff as one text: unchanged stretches plain (long ones shortened around the
     changes), A's side struck through in red, B's underlined in green; with ``marked``, also
-    between git's word-diff markers (for a reader without colour)."""
+    between git's word-diff markers (for a reader without colour). With ``reflow`` (a
+    terminal), a paragraph's lines are one line that the terminal wraps at its own width:
+    texts wrapped at 95 columns were wrapped again at 80, every other line a stub."""
+    text = _diff_text(diff, marked=marked)
+    if not reflow:
+        return text
+    # One character for another: the styles' spans stay where they are.
+    flowed = _LINE_BREAK.sub(" ", text.plain)
+    return Text(flowed, spans=list(text.spans))
+
+
+_LINE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
+"""A line break inside a paragraph (a blank line ends one)."""
+
+
+def _diff_text(diff: list[Segment], *, marked: bool) -> Text:
     text = Text()
     for at, segment in enumerate(diff):
         if segment.op == "equal":
