@@ -17,7 +17,7 @@ from ..io.sinks.formats import Format
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_apply
 from ..io.sources.files import STDIN
-from .main import Command, exit_with
+from .main import SUMMARIES, Command, exit_with
 from .options import as_enum, collapse, own, protect_option
 from .outputs import OUTPUT, quiet_option, writable_file
 from .types import Choices
@@ -25,9 +25,7 @@ from .types import Choices
 __all__ = ["apply_command"]
 
 
-@click.command(
-    "apply", cls=Command, short_help="Act on a dedupe --plan: move, link or delete its files."
-)
+@click.command("apply", cls=Command, short_help=SUMMARIES["apply"])
 @collapse(
     own(
         click.argument("plan", metavar="PLAN", required=False),

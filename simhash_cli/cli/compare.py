@@ -12,16 +12,14 @@ from ..errors import ExitCode
 from ..io.sinks.atomic import opened
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_comparison
-from .main import Command, exit_with
+from .main import SUMMARIES, Command, exit_with
 from .options import RECORDS_BY_ID, collapse, own, reading_group, threshold_option
 from .outputs import OUTPUT, quiet_option
 
 __all__ = ["compare_command"]
 
 
-@click.command(
-    "compare", cls=Command, short_help="Compare a document with others: Hamming and cosines."
-)
+@click.command("compare", cls=Command, short_help=SUMMARIES["compare"])
 @collapse(
     own(
         click.argument("a", metavar="A"),

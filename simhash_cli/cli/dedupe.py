@@ -25,7 +25,7 @@ from ..io.sinks.dedupe import emit_dedupe
 from ..io.sinks.formats import Output
 from ..io.sinks.messages import Messages
 from ..io.sources.snapshot import watching
-from .main import Command, exit_with
+from .main import SUMMARIES, Command, exit_with
 from .options import (
     ENGINE,
     as_enum,
@@ -116,7 +116,7 @@ PLAN_OPTIONS = [
 ]
 
 
-@click.command("dedupe", cls=Command)
+@click.command("dedupe", cls=Command, short_help=SUMMARIES["dedupe"])
 @collapse(
     source_group(Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS),
     reading_group(empty=True),

@@ -10,16 +10,14 @@ from ..app.explain import ExplainRequest, explain_documents
 from ..io.sinks.atomic import opened
 from ..io.sinks.explain import emit_explanation
 from ..io.sinks.messages import Messages
-from .main import Command
+from .main import SUMMARIES, Command
 from .options import RECORDS_BY_ID, collapse, own, reading_group
 from .outputs import OUTPUT, quiet_option
 
 __all__ = ["explain_command"]
 
 
-@click.command(
-    "explain", cls=Command, short_help="Why two documents match: features, blocks and a diff."
-)
+@click.command("explain", cls=Command, short_help=SUMMARIES["explain"])
 @collapse(
     own(
         click.argument("a", metavar="A"),

@@ -20,14 +20,14 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.formats import Format
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_fingerprints
-from .main import Command
+from .main import SUMMARIES, Command
 from .options import ENGINE, collapse, reading_group, source_group
 from .outputs import OUTPUT, quiet_option
 
 __all__ = ["fingerprint_command"]
 
 
-@click.command("fingerprint", cls=Command)
+@click.command("fingerprint", cls=Command, short_help=SUMMARIES["fingerprint"])
 @collapse(
     source_group(Input.VECTORS, Input.TEXTS),
     reading_group(empty=True),

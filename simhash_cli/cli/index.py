@@ -23,7 +23,7 @@ from ..io.sinks.atomic import opened
 from ..io.sinks.messages import Messages
 from ..io.sinks.tables import emit_index_stats, emit_matches, emit_records
 from .dedupe import CHECK_OPTION, CLUSTER_OPTIONS, PLAN_OPTIONS, SCHEME_OPTIONS, report
-from .main import Group, exit_with
+from .main import SUMMARIES, Group, exit_with
 from .options import (
     ENGINE,
     as_enum,
@@ -46,9 +46,7 @@ __all__ = ["index_group"]
 DB = click.argument("db", metavar="DB")
 
 
-@click.group(
-    "index", cls=Group, short_help="A persistent index: add documents over time, query it."
-)
+@click.group("index", cls=Group, short_help=SUMMARIES["index"])
 def index_group() -> None:
     """A persistent index of fingerprints in one SQLite file (DB).
 

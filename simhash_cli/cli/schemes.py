@@ -13,7 +13,7 @@ from ..engines.local import LocalEngine
 from ..io.sinks.atomic import opened
 from ..io.sinks.messages import Messages
 from ..io.sinks.schemes import emit_calibration, emit_survey
-from .main import Command
+from .main import SUMMARIES, Command
 from .options import (
     collapse,
     max_candidates_option,
@@ -28,9 +28,7 @@ from .types import COSINE
 __all__ = ["calibrate_command", "plan_command"]
 
 
-@click.command(
-    "plan", cls=Command, short_help="Which candidate scheme suits a threshold and corpus."
-)
+@click.command("plan", cls=Command, short_help=SUMMARIES["plan"])
 @collapse(
     source_group(Input.VECTORS, Input.TEXTS),
     reading_group(),
@@ -75,7 +73,7 @@ def plan_command(request: SurveyRequest, messages: Messages) -> None:
         emit_survey(survey, request.output.resolve(sys.stdout), out)
 
 
-@click.command("calibrate", cls=Command)
+@click.command("calibrate", cls=Command, short_help=SUMMARIES["calibrate"])
 @collapse(
     source_group(Input.VECTORS, Input.TEXTS),
     reading_group(),
