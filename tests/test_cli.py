@@ -943,3 +943,38 @@ def test_the_plan_table_says_what_comparing_every_pair_costs() -> None:
     assert schemes_sink._every_work({"schemes": [{"kind": "every", "work": 12.5}]}) == (
         "its products, priced as so many"
     )
+
+
+def test_ctrl_c_prints_no_summary_of_what_was_skipped_before_it(tmp_path: Path) -> None:
+    """Ctrl-C in the middle of a run printed the summary of the files skipped so far (ten
+    lines on a terminal) before `Error: interrupted`: an interrupted run says only that."""
+    (tmp_path / "a.txt").write_text("some words to read")
+    (tmp_path / "b.bin").write_bytes(b"\x00\x01binary")
+    # A batch of files holds 2 MiB at most: the first two are read, b.bin skipped, and its
+    # batch done before the named pipe is read, last, and waited for (no writer comes).
+    (tmp_path / "big.txt").write_text("words of a long text\n" * 150_000)
+    os.mkfifo(tmp_path / "fifo")
+    names = [str(tmp_path / name) for name in ("a.txt", "b.bin", "big.txt", "fifo")]
+    command = [sys.executable, "-m", "simhash_cli", "fingerprint", "-f", "jsonl", *names]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible
+    )
+    assert process.stderr is not None
+    deadline = time.monotonic() + 30
+    # Interrupt once b.bin is skipped and the named pipe waited for.
+    while time.monotonic() < deadline and "poll" not in _wchan(process.pid):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == ExitCode.INTERRUPTED
+    assert process.stderr.read().decode() == "Error: interrupted\n"
+    # Not interrupted, the same run sums up what it skipped.
+    done = subprocess.run(command[:-1], capture_output=True, check=False)
+    assert b"warning: skipped 1 file: 1 binary" in done.stderr
+
+
+def _wchan(pid: int) -> str:
+    """Where the process sleeps in the kernel."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return ""

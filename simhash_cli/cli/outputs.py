@@ -182,8 +182,13 @@ def quiet_option(command: F) -> F:
             messages.info("reading standard input (type or paste the text, then Ctrl-D)")
             messages.typing = True
         try:
-            return command(*args, messages=messages, **kwargs)
-        finally:
+            result = command(*args, messages=messages, **kwargs)
+        except KeyboardInterrupt:
+            raise  # stopped: what it had skipped so far is no news ("Error: interrupted")
+        except BaseException:
             messages.event_summary()
+            raise
+        messages.event_summary()
+        return result
 
     return collapse(group)(cast(F, summed_up))
