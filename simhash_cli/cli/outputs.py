@@ -148,12 +148,9 @@ REPORT_OUTPUT = OptionGroup(
 names, blank-line separated, as fdupes and jdupes print them), ``--list`` and ``-0``."""
 
 
-def quiet_option(command: F) -> F:
-    """``messages: Messages`` on stderr: ``-q/--quiet`` (errors only) and ``-v/--verbose``
-    (a line for every file skipped, warned about or left out, and the whole account of a
-    dedupe). What was skipped and not listed is summed up when the command ends, whichever way
-    it ends."""
-    options = [
+_MESSAGES = OptionGroup(
+    "messages",
+    [
         click.option(
             "-q",
             "--quiet",
@@ -166,12 +163,16 @@ def quiet_option(command: F) -> F:
             is_flag=True,
             help="The whole account on stderr: the scheme, every hint, each file skipped.",
         ),
-    ]
-    group = OptionGroup(
-        "messages",
-        options,
-        lambda quiet, verbose: Messages(sys.stderr, quiet=quiet, verbose=verbose),
-    )
+    ],
+    lambda quiet, verbose: Messages(sys.stderr, quiet=quiet, verbose=verbose),
+)
+
+
+def quiet_option(command: F) -> F:
+    """``messages: Messages`` on stderr: ``-q/--quiet`` (errors only) and ``-v/--verbose``
+    (a line for every file skipped, warned about or left out, and the whole account of a
+    dedupe). What was skipped and not listed is summed up when the command ends, whichever way
+    it ends but an interruption."""
 
     @functools.wraps(command)
     def summed_up(*args: Any, messages: Messages, **kwargs: Any) -> Any:
@@ -191,4 +192,4 @@ def quiet_option(command: F) -> F:
         messages.event_summary()
         return result
 
-    return collapse(group)(cast(F, summed_up))
+    return collapse(_MESSAGES)(cast(F, summed_up))
