@@ -174,5 +174,6 @@ def test_records_without_a_word_are_kept_and_annotated(tmp_path: Path) -> None:
     counts = json.loads((tmp_path / "k.jsonl.simhash.json").read_text())["counts"]
     assert counts["read"] == counts["kept"] + counts["dropped"] + counts["skipped"] == 4
     assert (counts["kept"], counts["unfingerprinted"], counts["skipped"]) == (3, 2, 0)
-    # An id that reads as a number is quoted: "skipped 4" is not four things skipped.
-    assert "warning: skipped '4': empty (no tokens)" in result.stderr
+    # An id that reads as a number is quoted: "'4' has no word", not four things; passed
+    # through to the kept records, not skipped.
+    assert "note: '4' has no word: passed through as it is" in result.stderr
