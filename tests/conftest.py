@@ -36,6 +36,11 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # The key that seals plans lives in the user's state directory: the suite's (and each worker's,
 # and every process a test starts) is its own, never the developer's.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="simhash-state-")
+# A walk in a git work tree reads the user's excludes file, as git does: the suite's are
+# none, whatever the developer's git configuration ignores (the walk and git, alike).
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="simhash-config-")
+os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_corpus"
