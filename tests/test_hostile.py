@@ -884,6 +884,40 @@ def test_a_healthy_index_is_read_where_it_cannot_be_written(tmp_path: Path) -> N
     assert {p.name: p.read_bytes() for p in place.iterdir()} == before
 
 
+def test_an_index_reached_through_a_link_is_read_where_its_journal_cannot_be_made(
+    tmp_path: Path,
+) -> None:
+    """SQLite keeps its journal beside the file a link reaches: a read-only command through a
+    link in a writable directory, to an index it may write in a directory it may not, was
+    "damaged or truncated (attempt to write a readonly database)"."""
+    place = tmp_path / "locked"
+    place.mkdir()
+    db = place / "idx.db"
+    assert run("index", "add", str(db), str(SAMPLE), "-qq").exit_code == ExitCode.OK
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    db.chmod(0o666)
+    place.chmod(0o555)  # the index may be written, its directory not
+    command = list(SIMHASH)
+    if os.geteuid() == 0:  # root writes through any mode bits: without that power, then
+        if shutil.which("setpriv") is None:
+            pytest.skip("root without setpriv: no way to take the power to write away")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", *command]
+    before = {p.name: p.read_bytes() for p in place.iterdir()}
+    try:
+        for args in (
+            ["stats", str(link)],
+            ["query", str(link), str(SAMPLE / "volcano-report.txt")],
+        ):
+            done = subprocess.run(
+                [*command, "index", *args, "-f", "jsonl"], capture_output=True, text=True
+            )
+            assert done.returncode == ExitCode.OK, (args, done.stderr)
+    finally:
+        place.chmod(0o755)
+    assert {p.name: p.read_bytes() for p in place.iterdir()} == before
+
+
 # ---------------------------------------------------------------- 18. a tampered plan, journal
 
 

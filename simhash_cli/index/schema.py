@@ -317,7 +317,8 @@ KEY_BITS = 16
 def unwritable(path: str) -> str | None:
     """Why simhash cannot write the index at ``path``, or None: a read-only file system, a
     file this user may not write, or a directory where SQLite cannot make its journal."""
-    folder = os.path.dirname(os.path.abspath(path))
+    # SQLite follows a link to the index and keeps its journal beside the file it reaches.
+    folder = os.path.dirname(os.path.realpath(path))
     try:
         if os.statvfs(folder).f_flag & os.ST_RDONLY:
             return "its file system is mounted read-only"
@@ -349,12 +350,15 @@ def connect(path: str, timeout: float, readonly: bool) -> sqlite3.Connection:
     if not readonly and why is not None:
         raise read_only(path, why)
     try:
-        if not readonly or why is None:
-            connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
-            if readonly:
-                connection.execute("PRAGMA query_only = 1")
-            return connection
+        if not readonly:
+            return sqlite3.connect(path, timeout=timeout, isolation_level=None)
         uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+        if why is None:  # (mode=rw: an index gone meanwhile is not made anew, empty)
+            connection = sqlite3.connect(
+                f"{uri}?mode=rw", timeout=timeout, isolation_level=None, uri=True
+            )
+            connection.execute("PRAGMA query_only = 1")
+            return connection
         try:
             connection = sqlite3.connect(
                 f"{uri}?mode=ro", timeout=timeout, isolation_level=None, uri=True
