@@ -263,3 +263,9 @@ def test_the_users_excludes_file_and_nested_repositories_are_read_as_git_reads_t
     tree(home, {"my ignore": "*.tmp\n"})
     assert expected() == ["a.log", "b.md", "inner/c.log", "inner/c.txt"]
     assert listed(root, Selection())[0] == expected()
+    # A subsection ([core "x"]) is not [core]; a relative path is from the work tree's top.
+    config = '[core "x"]\n\texcludesFile = ~/my ignore\n[core]\n\texcludesfile = rel\n'
+    tree(home, {".gitconfig": config})
+    tree(root, {"rel": "*.log\n", "inner/rel": "*.md\n"})
+    assert "a.log" not in expected() and "inner/c.log" in expected()
+    assert listed(root, Selection())[0] == expected()

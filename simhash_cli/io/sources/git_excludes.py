@@ -7,7 +7,8 @@ winning: the system's (``/etc/gitconfig``, unless ``GIT_CONFIG_NOSYSTEM``), the 
 (``GIT_CONFIG_GLOBAL`` when set, else ``$XDG_CONFIG_HOME/git/config`` then ``~/.gitconfig``)
 and the repository's own (``.git/config``). They are read here as git writes them: a
 ``[core]`` section, a ``key = value`` line (keys in any case, a value in quotes or not, a
-comment after ``#`` or ``;``); their ``[include]`` files are not followed.
+comment after ``#`` or ``;``; a relative path from the top of the work tree); their
+``[include]`` files are not followed, nor a value continued on the next line.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ __all__ = ["excludes_file"]
 _CONFIG_LIMIT = 1 << 20
 """The largest configuration file read (a user's is a few KiB)."""
 
-_SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)\s*(?:"(?:[^"\\]|\\.)*"\s*)?\]\s*(.*)$')
+_SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)\s*("(?:[^"\\]|\\.)*"\s*)?\]\s*(.*)$')
 _KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 
 
@@ -36,7 +37,8 @@ def excludes_file(top: str) -> str | None:
         if found is not None:
             chosen = found
     if chosen is not None:
-        return chosen or None  # (set to nothing: none)
+        # A relative path is git's from the top of the work tree (where git runs).
+        return os.path.join(top, chosen) if chosen else None  # (set to nothing: none)
     base = os.environ.get("XDG_CONFIG_HOME") or _home(".config")
     return None if base is None else os.path.join(base, "git", "ignore")
 
@@ -70,7 +72,10 @@ def _excludes_in(path: str) -> str | None:
     for line in text.splitlines():
         header = _SECTION.match(line)
         if header is not None:
-            section, line = header.group(1).lower(), header.group(2)
+            # A subsection ([core "x"]) is a section of its own: core.x.excludesFile.
+            name, subsection = header.group(1).lower(), header.group(2)
+            section = name if subsection is None else f"{name} {subsection}"
+            line = header.group(3)
         key = _KEY.match(line)
         if section == "core" and key is not None and key.group(1).lower() == "excludesfile":
             value = _value(key.group(2) or "")
