@@ -19,8 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli.cli import main
-from simhash_cli.core.explain import explain, shared_blocks, word_diff
+from simhash_cli.core.explain import Segment, explain, shared_blocks, word_diff
 from simhash_cli.errors import ExitCode
+from simhash_cli.io.sinks.explain import diff_text
 
 from conftest import SAMPLE
 from terminal import on_a_terminal, screen_of
@@ -218,3 +219,21 @@ def test_the_diff_keeps_its_markers_without_colour_and_its_colours_on_a_terminal
     assert code == 0
     assert "[-usually" not in " ".join(screen_of(shown, 100))
     assert b"\x1b[9" in shown  # struck through
+
+
+@pytest.mark.parametrize(
+    ("text", "flowed"),
+    [
+        ("a line\nits paragraph\n\nthe next\none", "a line its paragraph\n\nthe next one"),
+        ("crlf\r\nlines\r\n\r\nend\r\n", "crlf lines\n\nend\n"),  # CR LF ends a line too
+        ("a\n \nb", "a\n \nb"),  # a blank line of spaces ends a paragraph
+        ("list:\n- one\n- two\nafter", "list:\n- one\n- two\nafter"),
+        ("code:\n    x = 1\n    y = 2\nafter", "code:\n    x = 1\n    y = 2\nafter"),
+        ("1. first\n2) second", "1. first\n2) second"),
+    ],
+)
+def test_a_diff_flows_its_paragraphs_and_keeps_every_other_line(text: str, flowed: str) -> None:
+    """On a terminal a paragraph's lines flow (wrapped once, at the terminal's width), but
+    paragraphs of CR LF texts were merged, and so were lists and indented code."""
+    shown = diff_text([Segment("equal", text, text)], reflow=True)
+    assert shown.plain == flowed

@@ -155,8 +155,9 @@ def _features(
 
 
 def _shown(text: str) -> str:
-    """Document text for a terminal: its lines kept, every other control made visible."""
-    return "\n".join(visible(line) for line in text.split("\n"))
+    """Document text for a terminal: its lines kept (a line ended by CR LF as any other),
+    every other control made visible."""
+    return "\n".join(visible(line.removesuffix("\r")) for line in text.split("\n"))
 
 
 def _changed(text: str, side: str, *, marked: bool) -> tuple[str, str]:
@@ -176,13 +177,30 @@ def diff_text(diff: list[Segment], *, marked: bool = False, reflow: bool = False
     text = _diff_text(diff, marked=marked)
     if not reflow:
         return text
-    # One character for another: the styles' spans stay where they are.
-    flowed = _LINE_BREAK.sub(" ", text.plain)
-    return Text(flowed, spans=list(text.spans))
+    return Text(_flowed(text.plain), spans=list(text.spans))
 
 
-_LINE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
-"""A line break inside a paragraph (a blank line ends one)."""
+_LINE_BREAK = re.compile(r"\n")
+_OWN_LINE = re.compile(r"\s|[-*+>•]\s|\d+[.)]\s")
+"""How a line that keeps its line break before it starts: indented (code, a quote), or an
+item of a list."""
+
+
+def _flowed(plain: str) -> str:
+    """``plain`` with the breaks inside its paragraphs made spaces, each character for one
+    (so that the styles' spans stay where they are): a break before or after a blank line (or
+    one of spaces), or before or after a line of its own (:data:`_OWN_LINE`), is kept."""
+    chars = list(plain)
+    breaks = list(_LINE_BREAK.finditer(plain))
+    starts = [0] + [found.end() for found in breaks]
+    for k, found in enumerate(breaks):
+        before = plain[starts[k] : found.start()]
+        end = breaks[k + 1].start() if k + 1 < len(breaks) else len(plain)
+        after = plain[found.end() : end]
+        own = _OWN_LINE.match(before) or _OWN_LINE.match(after)
+        if before.strip() and after.strip() and not own:
+            chars[found.start() : found.end()] = " " * (found.end() - found.start())
+    return "".join(chars)
 
 
 def _diff_text(diff: list[Segment], *, marked: bool) -> Text:
