@@ -964,6 +964,7 @@ def test_ctrl_c_prints_no_summary_of_what_was_skipped_before_it(tmp_path: Path) 
     # Interrupt once b.bin is skipped and the named pipe waited for.
     while time.monotonic() < deadline and "poll" not in _wchan(process.pid):
         time.sleep(0.05)
+    assert "poll" in _wchan(process.pid), "never reached the named pipe"
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=30) == ExitCode.INTERRUPTED
     assert process.stderr.read().decode() == "Error: interrupted\n"

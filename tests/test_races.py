@@ -81,13 +81,21 @@ def test_opposite_plans_applied_at_once_leave_every_cluster_a_file(
 # by its path: 5 of 800 steps deleted a file in the other directory, and most runs ended in
 # a traceback (EINVAL from realpath on the vanishing link).
 SWAPPER = r"""
-import ctypes, os, sys, time
+import ctypes, os, signal, sys, time
 tree, uid, period, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
 if uid >= 0:
+    os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
-swap, clock = ctypes.CDLL(None, use_errno=True).renameat2, time.perf_counter
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG, after the change of user that clears it
+if os.getppid() == 1:
+    sys.exit("the test is gone")
+swap, clock = libc.renameat2, time.perf_counter
+if swap(fd, b"sub", fd, b"sub.link", 2) or swap(fd, b"sub", fd, b"sub.link", 2):
+    print("no RENAME_EXCHANGE here:", os.strerror(ctypes.get_errno()), flush=True)
+    sys.exit(1)
 print("ready", flush=True)
 while True:
     for pause in (hold, period):
@@ -128,8 +136,11 @@ def test_a_user_swapping_a_directory_for_a_link_as_apply_runs_makes_it_act_nowhe
     from simhash_cli.app.apply.apply import apply, load_plan
     from simhash_cli.app.apply.steps import Action, Status
 
-    uid = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else -1
-    taken = 0
+    try:
+        uid = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else -1
+    except KeyError:  # no such user here: the same user, in a process of its own
+        uid = -1
+    refused = 0
     for round_ in range(ROUNDS):
         tree, plan_file, victim = _swappable(tmp_path, round_)
         plan = load_plan(str(plan_file))
@@ -138,7 +149,11 @@ def test_a_user_swapping_a_directory_for_a_link_as_apply_runs_makes_it_act_nowhe
             [sys.executable, "-c", SWAPPER, *arguments], stdout=subprocess.PIPE, text=True
         )
         try:
-            assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+            assert swapper.stdout is not None
+            said = swapper.stdout.readline()
+            if said.startswith("no RENAME_EXCHANGE"):
+                pytest.skip(said.strip())
+            assert said == "ready\n", said
             outcomes = list(apply(plan, Action.DELETE, execute=True, consent=True))
         finally:
             swapper.kill()
@@ -154,5 +169,5 @@ def test_a_user_swapping_a_directory_for_a_link_as_apply_runs_makes_it_act_nowhe
         assert {p.name for p in real.iterdir()} == {
             f"{number:04}{end}.txt" for number in range(PAIRS) for end in "ab"
         } - deleted
-        taken += len(outcomes)
-    assert taken == ROUNDS * PAIRS
+        refused += sum(o.status is Status.REFUSED for o in outcomes)
+    assert refused > 0  # the swaps met the run: some steps saw a link where a directory was
