@@ -176,4 +176,4 @@ def test_records_without_a_word_are_kept_and_annotated(tmp_path: Path) -> None:
     assert (counts["kept"], counts["unfingerprinted"], counts["skipped"]) == (3, 2, 0)
     # An id that reads as a number is quoted: "'4' has no word", not four things; passed
     # through to the kept records, not skipped.
-    assert "note: '4' has no word: passed through as it is" in result.stderr
+    assert "note: '4': empty (no tokens), passed through as it is" in result.stderr

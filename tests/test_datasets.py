@@ -410,7 +410,7 @@ def test_records_without_a_word_are_said_passed_through_on_every_line(tmp_path: 
     lines = run.stderr.splitlines()
     assert "read 3 documents (2 without a word, passed through)" in lines
     assert any(line.startswith("kept 4 of 5 records") and "0 skipped" in line for line in lines)
-    assert "note: c has no word: passed through as it is" in lines
+    assert "note: c: empty (no tokens), passed through as it is" in lines
     assert not any("skipped c" in line or "2 empty" in line for line in lines)
     assert len(kept.read_text().splitlines()) == 4
     plain = CliRunner().invoke(main, ["dedupe", "--texts", str(source)])

@@ -155,8 +155,9 @@ class Messages:
         for :meth:`event_summary`."""
         if isinstance(event, Skipped) and self._passed(event):
             if self.lists_documents:
-                named = _named(event.id)
-                self.console.print(Text(f"note: {named} has no word: passed through as it is"))
+                line = Text(f"note: {_named(event.id)}: ")
+                line.append(visible(event.reason))  # (no token, or no weight but 0)
+                self.console.print(line.append(", passed through as it is"))
             return
         if isinstance(event, Skipped):
             kinds, kind = self.skips, event.kind
