@@ -39,6 +39,7 @@ def repo(tmp_path: Path) -> Path:
     return tree(
         tmp_path / "repo",
         {
+            ".git/HEAD": "ref: refs/heads/main\n",  # what makes .git a repository to git
             ".git/logs/HEAD": "x",
             ".env": "x",
             ".gitignore": "build/\n*.log\n!keep.log\n/top.txt\n",
@@ -82,7 +83,7 @@ def test_hidden_and_ignored_are_left_out_by_default(repo: Path) -> None:
 
 def test_hidden_and_no_ignore_read_everything(repo: Path) -> None:
     files, left_out = listed(repo, Selection(hidden=True, ignore_files=False))
-    assert len(files) == 14 and left_out == []
+    assert len(files) == 15 and left_out == []
     files, _ = listed(repo, Selection(hidden=True))
     assert ".git/logs/HEAD" in files and "build/out.txt" not in files
 
@@ -269,3 +270,33 @@ def test_the_users_excludes_file_and_nested_repositories_are_read_as_git_reads_t
     tree(root, {"rel": "*.log\n", "inner/rel": "*.md\n"})
     assert "a.log" not in expected() and "inner/c.log" in expected()
     assert listed(root, Selection())[0] == expected()
+
+
+def test_a_repository_is_what_git_takes_for_one(tmp_path: Path) -> None:
+    """A worktree's (or a submodule's) ``.git`` is a file naming the repository, whose
+    excludes were looked for under ``.git/info`` and never found; an empty ``.git`` directory
+    is no repository to git, but made the walk leave the ignore files around it behind."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is not installed: this test compares the walk with git")
+    main_repo = tree(tmp_path / "main", {".gitignore": "*.txt\n", "fake/c.txt": "x", "b.md": "x"})
+    (main_repo / "fake" / ".git").mkdir()
+    commit = [git, "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(main_repo)]
+    subprocess.run([git, "init", "-q", str(main_repo)], check=True)
+    subprocess.run([*commit, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    subprocess.run([*commit, "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    (main_repo / ".git" / "info").mkdir(exist_ok=True)
+    (main_repo / ".git" / "info" / "exclude").write_text("*.log\n")
+    worktree = tree(tmp_path / "wt", {"a.log": "x", "a.md": "x"})
+    for root in (main_repo, worktree):
+        lists = subprocess.run(
+            [git, "-C", str(root), "ls-files", "--others", "--exclude-standard"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        shown = sorted(name for name in lists if not name.startswith("."))
+        assert listed(root, Selection())[0] == shown
+    assert listed(main_repo, Selection())[0] == ["b.md"]
+    assert listed(worktree, Selection())[0] == ["a.md"]

@@ -19,13 +19,43 @@ import re
 from ...errors import TooLarge
 from ..opening import read_bounded
 
-__all__ = ["excludes_file"]
+__all__ = ["excludes_file", "git_dir"]
 
 _CONFIG_LIMIT = 1 << 20
 """The largest configuration file read (a user's is a few KiB)."""
 
 _SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)\s*("(?:[^"\\]|\\.)*"\s*)?\]\s*(.*)$')
 _KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+
+
+def git_dir(top: str) -> str | None:
+    """Where git keeps the repository whose work tree's top is ``top``, as git finds it: its
+    ``.git`` directory, or the one a ``.git`` file names (``gitdir: PATH``: a submodule, a
+    worktree), and that one's common directory when it has one (a worktree's ``commondir``),
+    where its excludes and configuration are. None where ``.git`` is neither, or holds no
+    ``HEAD`` (an empty ``.git``: no repository git would see)."""
+    dot = os.path.join(top, ".git")
+    if os.path.isdir(dot):
+        found = dot
+    else:
+        try:
+            text = read_bounded(dot, _GITFILE_LIMIT).decode("utf-8", errors="replace")
+        except (OSError, TooLarge):
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        found = os.path.join(top, text.removeprefix("gitdir:").strip())
+    if not os.path.isfile(os.path.join(found, "HEAD")):
+        return None
+    try:
+        common = read_bounded(os.path.join(found, "commondir"), _GITFILE_LIMIT)
+    except (OSError, TooLarge):
+        return found
+    return os.path.join(found, common.decode("utf-8", errors="replace").strip())
+
+
+_GITFILE_LIMIT = 1 << 12
+"""The largest ``.git`` file or ``commondir`` read (a path)."""
 
 
 def excludes_file(top: str) -> str | None:
@@ -57,7 +87,8 @@ def _configs(top: str) -> list[str]:
         xdg = os.environ.get("XDG_CONFIG_HOME") or _home(".config")
         found += [os.path.join(xdg, "git", "config")] if xdg else []
         found += [home] if (home := _home(".gitconfig")) else []
-    found.append(os.path.join(top, ".git", "config"))
+    repository = git_dir(top)
+    found += [os.path.join(repository, "config")] if repository else []
     return found
 
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 from ...core.events import OnEvent, Warned
 from ...errors import TooLarge, UsageError
 from ..opening import read_bounded
-from .git_excludes import excludes_file
+from .git_excludes import excludes_file, git_dir
 
 __all__ = ["IGNORE_FILES", "Rules", "Selection"]
 
@@ -86,8 +86,9 @@ Ignore = tuple[str, str, "pathspec.GitIgnoreSpec", bool]
 
 
 def _repository(directory: str) -> bool:
-    """Whether ``directory`` is the top of a git work tree (it holds a ``.git``)."""
-    return os.path.lexists(os.path.join(directory, ".git"))
+    """Whether ``directory`` is the top of a git work tree (its ``.git`` is a repository, or
+    names one: :func:`.git_excludes.git_dir`)."""
+    return git_dir(directory) is not None
 
 
 def work_tree_of(directory: str) -> str | None:
@@ -131,8 +132,9 @@ def _above(root: str, on_event: OnEvent) -> tuple[Ignore, ...]:
 def _excludes(top: str) -> list[str]:
     """The excludes files of the work tree at ``top``, weakest first: the user's
     (``core.excludesFile``), then its ``.git/info/exclude``."""
-    user = excludes_file(top)
-    return [*([user] if user else []), os.path.join(top, ".git", "info", "exclude")]
+    user, repository = excludes_file(top), git_dir(top)
+    own = [os.path.join(repository, "info", "exclude")] if repository else []
+    return [*([user] if user else []), *own]
 
 
 def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
