@@ -249,6 +249,12 @@ def startup_section(repeats: int) -> list[str]:
             sys.executable, "-c", "import click, rich.console, numpy, scipy.sparse"
         ],
         "`simhash --version`": [SIMHASH, "--version"],
+        "`simhash --help`": [SIMHASH, "--help"],
+        "a Tab after `simhash ded` (completing a command's name)": [
+            "env", "_SIMHASH_COMPLETE=bash_complete", "COMP_WORDS=simhash ded", "COMP_CWORD=1",
+            SIMHASH,
+        ],
+        "`simhash dedupe --help`": [SIMHASH, "dedupe", "--help"],
         "`simhash compare A B` (two files of sample_corpus/)": [SIMHASH, "compare", first, second],
         "`simhash dedupe sample_corpus/`": [SIMHASH, "dedupe", str(sample)],
     }  # fmt: skip
