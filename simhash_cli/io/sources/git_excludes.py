@@ -58,11 +58,12 @@ _GITFILE_LIMIT = 1 << 12
 """The largest ``.git`` file or ``commondir`` read (a path)."""
 
 
-def excludes_file(top: str) -> str | None:
-    """The excludes file git reads for the work tree at ``top`` (None: it sets none and the
-    default has no place: no home)."""
+def excludes_file(top: str, repository: str | None) -> str | None:
+    """The excludes file git reads for the work tree at ``top``, whose repository is
+    ``repository`` (:func:`git_dir`; None: none), or None when git reads none (set to nothing,
+    or the default has no place: no home)."""
     chosen = None
-    for config in _configs(top):
+    for config in _configs(repository):
         found = _excludes_in(config)
         if found is not None:
             chosen = found
@@ -78,8 +79,8 @@ def _home(*parts: str) -> str | None:
     return None if home == "~" else os.path.join(home, *parts)
 
 
-def _configs(top: str) -> list[str]:
-    """Git's configuration files, weakest first."""
+def _configs(repository: str | None) -> list[str]:
+    """Git's configuration files, weakest first (the ``repository``'s own last)."""
     found = [] if os.environ.get("GIT_CONFIG_NOSYSTEM") else ["/etc/gitconfig"]
     if "GIT_CONFIG_GLOBAL" in os.environ:
         found.append(os.environ["GIT_CONFIG_GLOBAL"])
@@ -87,7 +88,6 @@ def _configs(top: str) -> list[str]:
         xdg = os.environ.get("XDG_CONFIG_HOME") or _home(".config")
         found += [os.path.join(xdg, "git", "config")] if xdg else []
         found += [home] if (home := _home(".gitconfig")) else []
-    repository = git_dir(top)
     found += [os.path.join(repository, "config")] if repository else []
     return found
 

@@ -67,13 +67,14 @@ class Selection:
     def rules(self, root: str, on_event: OnEvent) -> Rules:
         """The rules of a walk of ``root`` (its patterns compiled once), with the ignore files
         above it (see the module's docstring)."""
+        top = work_tree_of(root)
         return Rules(
             self,
             root,
-            _above(root, on_event) if self.ignore_files else (),
+            _above(root, top, on_event) if self.ignore_files else (),
             _spec(self.exclude) if self.exclude else None,
             _spec(self.include) if self.include else None,
-            work_tree_of(root),
+            top,
         )
 
 
@@ -85,18 +86,12 @@ class Selection:
 Ignore = tuple[str, str, "pathspec.GitIgnoreSpec", bool]
 
 
-def _repository(directory: str) -> bool:
-    """Whether ``directory`` is the top of a git work tree (its ``.git`` is a repository, or
-    names one: :func:`.git_excludes.git_dir`)."""
-    return git_dir(directory) is not None
-
-
 def work_tree_of(directory: str) -> str | None:
     """The top of the git work tree ``directory`` is in (the nearest directory holding a
     ``.git``, itself included), or None outside any."""
     current = os.path.abspath(directory)
     while True:
-        if _repository(current):
+        if git_dir(current) is not None:  # (its .git is a repository, or names one)
             return current
         parent = os.path.dirname(current)
         if parent == current:
@@ -104,17 +99,16 @@ def work_tree_of(directory: str) -> str | None:
         current = parent
 
 
-def _above(root: str, on_event: OnEvent) -> tuple[Ignore, ...]:
-    """The ignore files that judge a walk of ``root`` from above it: its work tree's
-    ``.git/info/exclude``, then the ignore files of each directory from the work tree's top
+def _above(root: str, top: str | None, on_event: OnEvent) -> tuple[Ignore, ...]:
+    """The ignore files that judge a walk of ``root`` from above it: its work tree's (at
+    ``top``) excludes files, then the ignore files of each directory from the work tree's top
     down to ``root``'s parent; none outside a work tree (``root``'s own are read as it is
     entered)."""
-    top = work_tree_of(root)
     if top is None:
         return ()
     here = os.path.abspath(root)
     found: list[Ignore] = []
-    places = [(path, top) for path in _excludes(top)]
+    places = [(path, top) for path in _excludes(top, git_dir(top))]
     above = len(places)
     directory = here
     while directory != top:
@@ -129,10 +123,10 @@ def _above(root: str, on_event: OnEvent) -> tuple[Ignore, ...]:
     return tuple(found)
 
 
-def _excludes(top: str) -> list[str]:
+def _excludes(top: str, repository: str | None) -> list[str]:
     """The excludes files of the work tree at ``top``, weakest first: the user's
     (``core.excludesFile``), then its ``.git/info/exclude``."""
-    user, repository = excludes_file(top), git_dir(top)
+    user = excludes_file(top, repository)
     own = [os.path.join(repository, "info", "exclude")] if repository else []
     return [*([user] if user else []), *own]
 
@@ -215,12 +209,13 @@ class Rules:
         if not self.selection.ignore_files:
             return self
         ignores, top = self.ignores, self.top
-        if _repository(directory) and os.path.abspath(directory) != top:
+        repository = git_dir(directory)
+        if repository is not None and os.path.abspath(directory) != top:
             top = os.path.abspath(directory)
             kept = tuple(ignore for ignore in ignores if not ignore[3])
             ignores = kept + tuple(
                 (directory, "", spec, True)
-                for path in _excludes(directory)
+                for path in _excludes(directory, repository)
                 if (spec := _ignore_file(path, on_event, missing_ok=True)) is not None
             )
         for name in IGNORE_FILES:
