@@ -45,21 +45,18 @@ class FileState:
     digest: str
 
 
-_identity = identity_of
-
-
 def _state(path: str, progress: Callable[[int], None]) -> FileState:
     try:
         handle = open_file(path)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     with handle:
-        before = _identity(os.fstat(handle.fileno()))
+        before = identity_of(os.fstat(handle.fileno()))
         digest = hashlib.sha256()
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
             progress(len(chunk))
-        after = _identity(os.fstat(handle.fileno()))
+        after = identity_of(os.fstat(handle.fileno()))
     if before != after:
         raise InputError(f"{path} changed while it was read: run the command again")
     return FileState(path, before, digest.hexdigest())
