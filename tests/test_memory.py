@@ -1,14 +1,27 @@
-"""Freed memory is handed back to the system after a corpus is read (glibc keeps it otherwise)."""
+"""Freed memory is handed back to the system after a corpus is read (glibc keeps it otherwise),
+and kept for the next arrays while a command works (glibc hands it back too eagerly)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
+import signal
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
-from simhash_cli.app.memory import release_freed_memory
+from simhash_cli.app import memory, parallel
+from simhash_cli.app.memory import TOP_PAD, TRIM_THRESHOLD, release_freed_memory
+from simhash_cli.cli import outputs
+from simhash_cli.cli.main import main
+
+GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
 
 def resident() -> int:
@@ -16,9 +29,7 @@ def resident() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-@pytest.mark.skipif(
-    platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's heap"
-)
+@pytest.mark.skipif(not GLIBC, reason="glibc's heap")
 def test_the_freed_batches_of_a_read_leave_the_resident_set() -> None:
     np.ones(8 << 20, dtype=np.uint8)  # a freed 8 MB block raises glibc's mmap threshold
     batches, small = [], []
@@ -30,3 +41,76 @@ def test_the_freed_batches_of_a_read_leave_the_resident_set() -> None:
     release_freed_memory()
     assert before - resident() > 200 << 20
     assert len(small) == 150
+
+
+_asked: list[tuple[int, int]] = []
+
+
+def _mallopt(parameter: ctypes.c_int, value: ctypes.c_int) -> int:
+    _asked.append((parameter.value, value.value))
+    return 1
+
+
+def _libc(name: object) -> SimpleNamespace:
+    """A C library that records what ``mallopt`` is asked."""
+    return SimpleNamespace(mallopt=_mallopt)
+
+
+@pytest.fixture
+def libc(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """What mallopt is asked, in a process that has asked nothing yet."""
+    _asked.clear()
+    monkeypatch.setattr(ctypes, "CDLL", _libc)
+    monkeypatch.setattr(memory, "_kept", [])
+    monkeypatch.setattr(sys, "platform", "linux")
+    for variable in ("MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_"):
+        monkeypatch.delenv(variable, raising=False)
+    return _asked
+
+
+def test_a_process_asks_glibc_once_to_keep_what_it_frees(libc: list[tuple[int, int]]) -> None:
+    assert memory.keep_freed_memory()
+    assert memory.keep_freed_memory()
+    assert sorted(libc) == [(-2, TOP_PAD), (-1, TRIM_THRESHOLD)]  # M_TOP_PAD, M_TRIM_THRESHOLD
+
+
+def test_a_setting_the_user_made_stays_theirs(
+    libc: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "0")
+    assert memory.keep_freed_memory()
+    assert libc == [(-1, TRIM_THRESHOLD)]
+
+
+def test_nothing_is_asked_of_another_system(
+    libc: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert not memory.keep_freed_memory()
+    assert libc == []
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's mallopt")
+def test_glibc_takes_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "_kept", [])
+    assert memory.keep_freed_memory()
+
+
+def test_a_command_and_each_worker_keep_freed_memory_and_a_help_does_not(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    called: list[str] = []
+    monkeypatch.setattr(outputs, "keep_freed_memory", lambda: called.append("command"))
+    monkeypatch.setattr(parallel, "keep_freed_memory", lambda: called.append("worker"))
+    ignored: list[Any] = []
+    monkeypatch.setattr(signal, "signal", lambda *a: ignored.append(a))
+    (tmp_path / "a.txt").write_text("one two three", encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(main, ["fingerprint", "--help"]).exit_code == 0
+    assert called == []
+    made = runner.invoke(main, ["fingerprint", str(tmp_path / "a.txt")])
+    assert made.exit_code == 0, made.output
+    assert called == ["command"]
+    parallel._worker_started()
+    assert called == ["command", "worker"]
+    assert ignored == [(signal.SIGINT, signal.SIG_IGN)]

@@ -1,4 +1,4 @@
-"""Memory: what the machine has, and what the process has freed going back to the system.
+"""Memory: what the machine has, and how the process's C allocator treats what it frees.
 
 glibc keeps the blocks of a few megabytes that a program frees in its heap, for reuse, once it
 has seen such a block freed (its mmap threshold rises to that size). Reading a corpus makes
@@ -6,14 +6,36 @@ thousands of them (one batch of counts at a time), so after the corpus is read t
 about as much freed memory as the corpus itself, and that counts in the resident peak of every
 later stage. ``malloc_trim(0)`` returns it; where the C library has no such call, nothing is
 done.
+
+While a command works, the opposite is asked (:func:`keep_freed_memory`): its stages make
+and drop arrays of megabytes thousands of times, and with glibc's defaults the heap hands
+each one's pages back as soon as it can and faults new ones in for the next, a page at a
+time. On 100,000 prose records that was 592,000 minor page faults and 3.7 s of system time
+in an 11.1 s run; with the heap grown :data:`TOP_PAD` at a time and its free top kept up to
+:data:`TRIM_THRESHOLD`, 168,000 faults, 1.8 s and 9.7 s, its peak 4% higher (and 1.93 GB
+against 1.96 GB at a million records).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
+import sys
 
-__all__ = ["physical_memory", "release_freed_memory"]
+__all__ = ["TOP_PAD", "TRIM_THRESHOLD", "keep_freed_memory", "physical_memory",
+           "release_freed_memory"]  # fmt: skip
+
+TOP_PAD = 256 << 20
+"""Bytes the heap grows by beyond what an allocation needs (glibc's ``M_TOP_PAD``, as the
+variable ``MALLOC_TOP_PAD_`` sets it)."""
+
+TRIM_THRESHOLD = 1 << 30
+"""Free bytes at the top of the heap kept before any is handed back (glibc's
+``M_TRIM_THRESHOLD``, as ``MALLOC_TRIM_THRESHOLD_`` sets it)."""
+
+_MALLOPT = (("MALLOC_TRIM_THRESHOLD_", -1, TRIM_THRESHOLD), ("MALLOC_TOP_PAD_", -2, TOP_PAD))
+"""glibc's environment variable, ``mallopt`` parameter and value of each setting."""
+
+_kept: list[bool] = []
 
 
 def physical_memory() -> int | None:
@@ -26,8 +48,29 @@ def physical_memory() -> int | None:
 
 def release_freed_memory() -> None:
     """Hand the heap's free pages back to the system (glibc); a no-op elsewhere."""
+    import ctypes  # (here: the help of a command imports this module, never ctypes)
+
     try:
         trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return
     trim(0)
+
+
+def keep_freed_memory() -> bool:
+    """Ask glibc to keep what this process frees for its next arrays (see the module), once
+    per process; whether it was asked. A setting the user made in the environment stays
+    theirs; elsewhere than glibc on Linux nothing is done."""
+    if _kept or not sys.platform.startswith("linux"):
+        return bool(_kept)
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    for variable, parameter, value in _MALLOPT:
+        if variable not in os.environ:
+            mallopt(ctypes.c_int(parameter), ctypes.c_int(value))
+    _kept.append(True)
+    return True

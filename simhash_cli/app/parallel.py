@@ -16,6 +16,8 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
+from .memory import keep_freed_memory
+
 __all__ = ["ordered_map"]
 
 Result = TypeVar("Result")
@@ -137,14 +139,20 @@ def _worker_pool(jobs: int) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=signal.signal,
-        initargs=(signal.SIGINT, signal.SIG_IGN),
+        initializer=_worker_started,
     ) as pool:
         try:
             yield pool
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _worker_started() -> None:
+    """A worker ignores Ctrl-C (the process that started it stops it) and keeps the memory it
+    frees for its next piece (:func:`~.memory.keep_freed_memory`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    keep_freed_memory()
 
 
 def _ready(function: Callable[..., Any]) -> None:

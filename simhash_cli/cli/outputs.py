@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import click
 
+from ..app.memory import keep_freed_memory
 from ..app.settings import Source
 from ..errors import UsageError
 from ..io.sinks.atomic import in_place
@@ -182,6 +183,7 @@ def quiet_option(command: F) -> F:
             # nothing over what they type.
             messages.info("reading standard input (type or paste the text, then Ctrl-D)")
             messages.typing = True
+        keep_freed_memory()  # (a command's work, never its help: see app/memory)
         try:
             result = command(*args, messages=messages, **kwargs)
         except KeyboardInterrupt:
