@@ -249,7 +249,7 @@ class Suffixes:
         )
         if weights.nnz > _INDEX_ENTRIES:
             return index
-        parts = [index.span(k) for k in range(len(spans))]
+        parts = list(threaded(index.span, range(len(spans))))
         whole = sp.vstack(parts, format="csr") if parts else sp.csr_array((n, f), dtype=np.float32)
         return dataclasses.replace(index, inverted=sp.csr_array(whole.T))
 
