@@ -261,7 +261,7 @@ def write(path: str, rows: list[tuple[str, float, float, bool, str]], start_up: 
         "search is a shuffle of fingerprints on the workers; verified exactly, the client",
         "verifies the candidates with their documents' vectors, fetched from the workers (the",
         "local engine's answer to the bit, at the price of moving those vectors: many for word",
-        "3-grams). The dask engine is for corpora that outgrow one machine (see the README).",
+        "3-grams). The dask engine is for corpora that outgrow one machine (see docs/dask.md).",
     ]
     text = Path(path).read_text() if Path(path).exists() else ""
     kept = text[text.index(WHOLE_BEGIN) :] if WHOLE_BEGIN in text else ""

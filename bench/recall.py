@@ -279,7 +279,7 @@ def write(path: Path, rows: list[str], seed: int) -> None:
         "the run reports (on 20,000 documents, `prose.py --check` finds all pairs at >= 0.9 "
         "to be planted but for about one in a thousand). Recall: the share of the "
         "truth a tool reports; stated: the recall simhash-cli's summary says it measured, with "
-        'its 95% interval (see the README\'s "What a run found"), and holds: whether that '
+        'its 95% interval (see docs/schemes.md, "What a run found"), and holds: whether that '
         "interval holds the recall found; precision: the share of its pairs at exact "
         "cosine >= 0.9. Wall time and peak resident memory of each tool's whole process "
         "tree, on this machine (2 cores), in one run.\n\n"

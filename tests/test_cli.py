@@ -873,7 +873,7 @@ def test_integer_ids_in_an_index_query_table(tmp_path: Path) -> None:
 
 
 def test_shell_completion_knows_the_commands_and_their_options() -> None:
-    """What the README's completion lines rely on: click's completion of the installed command,
+    """What docs/usage.md's completion lines rely on: click's completion of the installed command,
     the commands it imports when asked for among them."""
     simhash = str(Path(sys.executable).parent / "simhash")
 

@@ -2,7 +2,7 @@
 
 Files lost or changed: concurrent applies of one plan, a move onto the file's own place, outputs
 over inputs under other spellings, a journal that is not ours, a hand-edited plan, links over
-files with other bytes. Each test states the promise it checks (README, "Safety").
+files with other bytes. Each test states the promise it checks (docs/safety.md).
 """
 
 from __future__ import annotations

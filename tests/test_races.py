@@ -1,4 +1,4 @@
-"""Runs of simhash racing for the same files, as real processes (README, "Safety").
+"""Runs of simhash racing for the same files, as real processes (docs/safety.md).
 
 Two plans of one tree can ask for opposite steps: one keeps the older file of each cluster and
 removes the newer, the other the reverse. Applied at once, each step must hold both of its

@@ -1,4 +1,4 @@
-"""A plan's seal (README, "Safety"): apply takes a plan's roots on its word only when this
+"""A plan's seal (docs/safety.md): apply takes a plan's roots on its word only when this
 user's ``dedupe --plan`` wrote it and nobody changed it since; any other plan acts only inside
 the roots named on apply's own command line."""
 

@@ -1,5 +1,5 @@
-"""Another local user who can write in the tree, the destination or beside the plan (README,
-"Safety"): what apply checked is what it acts on, through descriptors, never a path looked up
+"""Another local user who can write in the tree, the destination or beside the plan
+(docs/safety.md): what apply checked is what it acts on, through descriptors, never a path looked up
 again; nothing outside the roots or DIR is written, moved or deleted."""
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def _contributions(items: tuple[Contribution, ...]) -> list[Record]:
 
 
 def explanation_record(explained: Explained) -> Record:
-    """The explanation as one JSON record (the README documents its keys)."""
+    """The explanation as one JSON record (docs/output.md documents its keys)."""
     e = explained.explanation
     bits = explained.settings.bits
     record: Record = {
