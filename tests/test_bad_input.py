@@ -264,6 +264,8 @@ import codecs, os, sys
 import simhash_cli.cli as cli
 import pathspec  # imported when a walk first reads an ignore file: imported as root here
 import simhash_cli.cli.fingerprint  # the command, imported when asked for: likewise
+import simhash_cli.app.fingerprint, simhash_cli.engines, simhash_cli.io.sinks.messages
+import simhash_cli.io.sinks.tables  # (and what runs it, imported by the run)
 for name in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-8-sig", "latin-1"):
     codecs.lookup(name)  # codecs load lazily, and the interpreter's files are root's alone
 os.setgid(65534)

@@ -358,6 +358,7 @@ def test_a_directory_swapped_between_the_digest_and_the_reading_is_seen(
     """The dataset's digest was taken by path: its directory renamed away after the digest,
     another in its place for the first reading, and back before the copy, went unseen (exit
     0, unique records dropped). Each reading's descriptor is checked against the digest."""
+    import simhash_cli.app.dedupe.run as run
     import simhash_cli.cli.dedupe as command
 
     data = tmp_path / "data"
@@ -366,7 +367,7 @@ def test_a_directory_swapped_between_the_digest_and_the_reading_is_seen(
     records = data / "records.jsonl"
     records.write_text("".join(json.dumps({"id": f"r{k}", "text": words[k]}) + "\n"
                                for k in range(10)))  # fmt: skip
-    real_before, real_report = command.before_run, command.report  # type: ignore[attr-defined]
+    real_before, real_report = run.before_run, command.report
 
     def before_then_swapped(*args: Any, **kwargs: Any) -> Any:
         taken = real_before(*args, **kwargs)
@@ -381,7 +382,7 @@ def test_a_directory_swapped_between_the_digest_and_the_reading_is_seen(
         (tmp_path / "away").rename(data)
         return real_report(*args, **kwargs)
 
-    monkeypatch.setattr(command, "before_run", before_then_swapped)
+    monkeypatch.setattr(run, "before_run", before_then_swapped)
     monkeypatch.setattr(command, "report", swapped_back)
     kept = tmp_path / "kept.jsonl"
     done = CliRunner().invoke(

@@ -174,7 +174,9 @@ def test_a_wrongly_typed_cell_in_an_index_says_damaged(tmp_path: Path, edit: str
 _LIMITED = """
 import os, resource, sys
 import simhash_cli.cli  # imported before the limit: the limit is for the work
-import simhash_cli.cli.dedupe  # the command, imported when asked for
+import simhash_cli.cli.dedupe  # the command, imported when asked for, and what runs it
+import simhash_cli.app.dedupe.request, simhash_cli.app.dedupe.run, simhash_cli.engines
+import simhash_cli.io.sinks.dedupe, simhash_cli.io.sinks.messages, simhash_cli.io.sources.snapshot
 if __name__ == "__main__":
     with open("/proc/self/statm") as statm:  # its first number: the address space, in pages
         size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (20 << 20)

@@ -26,7 +26,7 @@ from ..core.fingerprint import (
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import apply_weighting, count_matrix, from_mappings
 from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
-from ..io.sources import iter_records, read_records
+from ..io.sources.dispatch import iter_records, read_records
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_MAX_BYTES
 from ..io.sources.fingerprints import read_fingerprints

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from ..core import blocking
 from ..core.blocking import DEFAULT_MAX_CANDIDATES
-from ..core.calibrate import DEFAULT_MAX_DOCS, Calibration, calibrate
-from ..core.config import DEFAULT_THRESHOLD, DedupeConfig
+from ..core.calibrate import Calibration, calibrate
+from ..core.config import CALIBRATE_MAX_DOCS, DEFAULT_THRESHOLD, DedupeConfig
 from ..core.planner import pilot_for, survey_for
 from ..core.schemes import Background, Survey, survey
 from ..errors import UsageError
@@ -64,7 +64,7 @@ class CalibrateRequest:
     output: Output = field(default_factory=Output)
     threshold: float = DEFAULT_THRESHOLD
     seeds: int = 20
-    max_docs: int = DEFAULT_MAX_DOCS
+    max_docs: int = CALIBRATE_MAX_DOCS
 
     def check(self) -> None:
         """Raises: UsageError: no input, or options that do not apply to it."""

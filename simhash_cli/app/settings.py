@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 
 from ..core.corpus import Settings
 from ..core.threads import cores
@@ -23,12 +22,14 @@ from ..io.sinks.formats import counted
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy, check_paths_exist
 from ..io.sources.shards import is_glob, is_sharded, shards_of
+from .choices import FINGERPRINT_SETTINGS, EngineName, Input, Memory
 
 __all__ = [
     "FINGERPRINT_SETTINGS",
     "EngineChoice",
     "EngineName",
     "Input",
+    "Memory",
     "Reading",
     "Source",
     "capped_jobs",
@@ -36,9 +37,6 @@ __all__ = [
     "default_jobs",
     "placeholders",
 ]
-
-FINGERPRINT_SETTINGS = ("bits", "seed", "ngram", "char_ngrams", "weighting")
-"""The parameters that decide a fingerprint (an index, or fingerprint records, have their own)."""
 
 
 def default_jobs() -> int:
@@ -153,19 +151,6 @@ class Reading:
                     f"{{{name}}} {asked} does not match the fingerprints' {stored}",
                     parameters=(name,),
                 )
-
-
-class Input(str, Enum):
-    """What a command reads."""
-
-    PATHS = "paths"
-    """Files, directories (read recursively) and ``-`` for standard input."""
-    TEXTS = "texts"
-    """JSON Lines (or Parquet) of ``{"id": ..., "text": ...}``."""
-    VECTORS = "vectors"
-    """JSON Lines (or Parquet) of ``{"id": ..., "features": {feature: weight}}``."""
-    FINGERPRINTS = "fingerprints"
-    """The JSON Lines of ``simhash fingerprint``."""
 
 
 _RECORDS = (Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS)
@@ -317,30 +302,10 @@ def check_records(source: Source, reading: Reading) -> None:
         reading.refuse_text_options(FINGERPRINTS_AS_MADE)
 
 
-class Memory(str, Enum):
-    """What ``dedupe --texts|--vectors FILE`` holds of each document (``--memory``)."""
-
-    AUTO = "auto"
-    """Fingerprints when the records' vectors could fill half the machine's memory."""
-    VECTORS = "vectors"
-    """Every document's vector: one reading."""
-    FINGERPRINTS = "fingerprints"
-    """Fingerprints (and MinHash signatures): the records read again for what needs vectors."""
-
-
 # Bytes of vectors (and of their making) per byte of records, as measured on prose (2.9 GB
 # for 1.5 GB of JSON Lines); a compressed shard holds about four times its size.
 VECTOR_BYTES_PER_BYTE = 2
 COMPRESSED_RATIO = 4
-
-
-class EngineName(str, Enum):
-    """Where the work runs."""
-
-    LOCAL = "local"
-    """This machine's processes (``jobs``)."""
-    DASK = "dask"
-    """A Dask cluster: local workers on 127.0.0.1, or an existing scheduler's."""
 
 
 @dataclass(frozen=True)

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
-from ..app.apply.request import ApplyRequest
-from ..app.apply.run import loaded_plan, script_of, taking_back, taking_steps, undo_plan
-from ..app.apply.steps import Action, LoadedPlan, Status
+from ..app.apply.actions import Action, Status
 from ..errors import ExitCode
-from ..io.sinks.atomic import AtomicFile, atomic_output, opened
 from ..io.sinks.formats import Format
-from ..io.sinks.messages import Messages
-from ..io.sinks.tables import emit_apply
-from ..io.sources.files import STDIN
 from .main import SUMMARIES, Command, exit_with
-from .options import as_enum, collapse, own, protect_option
+from .options import as_enum, collapse, later, own, protect_option
 from .outputs import OUTPUT, quiet_option, writable_file
 from .types import Choices
+
+if TYPE_CHECKING:
+    from ..app.apply.request import ApplyRequest
+    from ..app.apply.steps import LoadedPlan
+    from ..io.sinks.messages import Messages
 
 __all__ = ["apply_command"]
 
@@ -92,7 +91,7 @@ __all__ = ["apply_command"]
         ),
     ),
     OUTPUT,
-    into=ApplyRequest,
+    into=later("..app.apply.request:ApplyRequest"),
 )
 @quiet_option
 def apply_command(request: ApplyRequest, messages: Messages) -> None:
@@ -115,6 +114,8 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
       simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
       simhash apply --undo plan.json.journal --yes                         # take it back
     """
+    from ..app.apply.run import loaded_plan  # (the help imports no run)
+
     request.check()
     if request.undo is not None:
         _undo(request, messages)
@@ -133,6 +134,10 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
 
 def _undo(request: ApplyRequest, messages: Messages) -> None:
     """``--undo JOURNAL``: the run's steps taken back (checked, in a dry run)."""
+    from ..app.apply.run import taking_back, undo_plan
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_apply
+
     undo, plan = undo_plan(request)
     messages.info(request.bounds_text(plan))
     fmt = request.output.resolve(sys.stdout)
@@ -156,6 +161,10 @@ def _undo(request: ApplyRequest, messages: Messages) -> None:
 
 def _take_steps(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> Counter[str]:
     """The steps taken (or checked), their records written as asked; how many ended how."""
+    from ..app.apply.run import taking_steps
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_apply
+
     output = request.output
     fmt = output.resolve(sys.stdout)
     with opened(output.path) as out:
@@ -173,6 +182,10 @@ def _take_steps(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> 
 
 def _write_script(request: ApplyRequest, plan: LoadedPlan, messages: Messages) -> None:
     """``--script FILE|-``: the steps as a shell script, for review; nothing is changed."""
+    from ..app.apply.run import script_of
+    from ..io.sinks.atomic import AtomicFile, atomic_output
+    from ..io.sources.files import STDIN
+
     script = script_of(request, plan)
     if request.script == STDIN:
         sys.stdout.flush()

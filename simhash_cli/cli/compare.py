@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..app.compare import CompareRequest, compare_documents
-from ..engines.local import LocalEngine
 from ..errors import ExitCode
-from ..io.sinks.atomic import opened
-from ..io.sinks.messages import Messages
-from ..io.sinks.tables import emit_comparison
 from .main import SUMMARIES, Command, exit_with
-from .options import RECORDS_BY_ID, collapse, own, reading_group, threshold_option
+from .options import RECORDS_BY_ID, collapse, later, own, reading_group, threshold_option
 from .outputs import OUTPUT, quiet_option
+
+if TYPE_CHECKING:
+    from ..app.compare import CompareRequest
+    from ..io.sinks.messages import Messages
 
 __all__ = ["compare_command"]
 
@@ -35,7 +35,7 @@ __all__ = ["compare_command"]
     ),
     reading_group(jobs=False),
     OUTPUT,
-    into=CompareRequest,
+    into=later("..app.compare:CompareRequest"),
 )
 @quiet_option
 def compare_command(request: CompareRequest, messages: Messages) -> None:
@@ -52,6 +52,11 @@ def compare_command(request: CompareRequest, messages: Messages) -> None:
     Example:
       cd sample_corpus && simhash compare --bits 32 volcano-report.txt volcano-report-wire.txt
     """
+    from ..app.compare import compare_documents  # (the help imports no run)
+    from ..engines.local import LocalEngine
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_comparison
+
     request.check()
     comparisons = compare_documents(request, LocalEngine(), messages)
     with opened(request.output.path) as out:

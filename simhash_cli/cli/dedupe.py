@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..app.apply.plans import DEFAULT_KEEP, Keep
-from ..app.dedupe.against import decontaminate, reference_for, write_against
-from ..app.dedupe.outputs import AfterRun
-from ..app.dedupe.request import DedupeRequest
-from ..app.dedupe.run import after_run, before_run, dedupe_documents
-from ..app.settings import Input, Memory
-from ..core.config import AUDIT_MAX_DOCS, DEFAULT_GROUP_PAIRS
-from ..core.cosines import Verify
-from ..core.groups import Clustering
-from ..core.result import DedupeResult
-from ..engines import open_engine
-from ..engines.local import LocalEngine
+from ..app.choices import Input, Memory
+from ..app.keep import DEFAULT_KEEP, Keep
+from ..core.config import AUDIT_MAX_DOCS, DEFAULT_GROUP_PAIRS, Clustering, Verify
 from ..errors import ExitCode
-from ..io.sinks.against import emit_against
-from ..io.sinks.atomic import opened
-from ..io.sinks.dedupe import emit_dedupe
-from ..io.sinks.formats import Output
-from ..io.sinks.messages import Messages
-from ..io.sources.snapshot import watching
 from .main import SUMMARIES, Command, exit_with
 from .options import (
     ENGINE,
     as_enum,
     collapse,
+    later,
     max_candidates_option,
     max_pairs_option,
     own,
@@ -40,6 +27,13 @@ from .options import (
 )
 from .outputs import REPORT_OUTPUT, dataset_output, quiet_option, side_file
 from .types import BANDS, BLOCKS
+
+if TYPE_CHECKING:
+    from ..app.dedupe.outputs import AfterRun
+    from ..app.dedupe.request import DedupeRequest
+    from ..core.result import DedupeResult
+    from ..io.sinks.formats import Output
+    from ..io.sinks.messages import Messages
 
 __all__ = ["dedupe_command"]
 
@@ -249,7 +243,7 @@ PLAN_OPTIONS = [
     ),
     ENGINE,
     REPORT_OUTPUT,
-    into=DedupeRequest,
+    into=later("..app.dedupe.request:DedupeRequest"),
 )
 @quiet_option
 def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
@@ -262,6 +256,10 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
       simhash dedupe --blocks 8 --threshold 0.8 -f json crawl/ | jq '.summary'
       simhash fingerprint crawl/ > fps.jsonl; simhash dedupe --fingerprints fps.jsonl
     """
+    from ..app.dedupe.run import before_run, dedupe_documents  # (the help imports no run)
+    from ..engines import open_engine
+    from ..io.sources.snapshot import watching
+
     request.check()
     messages.passing = request.dataset is not None  # (records without a word are kept)
     if request.against is not None:
@@ -289,6 +287,14 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
 def against(request: DedupeRequest, messages: Messages) -> None:
     """``dedupe --against REF``: the reference read here, the documents by the engine; the
     pairs where the output says, the summary, the dataset asked for, exit 3 with --check."""
+    from ..app.dedupe.against import decontaminate, reference_for, write_against
+    from ..app.dedupe.run import before_run
+    from ..engines import open_engine
+    from ..engines.local import LocalEngine
+    from ..io.sinks.against import emit_against
+    from ..io.sinks.atomic import opened
+    from ..io.sources.snapshot import watching
+
     request, reference = reference_for(request, LocalEngine(), messages)
     before = before_run(request.dataset, messages)
     with (
@@ -321,6 +327,10 @@ def report(
     summary (``verb``: what was done with the documents), what the run writes besides
     (:func:`~simhash_cli.app.dedupe.run.after_run`), and exit 3 with ``check`` when a pair is
     flagged."""
+    from ..app.dedupe.run import after_run
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.dedupe import emit_dedupe
+
     fmt = output.resolve(sys.stdout)
     with opened(output.path) as out:
         emit_dedupe(result, fmt, out, output.lists(fmt), null=output.null)

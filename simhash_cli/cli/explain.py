@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..app.explain import ExplainRequest, explain_documents
-from ..io.sinks.atomic import opened
-from ..io.sinks.explain import emit_explanation
-from ..io.sinks.messages import Messages
 from .main import SUMMARIES, Command
-from .options import RECORDS_BY_ID, collapse, own, reading_group
+from .options import RECORDS_BY_ID, collapse, later, own, reading_group
 from .outputs import OUTPUT, quiet_option
+
+if TYPE_CHECKING:
+    from ..app.explain import ExplainRequest
+    from ..io.sinks.messages import Messages
 
 __all__ = ["explain_command"]
 
@@ -41,7 +42,7 @@ __all__ = ["explain_command"]
     ),
     reading_group(jobs=False),
     OUTPUT,
-    into=ExplainRequest,
+    into=later("..app.explain:ExplainRequest"),
 )
 @quiet_option
 def explain_command(request: ExplainRequest, messages: Messages) -> None:
@@ -58,6 +59,10 @@ def explain_command(request: ExplainRequest, messages: Messages) -> None:
       cd sample_corpus && simhash explain volcano-report.txt volcano-report-wire.txt
       simhash explain --texts tickets.jsonl t-101 t-207 -f json | jq '.carrying'
     """
+    from ..app.explain import explain_documents  # (the help imports no run)
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.explain import emit_explanation
+
     request.check()
     explained = explain_documents(request, messages)
     with opened(request.output.path) as out:

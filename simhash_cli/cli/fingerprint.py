@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..app.engine import Engine
-from ..app.fingerprint import (
-    FingerprintRequest,
-    Tally,
-    fingerprint_batches,
-    fingerprint_corpus,
-    fingerprint_records,
-)
-from ..app.settings import Input
-from ..engines import open_engine
-from ..io.sinks.atomic import opened
+from ..app.choices import Input
 from ..io.sinks.formats import Format
-from ..io.sinks.messages import Messages
-from ..io.sinks.tables import emit_fingerprints
 from .main import SUMMARIES, Command
-from .options import ENGINE, collapse, reading_group, source_group
+from .options import ENGINE, collapse, later, reading_group, source_group
 from .outputs import OUTPUT, quiet_option
+
+if TYPE_CHECKING:
+    from ..app.engine import Engine
+    from ..app.fingerprint import FingerprintRequest
+    from ..io.sinks.messages import Messages
 
 __all__ = ["fingerprint_command"]
 
@@ -33,7 +27,7 @@ __all__ = ["fingerprint_command"]
     reading_group(empty=True),
     ENGINE,
     OUTPUT,
-    into=FingerprintRequest,
+    into=later("..app.fingerprint:FingerprintRequest"),
 )
 @quiet_option
 def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None:
@@ -48,6 +42,11 @@ def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None
       simhash fingerprint sample_corpus/
       echo '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}' | simhash fingerprint --vectors -
     """
+    from ..app.fingerprint import fingerprint_corpus  # (the help imports no run)
+    from ..engines import open_engine
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_fingerprints
+
     request.check()
     with open_engine(
         request.engine, messages, needs=request.needs(), source=request.source
@@ -63,6 +62,10 @@ def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None
 
 def _stream(request: FingerprintRequest, engine: Engine, messages: Messages) -> None:
     """Batches written as they are made: only a batch is ever in memory."""
+    from ..app.fingerprint import Tally, fingerprint_batches, fingerprint_records
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_fingerprints
+
     output = request.output
     fmt = output.resolve(sys.stdout)
     # Records go to stdout while the bar redraws stderr: on one terminal they would mix.

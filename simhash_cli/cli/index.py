@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..app.dedupe.outputs import AfterRun
-from ..app.index import run as index_run
-from ..app.index.request import (
-    IndexAddRequest,
-    IndexDedupeRequest,
-    IndexQueryRequest,
-    StoreRequest,
-)
-from ..app.settings import Input
-from ..core.config import DEFAULT_THRESHOLD
-from ..core.cosines import Verify
-from ..engines import open_engine
+from ..app.choices import Input
+from ..core.config import DEFAULT_THRESHOLD, Verify
 from ..errors import ExitCode
-from ..io.sinks.atomic import opened
-from ..io.sinks.messages import Messages
-from ..io.sinks.tables import emit_index_stats, emit_matches, emit_records
 from .dedupe import CHECK_OPTION, CLUSTER_OPTIONS, PLAN_OPTIONS, SCHEME_OPTIONS, report
 from .main import SUMMARIES, Group, exit_with
 from .options import (
@@ -31,6 +19,7 @@ from .options import (
     files_group,
     fingerprints_option,
     jobs_option,
+    later,
     max_candidates_option,
     max_pairs_option,
     own,
@@ -40,6 +29,15 @@ from .options import (
 )
 from .outputs import OUTPUT, REPORT_OUTPUT, quiet_option
 from .types import COSINE
+
+if TYPE_CHECKING:
+    from ..app.index.request import (
+        IndexAddRequest,
+        IndexDedupeRequest,
+        IndexQueryRequest,
+        StoreRequest,
+    )
+    from ..io.sinks.messages import Messages
 
 __all__ = ["index_group"]
 
@@ -78,7 +76,7 @@ def index_group() -> None:
     ),
     reading_group(),
     ENGINE,
-    into=IndexAddRequest,
+    into=later("..app.index.request:IndexAddRequest"),
 )
 @quiet_option
 def index_add_command(request: IndexAddRequest, messages: Messages) -> None:
@@ -90,6 +88,9 @@ def index_add_command(request: IndexAddRequest, messages: Messages) -> None:
     a batch per transaction: an interrupted add keeps what it finished, and the same command
     goes on from there.
     """
+    from ..app.index import run as index_run  # (the help imports no run)
+    from ..engines import open_engine
+
     request.check()
     with open_engine(request.engine, messages, needs=request.needs()) as engine:
         index_run.add(request, engine, messages)
@@ -136,7 +137,7 @@ def index_add_command(request: IndexAddRequest, messages: Messages) -> None:
         ),
     ),
     OUTPUT,
-    into=IndexQueryRequest,
+    into=later("..app.index.request:IndexQueryRequest"),
 )
 @quiet_option
 def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
@@ -146,6 +147,10 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
     tables (one B-tree look-up per table at small distances), not compared with every stored
     fingerprint. A stored file is not reported as its own match.
     """
+    from ..app.index import run as index_run  # (the help imports no run)
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_matches
+
     request.check()
     found = index_run.query(request, messages)
     with opened(request.output.path) as out:
@@ -189,12 +194,15 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
         jobs_option,
     ),
     REPORT_OUTPUT,
-    into=IndexDedupeRequest,
+    into=later("..app.index.request:IndexDedupeRequest"),
 )
 @quiet_option
 def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> None:
     """All near-duplicate pairs and clusters among the stored documents, as `simhash dedupe`
     reports them (a plan of them with --verify exact, which reads the files as they are)."""
+    from ..app.dedupe.outputs import AfterRun  # (the help imports no run)
+    from ..app.index import run as index_run
+
     request.check()
     result = index_run.dedupe_stored(request, messages)
     report(
@@ -208,10 +216,14 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
 
 
 @index_group.command("stats", short_help="Documents, settings, tables and size of an index.")
-@collapse(own(DB), OUTPUT, into=StoreRequest)
+@collapse(own(DB), OUTPUT, into=later("..app.index.request:StoreRequest"))
 def index_stats_command(request: StoreRequest) -> None:
     """Documents, the settings they were made with, the tables (how evenly their keys spread:
     the largest bucket is what one look-up can cost) and the size on disk."""
+    from ..app.index import run as index_run  # (the help imports no run)
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_index_stats
+
     request.check()
     stats = index_run.stats(request.db)
     with opened(request.output.path) as out:
@@ -219,11 +231,15 @@ def index_stats_command(request: StoreRequest) -> None:
 
 
 @index_group.command("prune", short_help="Forget stored files that no longer exist.")
-@collapse(own(DB), OUTPUT, into=StoreRequest)
+@collapse(own(DB), OUTPUT, into=later("..app.index.request:StoreRequest"))
 @quiet_option
 def index_prune_command(request: StoreRequest, messages: Messages) -> None:
     """Forget the stored files that no longer exist (records from --vectors and
     --fingerprints stay); report each as {"removed": path}."""
+    from ..app.index import run as index_run  # (the help imports no run)
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.tables import emit_records
+
     request.check()
     pruned = index_run.prune(request.db)
     with opened(request.output.path) as out:

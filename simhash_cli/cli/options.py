@@ -11,34 +11,34 @@ left unset (None) is not given. Only the face knows click.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 from click.core import ParameterSource
 
-from ..app.settings import (
-    FINGERPRINT_SETTINGS,
-    EngineChoice,
-    EngineName,
-    Input,
-    Reading,
-    Source,
-    capped_jobs,
+from ..app.choices import FINGERPRINT_SETTINGS, EngineName, Input
+from ..core.config import (
+    DEFAULT_BITS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_PAIRS,
+    DEFAULT_SEED,
+    DEFAULT_THRESHOLD,
+    MAX_BITS,
+    MAX_NGRAM,
+    Weighting,
 )
-from ..core.blocking import DEFAULT_MAX_CANDIDATES
-from ..core.config import DEFAULT_MAX_PAIRS, DEFAULT_THRESHOLD
-from ..core.corpus import Settings
-from ..core.fingerprint import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS, validate_bits
-from ..core.tokenizer import MAX_NGRAM, TokenizerConfig
-from ..core.vectorize import Weighting
-from ..errors import SimhashError, UsageError
-from ..io.sources.fields import Fields
-from ..io.sources.files import DEFAULT_MAX_BYTES, ReadPolicy
-from ..io.sources.selection import Selection
+from ..errors import UsageError
 from .types import COSINE, ByteSize
+
+if TYPE_CHECKING:
+    from ..app.settings import EngineChoice, Reading, Source
+    from ..core.tokenizer import TokenizerConfig
+    from ..io.sources.files import ReadPolicy
 
 __all__ = [
     "ENGINE",
@@ -48,6 +48,7 @@ __all__ = [
     "collapse",
     "fingerprints_option",
     "jobs_option",
+    "later",
     "max_candidates_option",
     "max_pairs_option",
     "own",
@@ -117,6 +118,18 @@ def collapse(*groups: OptionGroup, into: Callable[..., Any] | None = None) -> De
     return decorate
 
 
+def later(name: str) -> Callable[..., Any]:
+    """What ``module:attribute`` (relative to this package) names, called with the arguments
+    given, imported only then: a command's request is made by the run, and its help imports
+    none of what runs it."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        module, _, attribute = name.partition(":")
+        return getattr(importlib.import_module(module, __package__), attribute)(*args, **kwargs)
+
+    return call
+
+
 def own(*options: Callable[[Any], Any]) -> OptionGroup:
     """A request's own options, each under its own name."""
     return OptionGroup(None, options)
@@ -144,6 +157,9 @@ def _given(names: Sequence[str]) -> frozenset[str]:
 
 def _check_bits(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
     if value is not None:
+        from ..core.fingerprint import validate_bits  # (the face imports no array library)
+        from ..errors import SimhashError
+
         try:
             validate_bits(value)
         except SimhashError as exc:
@@ -255,6 +271,8 @@ def _cap_jobs(ctx: click.Context, param: click.Parameter, value: int | None) -> 
     """``--jobs`` above the cores: capped, and the person told (on stderr, always)."""
     if value is None:
         return None
+    from ..app.settings import capped_jobs  # (imported when --jobs is given)
+
     jobs, note = capped_jobs(value)
     if note is not None:
         click.echo(f"note: {note}", err=True)
@@ -273,6 +291,8 @@ _JOBS = click.option(
 
 
 def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
+    from ..core.tokenizer import TokenizerConfig
+
     if char_ngrams is not None and ngram != 1:
         raise UsageError(
             "{ngram} and {char_ngrams} cannot be used together", parameters=("ngram", "char_ngrams")
@@ -289,6 +309,9 @@ def _policy(
     hidden: bool = False,
     no_ignore: bool = False,
 ) -> ReadPolicy:
+    from ..io.sources.files import ReadPolicy
+    from ..io.sources.selection import Selection
+
     return ReadPolicy(
         strict_encoding=strict_encoding,
         max_bytes=max_bytes or None,
@@ -309,6 +332,9 @@ def _reading(
     jobs: int | None = None,
     **files: Any,
 ) -> Reading:
+    from ..app.settings import Reading
+    from ..core.corpus import Settings
+
     # Only what was given: a setting not given takes Reading's own default, its one place.
     named = {"bits": bits, "seed": seed}
     settings = Settings(
@@ -390,19 +416,22 @@ def source_group(
             "FILE:LINE and nothing written, or skip it with a warning and count it.",
         )
     )
+    return OptionGroup("source", options, _source)
 
-    def build(
-        paths: tuple[str, ...],
-        on_error: str,
-        text_field: tuple[str, ...] = (),
-        id_field: str | None = None,
-        **records: str | None,
-    ) -> Source:
-        given = {Input(kind): where for kind, where in records.items()}
-        fields = Fields.of(text_field, id_field)
-        return Source.of(paths, given, skip_bad_lines=on_error == "skip", fields=fields)
 
-    return OptionGroup("source", options, build)
+def _source(
+    paths: tuple[str, ...],
+    on_error: str,
+    text_field: tuple[str, ...] = (),
+    id_field: str | None = None,
+    **records: str | None,
+) -> Source:
+    from ..app.settings import Source
+    from ..io.sources.fields import Fields
+
+    given = {Input(kind): where for kind, where in records.items()}
+    fields = Fields.of(text_field, id_field)
+    return Source.of(paths, given, skip_bad_lines=on_error == "skip", fields=fields)
 
 
 ID_FIELD = click.option(
@@ -471,6 +500,8 @@ _ENGINE = [
 
 
 def _engine(engine: str, scheduler: str | None, workers: int | None) -> EngineChoice:
+    from ..app.settings import EngineChoice
+
     return EngineChoice(EngineName(engine), scheduler, workers)
 
 

@@ -7,18 +7,19 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from ..app.memory import keep_freed_memory
-from ..app.settings import Source
 from ..errors import UsageError
 from ..io.sinks.atomic import in_place
 from ..io.sinks.formats import Format, Listing, Output
-from ..io.sinks.messages import Messages
 from ..io.sinks.visible import visible
 from .options import F, OptionGroup, collapse
+
+if TYPE_CHECKING:
+    from ..io.sinks.messages import Messages
 
 __all__ = [
     "OUTPUT",
@@ -165,8 +166,14 @@ _MESSAGES = OptionGroup(
             help="The whole account on stderr: the scheme, every hint, each file skipped.",
         ),
     ],
-    lambda quiet, verbose: Messages(sys.stderr, quiet=quiet, verbose=verbose),
+    lambda quiet, verbose: _messages(quiet, verbose),
 )
+
+
+def _messages(quiet: int, verbose: bool) -> Messages:
+    from ..io.sinks.messages import Messages  # (imported by the run, never by the help)
+
+    return Messages(sys.stderr, quiet=quiet, verbose=verbose)
 
 
 def quiet_option(command: F) -> F:
@@ -177,6 +184,8 @@ def quiet_option(command: F) -> F:
 
     @functools.wraps(command)
     def summed_up(*args: Any, messages: Messages, **kwargs: Any) -> Any:
+        from ..app.settings import Source
+
         source = getattr(kwargs.get("request"), "source", None)
         if isinstance(source, Source) and source.reads_stdin and sys.stdin.isatty():
             # A person at a terminal, not a pipe: say why nothing seems to happen, and draw

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..app.schemes import CalibrateRequest, SurveyRequest, calibrate_corpus, survey_schemes
-from ..app.settings import Input
-from ..core.calibrate import DEFAULT_MAX_DOCS
-from ..engines.local import LocalEngine
-from ..io.sinks.atomic import opened
-from ..io.sinks.messages import Messages
-from ..io.sinks.schemes import emit_calibration, emit_survey
+from ..app.choices import Input
+from ..core.config import CALIBRATE_MAX_DOCS
 from .main import SUMMARIES, Command
 from .options import (
     collapse,
+    later,
     max_candidates_option,
     own,
     reading_group,
@@ -24,6 +21,10 @@ from .options import (
 )
 from .outputs import OUTPUT, quiet_option
 from .types import COSINE
+
+if TYPE_CHECKING:
+    from ..app.schemes import CalibrateRequest, SurveyRequest
+    from ..io.sinks.messages import Messages
 
 __all__ = ["calibrate_command", "plan_command"]
 
@@ -49,7 +50,7 @@ __all__ = ["calibrate_command", "plan_command"]
         max_candidates_option,
     ),
     OUTPUT,
-    into=SurveyRequest,
+    into=later("..app.schemes:SurveyRequest"),
 )
 @quiet_option
 def plan_command(request: SurveyRequest, messages: Messages) -> None:
@@ -67,6 +68,11 @@ def plan_command(request: SurveyRequest, messages: Messages) -> None:
       simhash plan --threshold 0.8 --bits 128 --docs 50000 --background 0.5 -f json
       simhash plan --threshold 0.9 sample_corpus/
     """
+    from ..app.schemes import survey_schemes  # (the help imports no run)
+    from ..engines.local import LocalEngine
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.schemes import emit_survey
+
     request.check()
     survey = survey_schemes(request, LocalEngine(), messages)
     with opened(request.output.path) as out:
@@ -89,13 +95,13 @@ def plan_command(request: SurveyRequest, messages: Messages) -> None:
         click.option(
             "--max-docs",
             type=click.IntRange(2, 20_000),
-            default=DEFAULT_MAX_DOCS,
+            default=CALIBRATE_MAX_DOCS,
             show_default=True,
             help="Documents evaluated (every pair of them); a larger corpus is sampled.",
         ),
     ),
     OUTPUT,
-    into=CalibrateRequest,
+    into=later("..app.schemes:CalibrateRequest"),
 )
 @quiet_option
 def calibrate_command(request: CalibrateRequest, messages: Messages) -> None:
@@ -111,6 +117,11 @@ def calibrate_command(request: CalibrateRequest, messages: Messages) -> None:
       simhash calibrate sample_corpus/
       simhash calibrate --threshold 0.8 --seeds 50 -f json docs/ > calibration.json
     """
+    from ..app.schemes import calibrate_corpus  # (the help imports no run)
+    from ..engines.local import LocalEngine
+    from ..io.sinks.atomic import opened
+    from ..io.sinks.schemes import emit_calibration
+
     request.check()
     result = calibrate_corpus(request, LocalEngine(), messages)
     with opened(request.output.path) as out:

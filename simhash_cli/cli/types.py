@@ -9,8 +9,7 @@ from typing import Any, ClassVar
 
 import click
 
-from ..core.fingerprint import MAX_BITS
-from ..core.minhash import MAX_SLOTS
+from ..core.config import MAX_BITS, MAX_SLOTS
 
 __all__ = ["BANDS", "BLOCKS", "COSINE", "ByteSize", "Choices", "Cosine"]
 

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import CandidateBudgetError, ParameterError
+from .config import DEFAULT_MAX_CANDIDATES
 from .distinct import distinct
 from .fingerprint import as_fingerprint_array, validate_bits
 
@@ -50,7 +51,6 @@ __all__ = [
     "validate_blocks",
 ]
 
-DEFAULT_MAX_CANDIDATES = 100_000_000
 Key = tuple[tuple[int, int], ...]
 """The (start, width) bit ranges that make one table's key."""
 DIGIT_BITS = 16

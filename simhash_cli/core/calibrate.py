@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
 from .blocking import block_equalities, candidate_probability
+from .config import CALIBRATE_MAX_DOCS
 from .cosines import THRESHOLD_TOLERANCE, unit_rows
 from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
 
@@ -34,7 +35,6 @@ __all__ = [
 ]
 
 DEFAULT_BITS_SWEEP = (8, 16, 32, 64, 128, 256, 512)
-DEFAULT_MAX_DOCS = 2000
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def calibrate(
     bits: int = 64,
     bits_sweep: Sequence[int] = DEFAULT_BITS_SWEEP,
     seeds: int = 20,
-    max_docs: int = DEFAULT_MAX_DOCS,
+    max_docs: int = CALIBRATE_MAX_DOCS,
 ) -> Calibration:
     """Run the page's experiments on a weight matrix.
 

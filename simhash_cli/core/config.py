@@ -1,28 +1,56 @@
 """What a dedupe is asked to do (:class:`DedupeConfig`) and its defaults: the type every stage
-of the pipeline takes, below all of them, so that none imports back up to find it."""
+of the pipeline takes, below all of them, so that none imports back up to find it; and the
+choices a run is made of (the weighting, the verification, the clustering) with the bounds
+and defaults the command line declares. Declarations only, without numpy: a command's help
+reads them and imports no array library."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Literal
-
-from . import blocking
-from .cosines import Verify
-from .groups import Clustering
 
 __all__ = [
     "AUDIT_MAX_DOCS",
     "AUTO",
+    "CALIBRATE_MAX_DOCS",
+    "DEFAULT_BITS",
     "DEFAULT_GROUP_PAIRS",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_CANDIDATES",
     "DEFAULT_MAX_PAIRS",
+    "DEFAULT_SEED",
     "DEFAULT_THRESHOLD",
     "EVERY",
+    "MAX_BITS",
+    "MAX_NGRAM",
+    "MAX_SLOTS",
+    "Clustering",
     "DedupeConfig",
+    "Verify",
+    "Weighting",
 ]
 
 AUTO: Literal["auto"] = "auto"
 EVERY: Literal["every"] = "every"
 
+
+DEFAULT_BITS = 64
+DEFAULT_SEED = 12345
+MAX_BITS = 4096
+
+MAX_SLOTS = 256
+"""Bins a MinHash signature may have (bands x rows): 1 KB a document."""
+
+MAX_NGRAM = 64
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""Bytes of a file read whole as one document, at most, unless asked (``--max-bytes``)."""
+
+DEFAULT_MAX_CANDIDATES = 100_000_000
+
+CALIBRATE_MAX_DOCS = 2000
+"""Documents ``calibrate`` samples at most unless asked (``--max-docs``)."""
 
 DEFAULT_THRESHOLD = 0.9
 """The cosine that makes a pair a near-duplicate unless asked otherwise."""
@@ -38,6 +66,43 @@ DEFAULT_GROUP_PAIRS = 10_000_000
 """Pairs inside found groups checked at most, per run (``--group-pairs``)."""
 
 
+class Weighting(str, Enum):
+    """How term counts become weights."""
+
+    TF = "tf"
+    """The term count (the reference page's weighted word-count vectors)."""
+    BINARY = "binary"
+    """1 for every present term: a set, as plain LSH sees it."""
+    LOG = "log"
+    """1 + ln(count): damps terms repeated many times."""
+    TFIDF = "tfidf"
+    """count * (ln((1 + n) / (1 + df)) + 1) over the corpus at hand (scikit-learn's smooth idf)."""
+
+    @property
+    def whole(self) -> bool:
+        """Whether every weight is a whole number (tf, binary): a fingerprint's sums of them are
+        exact, so they come out the same whatever order a document's features are in."""
+        return self in (Weighting.TF, Weighting.BINARY)
+
+
+class Verify(str, Enum):
+    """How candidates are checked against the threshold."""
+
+    EXACT = "exact"
+    """True cosine of the weighted vectors."""
+    ESTIMATE = "estimate"
+    """cos(pi * hamming / bits), from the fingerprints alone."""
+
+
+class Clustering(str, Enum):
+    """How flagged pairs become clusters (``--clustering``)."""
+
+    REPRESENTATIVE = "representative"
+    """Each member a flagged near-duplicate of its cluster's representative."""
+    COMPONENTS = "components"
+    """Connected components: chains of near-duplicates, however far apart their ends."""
+
+
 @dataclass(frozen=True)
 class DedupeConfig:
     """Tuning of ``dedupe``: blocking scheme, verification and threshold."""
@@ -49,7 +114,7 @@ class DedupeConfig:
     the threshold."""
     threshold: float = DEFAULT_THRESHOLD
     verify: Verify = Verify.EXACT
-    max_candidates: int | None = blocking.DEFAULT_MAX_CANDIDATES
+    max_candidates: int | None = DEFAULT_MAX_CANDIDATES
     max_pairs: int | None = DEFAULT_MAX_PAIRS
     """Stop (PairBudgetError) when more pairs than this reach the threshold: at that point the
     documents are alike as a whole, and the pairs would fill memory before they were shown."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,6 +17,7 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from .blocking import size_spans
+from .config import Verify
 from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
 from .threads import threaded
 
@@ -48,15 +48,6 @@ THRESHOLD_TOLERANCE = 1e-9
 # Stored entries gathered per chunk of pairs (both rows of every pair): bounds memory by a
 # budget instead of by the number of candidates.
 _CHUNK_ENTRIES = 1 << 22
-
-
-class Verify(str, Enum):
-    """How candidates are checked against the threshold."""
-
-    EXACT = "exact"
-    """True cosine of the weighted vectors."""
-    ESTIMATE = "estimate"
-    """cos(pi * hamming / bits), from the fingerprints alone."""
 
 
 def validate_threshold(threshold: float) -> float:

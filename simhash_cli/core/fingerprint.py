@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError, ParameterError
+from .config import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS
 from .threads import threaded
 
 __all__ = [
@@ -51,9 +52,6 @@ __all__ = [
     "validate_seed",
 ]
 
-DEFAULT_BITS = 64
-DEFAULT_SEED = 12345
-MAX_BITS = 4096
 
 _FNV_OFFSET = 0x811C9DC5
 _FNV_PRIME = 0x01000193

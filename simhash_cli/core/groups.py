@@ -28,13 +28,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from . import cluster
+from .config import Clustering
 
 __all__ = ["Clustering", "Edges", "Groups", "centrality_rank", "group"]
 
@@ -49,15 +49,6 @@ this many; until then each round is one more pass over the pairs wherever they a
 MIN_PROGRESS = 0.02
 """A round that places less than this share of the undecided documents hands the rest to the
 one-at-a-time pass (a chain in order of preference places two a round)."""
-
-
-class Clustering(str, Enum):
-    """How flagged pairs become clusters (``--clustering``)."""
-
-    REPRESENTATIVE = "representative"
-    """Each member a flagged near-duplicate of its cluster's representative."""
-    COMPONENTS = "components"
-    """Connected components: chains of near-duplicates, however far apart their ends."""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from .blocking import equal_groups, pair_chunks, run_positions, size_spans, splitmix64
+from .config import MAX_SLOTS
 
 __all__ = [
     "EMPTY",
@@ -46,8 +47,6 @@ __all__ = [
     "signatures",
 ]
 
-MAX_SLOTS = 256
-"""Bins a signature may have (bands x rows): 1 KB a document."""
 
 _CHUNK_ENTRIES = 1 << 22
 """Stored entries of the weight matrix hashed at once (the temporaries of one chunk: ~100 MB)."""

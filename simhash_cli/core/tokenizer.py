@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sklearn.feature_extraction.text import CountVectorizer
 
 from ..errors import ParameterError
+from .config import MAX_NGRAM
 from .words import word_tokens
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 TOKEN_PATTERN = r"(?u)\w+"
-MAX_NGRAM = 64
 
 
 @dataclass(frozen=True)

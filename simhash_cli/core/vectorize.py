@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import KeyCollision
+from .config import Weighting
 from .cosines import in_key_order
 from .fingerprint import feature_keys, reference_order, reference_positions
 from .tokenizer import TokenizerConfig
@@ -37,25 +37,6 @@ __all__ = [
     "smooth_idf",
     "vectorize",
 ]
-
-
-class Weighting(str, Enum):
-    """How term counts become weights."""
-
-    TF = "tf"
-    """The term count (the reference page's weighted word-count vectors)."""
-    BINARY = "binary"
-    """1 for every present term: a set, as plain LSH sees it."""
-    LOG = "log"
-    """1 + ln(count): damps terms repeated many times."""
-    TFIDF = "tfidf"
-    """count * (ln((1 + n) / (1 + df)) + 1) over the corpus at hand (scikit-learn's smooth idf)."""
-
-    @property
-    def whole(self) -> bool:
-        """Whether every weight is a whole number (tf, binary): a fingerprint's sums of them are
-        exact, so they come out the same whatever order a document's features are in."""
-        return self in (Weighting.TF, Weighting.BINARY)
 
 
 def count_matrix(

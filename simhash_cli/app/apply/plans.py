@@ -18,7 +18,6 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -30,6 +29,7 @@ from ...errors import FileChanged, InputError
 from ...io.opening import open_file
 from ...io.places import root_of
 from ...io.sources.files import STDIN
+from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
 
 __all__ = [
     "DEFAULT_KEEP",
@@ -45,32 +45,6 @@ __all__ = [
 ]
 
 PLAN_VERSION = 3
-
-
-class Keep(str, Enum):
-    """Which member of a cluster is kept, everywhere it shows (the table, the groups, the
-    plan, the report, a dataset's records); the path breaks every tie."""
-
-    CENTRAL = "central"
-    """The member the most of its cluster are near-duplicates of (the search's own choice)."""
-    OLDEST = "oldest"
-    """Earliest modification time."""
-    NEWEST = "newest"
-    """Latest modification time."""
-    LONGEST = "longest"
-    """Most bytes."""
-    SHORTEST_PATH = "shortest-path"
-    """Fewest characters in the path."""
-    FIRST = "first"
-    """First in the order read (files: sorted paths, in the order given; records: input
-    order)."""
-
-
-DEFAULT_KEEP = Keep.CENTRAL
-"""The keep rule unless one is asked: the default's one place, for every command."""
-
-FILE_RULES = (Keep.OLDEST, Keep.NEWEST, Keep.SHORTEST_PATH)
-"""Rules that compare files as this run read them (their times, their paths)."""
 
 
 @dataclass(frozen=True)

@@ -7,39 +7,16 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from ...io.places import identity, inside
+from .actions import Action, Status
 from .plans import FileState
 
 __all__ = ["TEMP_SUFFIX", "Action", "LoadedPlan", "Outcome", "Status", "Step"]
 
 
 TEMP_SUFFIX = ".simhash-apply"
-
-
-class Action(str, Enum):
-    """What a step does with a file marked ``remove``."""
-
-    MOVE_TO = "move-to"
-    HARDLINK = "hardlink"
-    SYMLINK = "symlink"
-    DELETE = "delete"
-
-
-class Status(str, Enum):
-    """A step's outcome."""
-
-    DONE = "done"
-    WOULD_DO = "would_do"
-    """Dry run: every check passed, nothing was changed."""
-    ALREADY_DONE = "already_done"
-    """Done by an earlier run (its journal says so, or the file already is as the step makes it)."""
-    REFUSED = "refused"
-    """A check failed: nothing was changed."""
-    FAILED = "failed"
-    """The operating system refused the change: the file is as it was."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from ...io.sinks.dataset import (
     annotation_clash,
     copy_records,
 )
-from ...io.sources import parquet, records_and_rows
+from ...io.sources import parquet
+from ...io.sources.dispatch import records_and_rows
 from ...io.sources.fields import FieldPath
 from ...io.sources.shards import (
     RECORD_SUFFIXES,

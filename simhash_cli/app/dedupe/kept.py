@@ -17,8 +17,9 @@ from ...core.groups import rank_of
 from ...core.result import DedupeResult
 from ...core.search import centrality_of, group_pairs_of
 from ...errors import InputError
-from ...io.sources import records_and_rows
-from ..apply.plans import DEFAULT_KEEP, FILE_RULES, Keep, keep_rank
+from ...io.sources.dispatch import records_and_rows
+from ..apply.plans import keep_rank
+from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
 from ..settings import Source
 from .datasets import KeepBy
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ...io.sinks.dataset import Targets
 from ...io.sources.snapshot import Snapshot
-from ..apply.plans import DEFAULT_KEEP
+from ..keep import DEFAULT_KEEP
 from ..settings import (
     Source,
 )

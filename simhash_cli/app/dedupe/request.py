@@ -32,9 +32,9 @@ from ...io.sources.files import STDIN
 from ...io.sources.parquet import is_parquet
 from ...io.sources.shards import compression_of, shards_of
 from ...io.sources.snapshot import Snapshot
-from ..apply.plans import DEFAULT_KEEP, FILE_RULES, Keep
 from ..engine import Job, Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
+from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
 from ..memory import physical_memory
 from ..settings import (
     COMPRESSED_RATIO,

@@ -15,11 +15,12 @@ from ...errors import InputError
 from ...io.sinks.atomic import atomic_output
 from ...io.sinks.dataset import Tally
 from ...io.sources.snapshot import Snapshot
-from ..apply.plans import Keep, make_plan
+from ..apply.plans import make_plan
 from ..apply.seal import SEAL_FIELD, seal
 from ..engine import Engine, Job
 from ..hooks import Hooks
 from ..index.run import dedupe_through_index
+from ..keep import Keep
 from ..loading import load
 from .datasets import first_reading, write_dataset
 from .kept import kept

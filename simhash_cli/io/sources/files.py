@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ...core.config import DEFAULT_MAX_BYTES
 from ...core.events import (
     BINARY,
     NO_STAMP,
@@ -415,7 +416,6 @@ def _binary(head: bytes) -> bool:
 
 # Larger files are skipped unless --max-bytes says otherwise: a document is read whole, and
 # its tokens take several times its size in memory.
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
