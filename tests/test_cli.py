@@ -61,6 +61,9 @@ def test_help_is_in_sections_the_first_hour_first() -> None:
     first = short[: short.rindex("\n\n")]  # all but the line saying how many more
     assert full.startswith(first)
     assert full.index("--threshold") < full.index("--max-candidates")
+    # What the README's first hour uses or names is on -h's screen (a walk found them not).
+    for option in ("--plan", "--report", "--keep", "--protect", "--kept", "--dropped"):
+        assert option in first, option
 
 
 @pytest.mark.parametrize(
@@ -426,7 +429,7 @@ def test_a_named_scheme_states_the_recall_it_measured() -> None:
     documents, says so, where the chance at the threshold is no measure of this run."""
     short = run("dedupe", "--blocks", "1", str(SAMPLE)).stderr.splitlines()
     assert short[-2:] == [
-        "recall 0.50, measured on every pair: 2 pairs missed",
+        "recall 0.50: measured on every pair, 2 pairs missed",
         "hint: --blocks every would raise recall to 1.00",
     ]
     result = run("dedupe", "-v", "--blocks", "1", str(SAMPLE))
@@ -435,7 +438,18 @@ def test_a_named_scheme_states_the_recall_it_measured() -> None:
     assert "hint: --blocks every would find 1.00 of the pilot's pairs" in result.stderr
     # --blocks 4 has chance 0.30 at the threshold, and found every pair here: no hint.
     four = run("dedupe", "--blocks", "4", str(SAMPLE)).stderr.splitlines()
-    assert four[-1] == "recall 1.00, measured on every pair: none was missed"
+    assert four[-1] == "recall 1.00: measured on every pair, none was missed"
+
+
+def test_documents_that_share_one_fingerprint_were_each_compared_and_it_says_so() -> None:
+    """Two reports of one story share their 64-bit fingerprint: the pair was checked and
+    found, and the recall line said "not measured: the documents have fewer than two
+    distinct fingerprints" (found by a newcomer's walk)."""
+    pair = [str(SAMPLE / "volcano-report.txt"), str(SAMPLE / "volcano-report-wire.txt")]
+    result = run("dedupe", "--list", "pairs", "-f", "jsonl", *pair)
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert len(result.stdout.splitlines()) == 1
+    assert result.stderr.splitlines()[-1] == "recall 1.00: measured on every pair, none was missed"
 
 
 def test_dedupe_of_vectors(tmp_path: Path) -> None:

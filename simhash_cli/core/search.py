@@ -282,14 +282,17 @@ def measured_recall(
 ) -> tuple[Share | None, str | None]:
     """The run's recall, measured: the share of the pilot's pairs among the pairs ``kept``,
     with its interval (exact when the pilot held every pair, 1 when every pair was
-    compared); or None and why it could not be measured (``unpiloted``, when the pilot was
-    made elsewhere)."""
+    compared, as it is among documents that all share one fingerprint); or None and why it
+    could not be measured (``unpiloted``, when the pilot was made elsewhere)."""
     if scheme.kind == "every":
+        return Share(1.0, 1.0, 1.0, len(kept), True), None
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
+    if copies.counts.size == 1 and int(copies.counts[0]) <= COPIES_PAIRED:
+        # One fingerprint, every document's: each pair of them was paired and checked.
         return Share(1.0, 1.0, 1.0, len(kept), True), None
     why = unpiloted if pilot is None and unpiloted is not None else unmeasured(docs, config, pilot)
     if why is not None or pilot is None:
         return None, why
-    copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     return pilot.share(found_among(pilot.pairs, kept, len(docs), copies)), None
 
 
