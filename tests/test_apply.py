@@ -76,7 +76,8 @@ def test_a_dry_run_checks_every_step_and_changes_nothing(tmp_path: Path) -> None
     result = run("apply", str(plan), "--action", "move-to", str(tmp_path / "dups"), "-f", "jsonl")
     assert result.exit_code == ExitCode.OK, result.stderr
     assert statuses(result) == ["would_do"] * 3
-    assert "dry run: 3 would be taken; nothing was changed (add --yes to act)" in result.stderr
+    dry = "dry run: 3 steps would be taken; nothing was changed (add --yes to act)"
+    assert dry in result.stderr
     assert state(tmp_path) == before  # no journal, no destination, no file touched
 
 

@@ -79,7 +79,7 @@ def test_a_plan_this_user_wrote_acts_within_its_own_roots_and_says_so(tmp_path: 
     corpus, plan = planned(tmp_path)
     dry = run("apply", str(plan), "--action", "move-to", str(tmp_path / "moved"))
     assert dry.exit_code == ExitCode.OK, dry.stderr
-    assert f"acting only inside {os.path.realpath(corpus)}: the roots the plan scanned" in (
+    assert f"acting only inside {os.path.realpath(corpus)}: the folders the plan was made from" in (
         " ".join(dry.stderr.split())
     )
     other = tmp_path / "other"

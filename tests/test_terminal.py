@@ -173,7 +173,7 @@ def test_apply_draws_its_table_after_the_bar_is_gone(workdir: Path) -> None:
     assert screen[0].startswith("acting only inside "), "\n".join(screen)
     assert any(line.startswith("3 steps: move each file to ") for line in screen)
     assert not any("━" in line for line in screen)
-    assert screen[-1].startswith("dry run: 3 would be taken")
+    assert screen[-1].startswith("dry run: 3 steps would be taken")
 
 
 @pytest.mark.parametrize("verbose", [False, True])

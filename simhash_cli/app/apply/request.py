@@ -157,9 +157,15 @@ class ApplyRequest:
         if not plan.sealed:
             why = f"--root (the plan's own roots are not trusted: {plan.unsealed})"
         elif self.roots:
-            why = "the plan's roots (it is sealed by your simhash, unchanged), narrowed to --root"
+            why = (
+                "the folders the plan was made from, narrowed to --root (the plan is sealed: "
+                "unchanged since your simhash wrote it)"
+            )
         else:
-            why = "the roots the plan scanned (it is sealed by your simhash, unchanged)"
+            why = (
+                "the folders the plan was made from (the plan is sealed: unchanged since your "
+                "simhash wrote it)"
+            )
         return f"acting only inside {roots}: {why}"
 
     def _check_directory(self) -> None:

@@ -31,6 +31,7 @@ from ...io.sinks.dataset import (
     annotation_clash,
     copy_records,
 )
+from ...io.sinks.formats import counted
 from ...io.sources import parquet
 from ...io.sources.dispatch import records_and_rows
 from ...io.sources.fields import FieldPath
@@ -298,7 +299,7 @@ def _copied(
         **run,
     }
     kind = source.kind.value
-    with hooks.status(f"writing the {len(kept):,} kept records"):
+    with hooks.status(f"writing {counted(len(kept), 'kept record')}"):
         copied: Copied = copy_records(
             location,
             kind,

@@ -382,8 +382,13 @@ class Messages:
             "refused": "refused",
             "failed": "failed",
         }
+        # What would be taken is named ("3 would be taken" left the reader to guess what).
         counts = ", ".join(
-            f"{statuses[status]:,} {name}" for status, name in names.items() if statuses[status]
+            counted(statuses[status], "step") + f" {name}"
+            if status == "would_do"
+            else f"{statuses[status]:,} {name}"
+            for status, name in names.items()
+            if statuses[status]
         )
         if not executed:
             self.info(f"dry run: {counts or 'no steps'}; nothing was changed (add --yes to act)")

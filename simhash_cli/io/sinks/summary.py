@@ -59,9 +59,9 @@ def recall_line(result: DedupeResult) -> str:
     missed = missed_pairs(result)
     if measured.exact:
         if missed.value == 0:
-            return "recall 1.00, measured on every pair: none was missed"
+            return "recall 1.00: measured on every pair, none was missed"
         return (
-            f"recall {measured.value:.2f}, measured on every pair: "
+            f"recall {measured.value:.2f}: measured on every pair, "
             f"{counted(round(missed.value), 'pair')} missed"
         )
     return (
