@@ -49,8 +49,8 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             f"recall: of the pairs at cosine {plan.threshold:g}; unrelated: of the "
             f"{all_pairs:,} pairs of distinct fingerprints, those a scheme would compare by "
             "chance; comparisons: counted once per block or table (what --max-candidates "
-            f"bounds; every pair: {_every_work(document)}); cosine 0.5..1: the chance of a "
-            "pair at each to be a candidate"
+            f"bounds; every pair: {_every_work(document)}; !: over that budget); cosine "
+            "0.5..1: the chance of a pair at each to be a candidate"
         ),
         caption_justify="left",
     )
@@ -71,18 +71,20 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             f"{entry['recall']:.2f}",
             # Every pair compares them all, by its products (no candidate, but not free).
             f"{all_pairs if entry['kind'] == 'every' else entry['expected_pairs']:,.0f}",
-            f"{entry['work']:,.0f}" + ("" if entry["in_budget"] else " (over budget)"),
+            # (a mark, where "(over budget)" took 14 columns from the schemes' names)
+            f"{entry['work']:,.0f}" + ("" if entry["in_budget"] else " !"),
             bars,
         )
     console = data_console(out)
     console.print(title)  # a line of its own, wrapped at the terminal's width, not the table's
     console.print(table)
     if chosen is None:
+        best = plan.best_effort()
         console.print(
             f"No scheme at {plan.bits} bits reaches recall {plan.target:g} at cosine "
             f"{plan.threshold:g} within the candidate budget{budget_advice(plan)}; or more "
-            f"--bits, or a higher --threshold. dedupe would use "
-            f"{plan.best_effort().scheme.label(plan.bits)}."
+            f"--bits, or a higher --threshold. Within it, dedupe would use "
+            f"{best.scheme.label(plan.bits)} (recall {best.recall:.2f})."
         )
     else:
         console.print(f"* chosen: {chosen['scheme']} (the least expected work)")
