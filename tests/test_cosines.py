@@ -180,13 +180,17 @@ def test_a_corpus_numbered_by_key_once_gives_the_cosines_of_a_sort_at_every_prod
     np.testing.assert_array_equal(owned.toarray(), keyed.toarray())
 
 
-def test_the_scales_of_rows_in_key_order_are_read_where_they_are() -> None:
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_scales_of_rows_in_key_order_are_read_where_they_are(dtype: type) -> None:
     """Rows already in the one order are scaled where they are stored, stored zeros and rows
-    of zeros among them: the same bits as the rows copied, cleaned and sorted first."""
+    of zeros among them: the same bits as the rows copied, cleaned and sorted first (float32
+    counts: their largest found in float32, the same value)."""
     rng = np.random.default_rng(5)
     dense = rng.random((50, 80)) * (rng.random((50, 80)) < 0.3) * 1e3
+    if dtype is np.float32:
+        dense = np.ceil(dense)  # whole counts, as a corpus of term counts holds them
     dense[7] = 0.0
-    stored = sp.csr_array(dense)
+    stored = sp.csr_array(dense.astype(dtype))
     stored.data[::9] = 0.0  # zeros kept as entries, and a row of them alone
     lo, hi = stored.indptr[3], stored.indptr[4]
     stored.data[lo:hi] = 0.0
