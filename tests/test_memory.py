@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from click.testing import CliRunner
 
 from simhash_cli.app import memory, parallel
 from simhash_cli.app.memory import TOP_PAD, TRIM_THRESHOLD, release_freed_memory
+from simhash_cli.app.memory import _memory_bounded as memory_bounded
 from simhash_cli.cli import outputs
 from simhash_cli.cli.main import main
 
@@ -63,7 +65,8 @@ def libc(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     monkeypatch.setattr(ctypes, "CDLL", _libc)
     monkeypatch.setattr(memory, "_kept", [])
     monkeypatch.setattr(sys, "platform", "linux")
-    for variable in ("MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_"):
+    monkeypatch.setattr(memory, "_memory_bounded", lambda: False)
+    for variable in ("MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"):
         monkeypatch.delenv(variable, raising=False)
     return _asked
 
@@ -80,6 +83,29 @@ def test_a_setting_the_user_made_stays_theirs(
     monkeypatch.setenv("MALLOC_TOP_PAD_", "0")
     assert memory.keep_freed_memory()
     assert libc == [(-1, TRIM_THRESHOLD)]
+
+
+def test_a_tunable_the_user_set_stays_theirs(
+    libc: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=65536")
+    assert memory.keep_freed_memory()
+    assert libc == [(-2, TOP_PAD)]
+
+
+def test_nothing_is_asked_under_a_limit_on_the_address_space(
+    libc: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pad is address space reserved ahead: under ``ulimit -v`` a run that fitted failed
+    to start a thread (found by review; tests/test_hostile.py runs one under the limit)."""
+    monkeypatch.setattr(memory, "_memory_bounded", memory_bounded)
+    limits = {resource.RLIMIT_AS: (600 << 20, resource.RLIM_INFINITY)}
+    monkeypatch.setattr(
+        resource, "getrlimit", lambda which: limits.get(which, (resource.RLIM_INFINITY,) * 2)
+    )
+    assert memory._memory_bounded()
+    assert not memory.keep_freed_memory()
+    assert libc == []
 
 
 def test_nothing_is_asked_of_another_system(

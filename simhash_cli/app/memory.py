@@ -9,11 +9,15 @@ done.
 
 While a command works, the opposite is asked (:func:`keep_freed_memory`): its stages make
 and drop arrays of megabytes thousands of times, and with glibc's defaults the heap hands
-each one's pages back as soon as it can and faults new ones in for the next, a page at a
-time. On 100,000 prose records that was 592,000 minor page faults and 3.7 s of system time
-in an 11.1 s run; with the heap grown :data:`TOP_PAD` at a time and its free top kept up to
-:data:`TRIM_THRESHOLD`, 168,000 faults, 1.8 s and 9.7 s, its peak 4% higher (and 1.93 GB
-against 1.96 GB at a million records).
+their pages back and faults new ones in for the next, a page at a time. On 100,000 prose
+records that was 592,000 minor page faults and 3.7 s of system time in an 11.1 s run; with
+the heap grown :data:`TOP_PAD` at a time and its free top kept up to :data:`TRIM_THRESHOLD`,
+168,000 faults, 1.8 s and 9.7 s, its peak 4% higher (1.93 GB against 1.96 GB at a million
+records). Measured, not derived: either setting also turns off glibc's moving mmap threshold
+(a block of 128 KB or more is mapped on its own each time), which alone makes more faults,
+not fewer. The pad is address space reserved ahead: under a limit on it (``ulimit -v``, a
+data segment limit) or strict overcommit it would fail a run that fits, so nothing is asked
+there.
 """
 
 from __future__ import annotations
@@ -59,9 +63,11 @@ def release_freed_memory() -> None:
 
 def keep_freed_memory() -> bool:
     """Ask glibc to keep what this process frees for its next arrays (see the module), once
-    per process; whether it was asked. A setting the user made in the environment stays
-    theirs; elsewhere than glibc on Linux nothing is done."""
-    if _kept or not sys.platform.startswith("linux"):
+    per process; whether it was asked. A setting the user made (``MALLOC_TOP_PAD_``,
+    ``MALLOC_TRIM_THRESHOLD_``, or either in ``GLIBC_TUNABLES``) stays theirs; under a limit
+    on the address space or the data segment, or strict overcommit, nothing is asked, nor
+    elsewhere than glibc on Linux."""
+    if _kept or not sys.platform.startswith("linux") or _memory_bounded():
         return bool(_kept)
     import ctypes
 
@@ -69,8 +75,25 @@ def keep_freed_memory() -> bool:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
     for variable, parameter, value in _MALLOPT:
-        if variable not in os.environ:
+        tunable = "glibc.malloc." + variable.removeprefix("MALLOC_").rstrip("_").lower()
+        if variable not in os.environ and tunable not in tunables:
             mallopt(ctypes.c_int(parameter), ctypes.c_int(value))
     _kept.append(True)
     return True
+
+
+def _memory_bounded() -> bool:
+    """Whether address space reserved ahead could fail a run that fits: a limit on the
+    address space or the data segment, or the kernel's strict overcommit (mode 2)."""
+    import resource
+
+    for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
+        if resource.getrlimit(limit)[0] != resource.RLIM_INFINITY:
+            return True
+    try:
+        with open("/proc/sys/vm/overcommit_memory", encoding="ascii") as mode:
+            return mode.read().strip() == "2"
+    except OSError:
+        return False
