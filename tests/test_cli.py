@@ -450,6 +450,9 @@ def test_documents_that_share_one_fingerprint_were_each_compared_and_it_says_so(
     assert result.exit_code == ExitCode.OK, result.stderr
     assert len(result.stdout.splitlines()) == 1
     assert result.stderr.splitlines()[-1] == "recall 1.00: measured on every pair, none was missed"
+    told = " ".join(run("dedupe", "-v", *pair).stderr.split())
+    assert "the documents share one fingerprint: each pair of them was compared" in told
+    assert "the pilot compared" not in told  # (no pilot ran)
 
 
 def test_dedupe_of_vectors(tmp_path: Path) -> None:

@@ -142,9 +142,14 @@ def measured_line(result: DedupeResult) -> str:
     missed = missed_pairs(result)
     if measured.exact or pilot is None:
         found = round(measured.value * measured.pairs)
+        how = (
+            "the pilot compared every pair exactly"
+            if pilot is not None
+            else "the documents share one fingerprint: each pair of them was compared"
+        )
         line = (
             f"this run found {found:,} of the {counted(measured.pairs, 'pair')} at cosine >= "
-            f"{threshold:g} (the pilot compared every pair exactly): recall {measured.value:.2f}"
+            f"{threshold:g} ({how}): recall {measured.value:.2f}"
         )
         if missed.value:
             line += f"; it missed {counted(round(missed.value), 'pair')}"
