@@ -156,7 +156,7 @@ def _given(names: Sequence[str]) -> frozenset[str]:
 
 
 def _check_bits(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
-    if value is not None:
+    if value is not None and not ctx.resilient_parsing:  # (a Tab's parse checks nothing)
         from ..core.fingerprint import validate_bits  # (the face imports no array library)
         from ..errors import SimhashError
 
@@ -269,8 +269,8 @@ _EMPTY = click.option(
 
 def _cap_jobs(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
     """``--jobs`` above the cores: capped, and the person told (on stderr, always)."""
-    if value is None:
-        return None
+    if value is None or ctx.resilient_parsing:  # (a Tab's parse caps nothing)
+        return value
     from ..app.settings import capped_jobs  # (imported when --jobs is given)
 
     jobs, note = capped_jobs(value)
