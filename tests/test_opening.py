@@ -189,6 +189,7 @@ _ALLOWED = {
     ("app/apply/journal.py", "_create"): "writes a journal this run made",
     ("app/apply/seal.py", "_create_key"): "writes a key this run made",
     ("cli/main.py", "_drop_stdout"): "opens /dev/null for writing",
+    ("app/memory.py", "_memory_bounded"): "reads the kernel's overcommit mode under /proc",
     ("index/schema.py", "connect"): "SQLite, once the index's header was read by the opener",
     ("index/schema.py", "create_file"): "SQLite, on a database this run made",
     ("index/schema.py", "expected_schema"): "SQLite in memory",

@@ -69,12 +69,12 @@ def keep_freed_memory() -> bool:
     elsewhere than glibc on Linux."""
     if _kept or not sys.platform.startswith("linux") or _memory_bounded():
         return bool(_kept)
-    import ctypes
-
     try:
+        import ctypes
+
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
+    except (ImportError, OSError, AttributeError):
+        return False  # (no C library to ask: the defaults stay)
     tunables = os.environ.get("GLIBC_TUNABLES", "")
     for variable, parameter, value in _MALLOPT:
         tunable = "glibc.malloc." + variable.removeprefix("MALLOC_").rstrip("_").lower()
@@ -86,9 +86,12 @@ def keep_freed_memory() -> bool:
 
 def _memory_bounded() -> bool:
     """Whether address space reserved ahead could fail a run that fits: a limit on the
-    address space or the data segment, or the kernel's strict overcommit (mode 2)."""
-    import resource
-
+    address space or the data segment, or the kernel's strict overcommit (mode 2); also when
+    the limits cannot be read (an interpreter whose modules this user may not load)."""
+    try:
+        import resource
+    except ImportError:
+        return True
     for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
         if resource.getrlimit(limit)[0] != resource.RLIM_INFINITY:
             return True
