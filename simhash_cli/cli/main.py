@@ -28,7 +28,7 @@ from ..io.sinks.steps import step_of
 from ..io.sinks.visible import visible
 from .help import format_sections, with_short_help
 
-__all__ = ["Command", "Group", "exit_with", "main", "spell"]
+__all__ = ["Command", "Group", "exit_with", "main", "named", "spell"]
 
 
 @dataclass(frozen=True)
@@ -211,10 +211,15 @@ class Group(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy and cmd_name not in self.commands:
-            module, _, attribute = self.lazy[cmd_name].partition(":")
-            command = getattr(importlib.import_module(module, __package__), attribute)
-            self.add_command(command, cmd_name)
+            self.add_command(named(self.lazy[cmd_name]), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+
+def named(name: str) -> Any:
+    """What ``"module:attribute"`` names, the module relative to this package, imported now:
+    a command when the group is asked for it, a request when a command runs."""
+    module, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(module, __package__), attribute)
 
 
 def _colour(choice: str) -> None:

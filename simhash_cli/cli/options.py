@@ -11,7 +11,6 @@ left unset (None) is not given. Only the face knows click.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -33,6 +32,7 @@ from ..core.config import (
     Weighting,
 )
 from ..errors import UsageError
+from .main import named
 from .types import COSINE, ByteSize
 
 if TYPE_CHECKING:
@@ -124,8 +124,7 @@ def later(name: str) -> Callable[..., Any]:
     none of what runs it."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        module, _, attribute = name.partition(":")
-        return getattr(importlib.import_module(module, __package__), attribute)(*args, **kwargs)
+        return named(name)(*args, **kwargs)
 
     return call
 
