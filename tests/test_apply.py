@@ -214,6 +214,25 @@ def test_protected_roots_and_two_names_of_one_file_are_refused(tmp_path: Path) -
     assert Path(other["path"]).exists() and Path(kept["path"]).exists()
 
 
+def test_a_folder_that_changes_as_it_is_resolved_refuses_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory swapped for a link while its path is resolved makes the resolver fail
+    (EINVAL from readlink: CI's race test met it): the step is refused, never a traceback."""
+    import simhash_cli.app.apply.checks as checks
+
+    corpus, plan = planned(tmp_path)
+
+    def changing(path: str, roots: object) -> str | None:
+        raise OSError(errno.EINVAL, "Invalid argument", path)
+
+    monkeypatch.setattr(checks, "root_of", changing)
+    outcomes = list(apply(load_plan(str(plan)), Action.DELETE, execute=True, consent=True))
+    assert [o.status for o in outcomes] == [Status.REFUSED] * 3
+    assert all("not checkable where it is (Invalid argument)" in o.detail for o in outcomes)
+    assert sorted(p.name for p in corpus.iterdir()) == sorted(p.name for p in SAMPLE.iterdir())
+
+
 def test_acting_needs_the_words_and_options_that_fit(tmp_path: Path) -> None:
     corpus, plan = planned(tmp_path)
     before = state(tmp_path)

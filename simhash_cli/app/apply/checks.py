@@ -123,7 +123,17 @@ def static_refusal(
     step: Step, action: Action, bounds: Bounds, destination: str | None = None
 ) -> str | None:
     """Why the step must not run, whatever its files' bytes are now (the plan, the roots and
-    the consent given say so), or None."""
+    the consent given say so), or None. A path that changes as it is resolved (a directory
+    swapped for a link meanwhile) cannot be checked, so the step is refused."""
+    try:
+        return _static_refusal(step, action, bounds, destination)
+    except OSError as exc:
+        return f"not checkable where it is ({exc.strerror or exc}): its folders changed meanwhile"
+
+
+def _static_refusal(
+    step: Step, action: Action, bounds: Bounds, destination: str | None
+) -> str | None:
     target, kept = step.target, step.kept
     for what, path in (("the file", target.path), ("the kept file", kept.path)):
         placement = _placement(path, bounds)
