@@ -7,11 +7,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import scipy.sparse as sp
-
 from ..core.corpus import Corpus, corpus_from_texts
-from ..core.explain import PAGE_BLOCKS, Explained, explain, word_diff
-from ..core.fingerprint import to_int
+from ..core.explain import PAGE_BLOCKS, Explained, explained
 from ..core.vectorize import Weighting
 from ..errors import BadValueError, InputError, UsageError
 from ..io.sinks.formats import Output
@@ -22,10 +19,7 @@ from .hooks import Hooks
 from .records import from_vector_records, records_by_id
 from .settings import Input, Reading, Source
 
-__all__ = ["MAX_DIFF_CHARS", "ExplainRequest", "explain_documents", "explained"]
-
-MAX_DIFF_CHARS = 200_000
-"""Characters of each text diffed: the diff's cost grows with the product of the lengths."""
+__all__ = ["ExplainRequest", "explain_documents"]
 
 
 @dataclass(frozen=True)
@@ -72,38 +66,6 @@ class ExplainRequest:
                 f"{self.blocks} blocks do not divide {self.reading.bits} bits", parameter="blocks"
             )
         refuse_output_over_input(self.source, {"output": self.output.path})
-
-
-def explained(
-    docs: Corpus,
-    rows: tuple[int, int],
-    texts: tuple[str, str] | None,
-    *,
-    schemes: tuple[int, ...] = PAGE_BLOCKS,
-    top: int = 12,
-    weights: sp.csr_array | None = None,
-    features: list[str] | None = None,
-) -> Explained:
-    """Documents ``rows`` of ``docs`` explained (A first), their ``texts`` diffed. Their
-    ``weights`` (two rows) and ``features``, when not the corpus's own rows."""
-    a, b = rows
-    if weights is None and docs.weights is not None:
-        weights, features = docs.weights[[a, b]], docs.features
-    explanation = explain(
-        docs.ids[a],
-        docs.ids[b],
-        (to_int(docs.fingerprints[a]), to_int(docs.fingerprints[b])),
-        weights,
-        features or [],
-        bits=docs.settings.bits,
-        schemes=schemes,
-        top=top,
-    )
-    if texts is None:
-        return Explained(explanation, docs.settings, None)
-    cut = any(len(text) > MAX_DIFF_CHARS for text in texts)
-    diff = word_diff(texts[0][:MAX_DIFF_CHARS], texts[1][:MAX_DIFF_CHARS])
-    return Explained(explanation, docs.settings, diff, cut)
 
 
 def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:

@@ -23,10 +23,11 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .corpus import Settings
-from .fingerprint import hamming
+from .corpus import Corpus, Settings
+from .fingerprint import hamming, to_int
 
 __all__ = [
+    "MAX_DIFF_CHARS",
     "PAGE_BLOCKS",
     "BlockMatch",
     "Contribution",
@@ -34,6 +35,7 @@ __all__ = [
     "Explanation",
     "Segment",
     "explain",
+    "explained",
     "shared_blocks",
     "word_diff",
 ]
@@ -43,6 +45,9 @@ PAGE_BLOCKS = (1, 4, 8)
 
 TOP = 12
 """Features listed in each part of an explanation."""
+
+MAX_DIFF_CHARS = 200_000
+"""Characters of each text diffed: the diff's cost grows with the product of the lengths."""
 
 
 @dataclass(frozen=True)
@@ -283,3 +288,35 @@ class Explained:
     settings: Settings
     diff: list[Segment] | None
     cut: bool = False
+
+
+def explained(
+    docs: Corpus,
+    rows: tuple[int, int],
+    texts: tuple[str, str] | None,
+    *,
+    schemes: tuple[int, ...] = PAGE_BLOCKS,
+    top: int = TOP,
+    weights: sp.csr_array | None = None,
+    features: list[str] | None = None,
+) -> Explained:
+    """Documents ``rows`` of ``docs`` explained (A first), their ``texts`` diffed. Their
+    ``weights`` (two rows) and ``features``, when not the corpus's own rows."""
+    a, b = rows
+    if weights is None and docs.weights is not None:
+        weights, features = docs.weights[[a, b]], docs.features
+    explanation = explain(
+        docs.ids[a],
+        docs.ids[b],
+        (to_int(docs.fingerprints[a]), to_int(docs.fingerprints[b])),
+        weights,
+        features or [],
+        bits=docs.settings.bits,
+        schemes=schemes,
+        top=top,
+    )
+    if texts is None:
+        return Explained(explanation, docs.settings, None)
+    cut = any(len(text) > MAX_DIFF_CHARS for text in texts)
+    diff = word_diff(texts[0][:MAX_DIFF_CHARS], texts[1][:MAX_DIFF_CHARS])
+    return Explained(explanation, docs.settings, diff, cut)

@@ -22,7 +22,7 @@ from ...core import blocking
 from ...core.ambiguity import chance_sample
 from ...core.corpus import Corpus, given_ids
 from ...core.cosines import cosine_pairs
-from ...core.explain import PAGE_BLOCKS
+from ...core.explain import PAGE_BLOCKS, explained
 from ...core.fingerprint import hamming_rows
 from ...core.result import DedupeResult
 from ...core.vectorize import Weighting, vectorize
@@ -33,7 +33,6 @@ from ...io.sinks.records import summary_record
 from ...io.sinks.report import render_report
 from ...io.sources.files import STDIN, read_documents
 from ...io.sources.records import TextRecord
-from ..explain import explained
 from ..hooks import Hooks
 from ..records import find_records
 from ..settings import Input, Source
