@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import simhash_cli.app.dedupe.run as dedupe_run
-from simhash_cli.app.dedupe.kept import kept as kept_by_rule
+from simhash_cli.app.keep.rule import kept as kept_by_rule
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 

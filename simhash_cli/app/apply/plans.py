@@ -30,6 +30,7 @@ from ...io.opening import open_file
 from ...io.places import root_of
 from ...io.sources.files import STDIN
 from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
+from ..keep.rule import file_key
 
 __all__ = [
     "DEFAULT_KEEP",
@@ -39,7 +40,6 @@ __all__ = [
     "Keep",
     "digest_of",
     "inspect",
-    "keep_rank",
     "make_plan",
     "sha256_of",
 ]
@@ -110,52 +110,9 @@ def inspect(path: str, stamp: Stamp) -> FileState:
     return FileState(path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest)
 
 
-def _key(keep: Keep, position: int, path: str, size: int, mtime_ns: int) -> tuple[Any, ...]:
-    """Sort key of a file by ``keep`` (its position in the input, or for ``central`` in the
-    order of centrality; path, size, modification time): the kept file sorts first, the path
-    breaking every tie."""
-    keys: dict[Keep, tuple[Any, ...]] = {
-        Keep.CENTRAL: (position, path),
-        Keep.OLDEST: (mtime_ns, path),
-        Keep.NEWEST: (-mtime_ns, path),
-        Keep.LONGEST: (-size, path),
-        Keep.SHORTEST_PATH: (len(path), path),
-        Keep.FIRST: (position, path),
-    }
-    return keys[keep]
-
-
 def _order(keep: Keep) -> Callable[[tuple[int, FileState]], tuple[Any, ...]]:
     """Sort key of (input position, state): the kept file sorts first."""
-    return lambda item: _key(keep, item[0], item[1].path, item[1].size, item[1].mtime_ns)
-
-
-def keep_rank(
-    ids: Sequence[str],
-    stamps: NDArray[np.void],
-    keep: Keep,
-    protect: Sequence[str] = (),
-    central: NDArray[np.int64] | None = None,
-) -> NDArray[np.int64]:
-    """Every document's place in the order ``keep`` prefers them (0 = kept first), files under
-    a ``protect`` root before all others, as :func:`make_plan` ranks a cluster's files (the
-    file's state as the scan read it: its size and modification time in ``stamps``). For
-    ``central``, ``central`` is each document's place in the order of centrality."""
-    protected = [os.path.realpath(root) for root in protect]
-    paths = [os.path.abspath(doc_id) for doc_id in ids]
-    guarded = [
-        bool(protected) and root_of(os.path.realpath(path), protected) is not None for path in paths
-    ]
-    size, mtime = stamps["size"].tolist(), stamps["mtime_ns"].tolist()
-    assert keep is not Keep.CENTRAL or central is not None, "central ranks by centrality"
-    position = list(range(len(paths))) if central is None else central.tolist()
-    order = sorted(
-        range(len(paths)),
-        key=lambda i: (not guarded[i], *_key(keep, position[i], paths[i], size[i], mtime[i])),
-    )
-    rank = np.empty(len(paths), dtype=np.int64)
-    rank[order] = np.arange(len(paths), dtype=np.int64)
-    return rank
+    return lambda item: file_key(keep, item[0], item[1].path, item[1].size, item[1].mtime_ns)
 
 
 def _resolved(path: str, roots: Sequence[str]) -> str:

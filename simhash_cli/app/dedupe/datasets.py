@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,6 @@ from ...io.sinks.dataset import (
 from ...io.sinks.formats import counted
 from ...io.sources import parquet
 from ...io.sources.dispatch import records_and_rows
-from ...io.sources.fields import FieldPath
 from ...io.sources.shards import (
     RECORD_SUFFIXES,
     glob_matches,
@@ -48,35 +46,11 @@ from ..hooks import Hooks
 from ..settings import Input, Source
 
 __all__ = [
-    "KeepBy",
     "check_dataset",
     "first_reading",
     "write_dataset",
     "write_decontaminated",
 ]
-
-
-@dataclass(frozen=True)
-class KeepBy:
-    """``--keep-by FIELD:max|min``: the record whose ``field`` (a path, as ``--text-field``
-    takes) is largest (smallest) is kept; records without a number there come last, input
-    order breaks ties."""
-
-    field: FieldPath
-    largest: bool = True
-
-    @classmethod
-    def parse(cls, text: str) -> KeepBy:
-        """Raises: BadValueError: not FIELD:max or FIELD:min."""
-        name, _, way = text.rpartition(":")
-        if not name or way not in ("max", "min"):
-            raise BadValueError(
-                f"{text!r}: expected FIELD:max or FIELD:min, e.g. quality:max", parameter="keep_by"
-            )
-        return cls(FieldPath.parse(name, "keep_by"), way == "max")
-
-    def __str__(self) -> str:
-        return f"{self.field}:{'max' if self.largest else 'min'}"
 
 
 def check_dataset(

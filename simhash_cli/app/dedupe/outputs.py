@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from ...io.sinks.dataset import Targets
 from ...io.sources.snapshot import Snapshot
 from ..keep import DEFAULT_KEEP
+from ..keep.rule import KeepRule
 from ..settings import (
     Source,
 )
-from .kept import KeepRule
 
 
 @dataclass(frozen=True)

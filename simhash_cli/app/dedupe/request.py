@@ -35,6 +35,7 @@ from ...io.sources.snapshot import Snapshot
 from ..engine import Job, Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
+from ..keep.rule import KeepBy, KeepRule
 from ..memory import physical_memory
 from ..settings import (
     COMPRESSED_RATIO,
@@ -46,8 +47,7 @@ from ..settings import (
     Source,
     check_records,
 )
-from .datasets import KeepBy, check_dataset
-from .kept import KeepRule
+from .datasets import check_dataset
 from .outputs import AfterRun, DatasetRequest, PlanRequest
 
 __all__ = [

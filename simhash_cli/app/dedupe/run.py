@@ -21,9 +21,9 @@ from ..engine import Engine, Job
 from ..hooks import Hooks
 from ..index.run import dedupe_through_index
 from ..keep import Keep
+from ..keep.rule import kept
 from ..loading import load
 from .datasets import first_reading, write_dataset
-from .kept import kept
 from .outputs import AfterRun, DatasetRequest, PlanRequest
 from .report import write_report
 from .request import DedupeRequest

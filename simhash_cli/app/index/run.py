@@ -27,13 +27,13 @@ from ...index.store import Store
 from ...index.writing import Writer
 from ...io.sinks.formats import counted
 from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
-from ..dedupe.kept import kept
 from ..dedupe.request import DedupeRequest
 from ..dedupe.rereading import PilotOf, placed_vectors, verified_from_candidates
 from ..engine import Engine
 from ..files import read_files
 from ..guard import Reads, refuse_overwrites
 from ..hooks import Hooks
+from ..keep.rule import kept
 from ..loading import fingerprinted_records, load_records
 from ..settings import Input, Reading
 from .adding import (

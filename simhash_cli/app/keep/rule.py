@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,14 +19,37 @@ from numpy.typing import NDArray
 from ...core.groups import rank_of
 from ...core.result import DedupeResult
 from ...core.search import centrality_of, group_pairs_of
-from ...errors import InputError
+from ...errors import BadValueError, InputError
+from ...io.places import root_of
 from ...io.sources.dispatch import records_and_rows
-from ..apply.plans import keep_rank
-from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
+from ...io.sources.fields import FieldPath
 from ..settings import Source
-from .datasets import KeepBy
+from . import DEFAULT_KEEP, FILE_RULES, Keep
 
-__all__ = ["KeepRule", "kept", "preference"]
+__all__ = ["KeepBy", "KeepRule", "file_key", "keep_rank", "kept", "preference"]
+
+
+@dataclass(frozen=True)
+class KeepBy:
+    """``--keep-by FIELD:max|min``: the record whose ``field`` (a path, as ``--text-field``
+    takes) is largest (smallest) is kept; records without a number there come last, input
+    order breaks ties."""
+
+    field: FieldPath
+    largest: bool = True
+
+    @classmethod
+    def parse(cls, text: str) -> KeepBy:
+        """Raises: BadValueError: not FIELD:max or FIELD:min."""
+        name, _, way = text.rpartition(":")
+        if not name or way not in ("max", "min"):
+            raise BadValueError(
+                f"{text!r}: expected FIELD:max or FIELD:min, e.g. quality:max", parameter="keep_by"
+            )
+        return cls(FieldPath.parse(name, "keep_by"), way == "max")
+
+    def __str__(self) -> str:
+        return f"{self.field}:{'max' if self.largest else 'min'}"
 
 
 @dataclass(frozen=True)
@@ -108,3 +134,46 @@ def _values(source: Source, ids: list[str], by: KeepBy | None) -> NDArray[np.flo
             except OverflowError:  # an integer beyond any float: it sorts beyond them all
                 values[row] = math.inf if got > 0 else -math.inf
     return values
+
+
+def file_key(keep: Keep, position: int, path: str, size: int, mtime_ns: int) -> tuple[Any, ...]:
+    """Sort key of a file by ``keep`` (its position in the input, or for ``central`` in the
+    order of centrality; path, size, modification time): the kept file sorts first, the path
+    breaking every tie."""
+    keys: dict[Keep, tuple[Any, ...]] = {
+        Keep.CENTRAL: (position, path),
+        Keep.OLDEST: (mtime_ns, path),
+        Keep.NEWEST: (-mtime_ns, path),
+        Keep.LONGEST: (-size, path),
+        Keep.SHORTEST_PATH: (len(path), path),
+        Keep.FIRST: (position, path),
+    }
+    return keys[keep]
+
+
+def keep_rank(
+    ids: Sequence[str],
+    stamps: NDArray[np.void],
+    keep: Keep,
+    protect: Sequence[str] = (),
+    central: NDArray[np.int64] | None = None,
+) -> NDArray[np.int64]:
+    """Every document's place in the order ``keep`` prefers them (0 = kept first), files under
+    a ``protect`` root before all others, as :func:`make_plan` ranks a cluster's files (the
+    file's state as the scan read it: its size and modification time in ``stamps``). For
+    ``central``, ``central`` is each document's place in the order of centrality."""
+    protected = [os.path.realpath(root) for root in protect]
+    paths = [os.path.abspath(doc_id) for doc_id in ids]
+    guarded = [
+        bool(protected) and root_of(os.path.realpath(path), protected) is not None for path in paths
+    ]
+    size, mtime = stamps["size"].tolist(), stamps["mtime_ns"].tolist()
+    assert keep is not Keep.CENTRAL or central is not None, "central ranks by centrality"
+    position = list(range(len(paths))) if central is None else central.tolist()
+    order = sorted(
+        range(len(paths)),
+        key=lambda i: (not guarded[i], *file_key(keep, position[i], paths[i], size[i], mtime[i])),
+    )
+    rank = np.empty(len(paths), dtype=np.int64)
+    rank[order] = np.arange(len(paths), dtype=np.int64)
+    return rank

@@ -1,7 +1,7 @@
 """The keep rule: which member of a cluster stays, as every command that keeps one names it
 (dedupe and index dedupe choose by it, apply acts on the plan it made). Declarations only,
 so that a command's help reads them without the arrays that apply them
-(:func:`~simhash_cli.app.apply.plans.keep_rank`)."""
+(:mod:`~simhash_cli.app.keep.rule`)."""
 
 from __future__ import annotations
 
