@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_cli.app.apply.plans import PLAN_VERSION, FileState, make_plan
 from simhash_cli.app.keep import Keep
+from simhash_cli.app.plans.document import PLAN_VERSION, FileState, make_plan
 from simhash_cli.cli import main
 from simhash_cli.core.events import stamp_of
 from simhash_cli.errors import ExitCode

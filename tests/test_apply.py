@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from simhash_cli.app.apply.apply import apply, load_plan
 from simhash_cli.app.apply.checks import destination_of
 from simhash_cli.app.apply.journal import Journal
-from simhash_cli.app.apply.plans import make_plan
 from simhash_cli.app.apply.steps import Action, Status
 from simhash_cli.app.keep import Keep
+from simhash_cli.app.plans.document import make_plan
 from simhash_cli.cli import main
 from simhash_cli.core.events import stamp_of
 from simhash_cli.errors import ExitCode

@@ -187,7 +187,7 @@ _ALLOWED = {
     ("io/sinks/dataset.py", "_parquet_writer"): "a descriptor written_into opened",
     ("app/apply/journal.py", "open"): "appends to a journal read and checked through the opener",
     ("app/apply/journal.py", "_create"): "writes a journal this run made",
-    ("app/apply/seal.py", "_create_key"): "writes a key this run made",
+    ("app/plans/seal.py", "_create_key"): "writes a key this run made",
     ("cli/main.py", "_drop_stdout"): "opens /dev/null for writing",
     ("app/memory.py", "_memory_bounded"): "reads the kernel's overcommit mode under /proc",
     ("index/schema.py", "connect"): "SQLite, once the index's header was read by the opener",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from simhash_cli.app.apply.seal import key_path
+from simhash_cli.app.plans.seal import key_path
 from simhash_cli.cli import main
 from simhash_cli.errors import ExitCode
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from ...core.events import stamp_of
 from ...errors import PlaceRefused
 from ...io.places import Identity, identity, inside, root_of, spot
+from ..plans.document import FileState
 from . import tree
-from .plans import FileState
 from .steps import TEMP_SUFFIX, Action, LoadedPlan, Step
 from .tree import Spot
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from ...errors import InputError, PathNotFoundError, TooLarge
 from ...io.opening import read_bounded
-from .plans import PLAN_VERSION, FileState
-from .seal import check_seal
+from ..plans.document import PLAN_VERSION, FileState
+from ..plans.seal import check_seal
 from .steps import LoadedPlan, Step
 
 __all__ = ["load_plan"]

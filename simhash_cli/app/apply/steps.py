@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...io.places import identity, inside
+from ..plans.document import FileState
 from .actions import Action, Status
-from .plans import FileState
 
 __all__ = ["TEMP_SUFFIX", "Action", "LoadedPlan", "Outcome", "Status", "Step"]
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ...errors import PlaceRefused
-from .plans import digest_of
+from ..plans.document import digest_of
 
 __all__ = ["Spot", "holding", "link", "replace", "spot_in", "spot_under"]
 

@@ -1,18 +1,17 @@
-"""What a dedupe writes besides its pairs, as its request names them: the action plan
-(:class:`PlanRequest`), the dataset's records (:class:`DatasetRequest`), and the two with the
-report page (:class:`AfterRun`), each written after the run by :func:`~.run.after_run`."""
+"""What a dedupe writes besides its pairs, as its request names them: the dataset's records
+(:class:`DatasetRequest`), and with the action plan (a
+:class:`~simhash_cli.app.plans.request.PlanRequest`) and the report page, :class:`AfterRun`,
+each written after the run by :func:`~.run.after_run`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ...io.sinks.dataset import Targets
 from ...io.sources.snapshot import Snapshot
 from ..keep import DEFAULT_KEEP
-from ..keep.rule import KeepRule
-from ..settings import (
-    Source,
-)
+from ..plans.request import PlanRequest
+from ..settings import Source
 
 
 @dataclass(frozen=True)
@@ -24,16 +23,6 @@ class DatasetRequest:
     targets: Targets
     rule: str = DEFAULT_KEEP.value
     max_line: int | None = None
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    """``dedupe --plan FILE``: what would be done with each cluster, written to ``path``."""
-
-    path: str
-    rule: KeepRule = field(default_factory=KeepRule)
-    roots: tuple[str, ...] = ()
-    """The paths scanned: no step of the plan may act outside them."""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
 from ..keep.rule import KeepBy, KeepRule
 from ..memory import physical_memory
+from ..plans.request import PlanRequest
 from ..settings import (
     COMPRESSED_RATIO,
     VECTOR_BYTES_PER_BYTE,
@@ -48,7 +49,7 @@ from ..settings import (
     check_records,
 )
 from .datasets import check_dataset
-from .outputs import AfterRun, DatasetRequest, PlanRequest
+from .outputs import AfterRun, DatasetRequest
 
 __all__ = [
     "DatasetRequest",

@@ -15,16 +15,17 @@ from ...errors import InputError
 from ...io.sinks.atomic import atomic_output
 from ...io.sinks.dataset import Tally
 from ...io.sources.snapshot import Snapshot
-from ..apply.plans import make_plan
-from ..apply.seal import SEAL_FIELD, seal
 from ..engine import Engine, Job
 from ..hooks import Hooks
 from ..index.run import dedupe_through_index
 from ..keep import Keep
 from ..keep.rule import kept
 from ..loading import load
+from ..plans.document import make_plan
+from ..plans.request import PlanRequest
+from ..plans.seal import SEAL_FIELD, seal
 from .datasets import first_reading, write_dataset
-from .outputs import AfterRun, DatasetRequest, PlanRequest
+from .outputs import AfterRun, DatasetRequest
 from .report import write_report
 from .request import DedupeRequest
 from .rereading import dedupe_records_rereading

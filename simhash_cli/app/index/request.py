@@ -18,11 +18,11 @@ from ...core.groups import Clustering
 from ...errors import BadValueError, UsageError
 from ...io.sinks.formats import Output
 from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
-from ..dedupe.outputs import PlanRequest
 from ..engine import Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
 from ..keep.rule import KeepRule
+from ..plans.request import PlanRequest
 from ..settings import EngineChoice, Input, Reading, Source, default_jobs
 
 __all__ = [
