@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from simhash_cli.app.dedupe import request as dedupe_request
-from simhash_cli.app.dedupe.rereading import placed_vectors
+from simhash_cli.app.from_fingerprints import placed_vectors
 from simhash_cli.cli import main
 from simhash_cli.core.corpus import corpus_from_texts
 from simhash_cli.errors import ExitCode, InputError

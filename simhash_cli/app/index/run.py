@@ -28,9 +28,9 @@ from ...index.writing import Writer
 from ...io.sinks.formats import counted
 from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
 from ..dedupe.request import DedupeRequest
-from ..dedupe.rereading import PilotOf, placed_vectors, verified_from_candidates
 from ..engine import Engine
 from ..files import read_files
+from ..from_fingerprints import PilotOf, placed_vectors, verified_from_candidates
 from ..guard import Reads, refuse_overwrites
 from ..hooks import Hooks
 from ..keep.rule import kept

@@ -1,7 +1,7 @@
 """What the client asks of the documents its workers hold: the vectors of some of them, the
 parts of the pilot, the band keys of their MinHash signatures. With these, a dedupe verified
 exactly is the one a machine holding every vector runs
-(:func:`~simhash_cli.app.dedupe.rereading.verified_from_candidates`): the workers read,
+(:func:`~simhash_cli.app.from_fingerprints.verified_from_candidates`): the workers read,
 fingerprint and hold the vectors, and do the work that touches every document (the pilot's
 products, the signatures); the client plans, finds the candidates and verifies them with the
 vectors of the documents they name, each fetched once, from the worker that holds it.
@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ...app.dedupe.rereading import BandKeysOf, PilotOf, VectorsOf, placed_vectors
+from ...app.from_fingerprints import BandKeysOf, PilotOf, VectorsOf, placed_vectors
 from ...app.hooks import Hooks
 from ...core import blocking, minhash
 from ...core.against import KeyedRows

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...app.dedupe.rereading import verified_from_candidates
+from ...app.from_fingerprints import verified_from_candidates
 from ...app.hooks import Hooks, Silent
 from ...core import blocking, tables
 from ...core import cluster as clustering
@@ -247,7 +247,7 @@ def dedupe(
 
     With vectors on the workers (exact verification, and wherever the local engine holds
     them: ``--texts``, tf-idf), the answer of a machine holding every vector
-    (:func:`~simhash_cli.app.dedupe.rereading.verified_from_candidates`): the workers make the
+    (:func:`~simhash_cli.app.from_fingerprints.verified_from_candidates`): the workers make the
     pilot and the MinHash signatures, the client plans, finds the candidates and verifies them
     (exactly, with the vectors they name, fetched once each: :mod:`.fetching`). Fingerprints
     alone, verified by estimate: the shuffle and the buckets' search (:func:`estimated`).
