@@ -12,11 +12,12 @@ from ...core.corpus import Corpus
 from ...core.cosines import Verify
 from ...core.vectorize import Weighting
 from ...errors import InputError, SettingsMismatchError
+from ...index.store import Store
 from ...io.sinks.dataset import Tally
 from ...io.sources.snapshot import Snapshot
 from ..engine import Engine
 from ..hooks import Hooks
-from ..index.run import reference_of
+from ..indexing.adding import stored_corpus
 from ..loading import load
 from ..settings import Input
 from .datasets import write_decontaminated
@@ -139,3 +140,9 @@ def write_against(
         max_line=dataset.max_line,
         before=before,
     )
+
+
+def reference_of(db: str) -> Corpus:
+    """What the index ``db`` holds, as a reference set (``dedupe --against DB``)."""
+    with Store.open(db, readonly=True) as store:
+        return stored_corpus(store)

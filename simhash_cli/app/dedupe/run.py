@@ -17,7 +17,6 @@ from ...io.sinks.dataset import Tally
 from ...io.sources.snapshot import Snapshot
 from ..engine import Engine, Job
 from ..hooks import Hooks
-from ..index.run import dedupe_through_index
 from ..keep import Keep
 from ..keep.rule import kept
 from ..loading import load
@@ -29,6 +28,7 @@ from .outputs import AfterRun, DatasetRequest
 from .report import write_report
 from .request import DedupeRequest
 from .rereading import dedupe_records_rereading
+from .through_index import dedupe_through_index
 
 
 def before_run(dataset: DatasetRequest | None, hooks: Hooks) -> Snapshot | None:

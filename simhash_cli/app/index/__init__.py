@@ -1,3 +1,4 @@
-"""The ``simhash index`` commands and ``dedupe --index``: their requests (:mod:`.request`),
-documents added to the store and read back out of it (:mod:`.adding`), and their runs
-(:mod:`.run`). The store itself, the SQLite file, is :mod:`simhash_cli.index`."""
+"""The ``simhash index`` commands: their requests (:mod:`.request`) and their runs
+(:mod:`.run`). What they share with ``dedupe --index`` (documents added to the store and read
+back out of it) is :mod:`simhash_cli.app.indexing`; the store itself, the SQLite file, is
+:mod:`simhash_cli.index`."""

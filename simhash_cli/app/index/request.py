@@ -20,13 +20,13 @@ from ...io.sinks.formats import Output
 from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
 from ..engine import Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
+from ..indexing.adding import NO_STANDARD_INPUT
 from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
 from ..keep.rule import KeepRule
 from ..plans.request import PlanRequest
 from ..settings import EngineChoice, Input, Reading, Source, default_jobs
 
 __all__ = [
-    "NO_STANDARD_INPUT",
     "IndexAddRequest",
     "IndexDedupeRequest",
     "IndexQueryRequest",
@@ -34,10 +34,6 @@ __all__ = [
     "refuse_output_over_index",
 ]
 
-NO_STANDARD_INPUT = (
-    "index add stores files by their path; standard input has none "
-    "(give {vectors} -, {texts} - or {fingerprints} - for records)"
-)
 STORED = (Input.VECTORS, Input.TEXTS, Input.FINGERPRINTS)
 
 

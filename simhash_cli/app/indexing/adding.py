@@ -22,9 +22,9 @@ from ...index.store import Store
 from ...index.writing import Writer
 from ...io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 from ..batches import Mapper, fingerprint_files, listing
-from .request import NO_STANDARD_INPUT
 
 __all__ = [
+    "NO_STANDARD_INPUT",
     "RECORD_BATCH",
     "AddReport",
     "add_files",
@@ -34,6 +34,11 @@ __all__ = [
     "stored_corpus",
     "stored_files",
 ]
+
+NO_STANDARD_INPUT = (
+    "index add stores files by their path; standard input has none "
+    "(give {vectors} -, {texts} - or {fingerprints} - for records)"
+)
 
 RECORD_BATCH = 50_000
 """Records (--vectors, --fingerprints) stored per transaction."""
