@@ -42,6 +42,7 @@ from simhash_cli.core import allpairs, planner
 from simhash_cli.core.cluster import clusters_of_labels
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import (
+    Admission,
     Corpus,
     Settings,
     corpus_from_texts,
@@ -825,7 +826,7 @@ def test_empty_documents_and_standard_input_give_the_local_bytes_on_the_cluster(
     assert there.returncode == here.returncode == ExitCode.OK, there.stderr
     assert there.stdout == here.stdout and '"b": "-"' in here.stdout
     # In partitions smaller than the corpus: the empty ones spread over several.
-    docs = corpus_from_text_records(str(records), include_empty=True)
+    docs = corpus_from_text_records(str(records), admission=Admission(include_empty=True))
     config = DedupeConfig(verify=Verify(verify))
     found = dask_engine.dedupe_corpus(cluster, docs, config, partition_docs=16)
     local = dedupe(docs, config)

@@ -22,7 +22,7 @@ from simhash_cli.app.hooks import Silent
 from simhash_cli.app.loading import counted_records, stream_records
 from simhash_cli.app.records import corpus_from_text_records, corpus_from_vectors
 from simhash_cli.app.settings import Input, Reading, Source
-from simhash_cli.core.corpus import Corpus, Settings, concatenate
+from simhash_cli.core.corpus import Admission, Corpus, Settings, concatenate
 from simhash_cli.core.events import Event
 from simhash_cli.core.vectorize import Weighting
 from simhash_cli.errors import MalformedLineError
@@ -61,7 +61,7 @@ def streamed(
     source: str, kind: Input, *, jobs: int, skip: bool = True, empty: bool = False
 ) -> tuple[Corpus, list[Event]]:
     hooks = Collected()
-    reading = Reading(jobs=jobs, include_empty=empty)
+    reading = Reading(jobs=jobs, admission=Admission(include_empty=empty))
     found = list(stream_records(Source(kind, location=source, skip_bad_lines=skip), reading, hooks))
     return concatenate(found), hooks.events
 

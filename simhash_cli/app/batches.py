@@ -16,18 +16,19 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..core.corpus import (
-    EMPTY_TEXT,
+    DEFAULT_ADMISSION,
+    Admission,
     Corpus,
     Settings,
     collecting,
-    from_weights,
+    from_counts,
     stamp_array,
     text_settings,
 )
 from ..core.events import Event, OnEvent, Skipped, Stamp
 from ..core.fingerprint import n_words
 from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import Weighting, apply_weighting, count_matrix
+from ..core.vectorize import Weighting, count_matrix
 from ..errors import ParameterError
 from ..io.sources.files import (
     DEFAULT_POLICY,
@@ -94,7 +95,7 @@ def fingerprint_batch(
     files: list[str],
     settings: Settings,
     policy: ReadPolicy,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
     keep_vectors: bool = False,
 ) -> tuple[list[Event], Corpus]:
     """One batch read, counted, weighted and fingerprinted as ``settings`` say (in a worker or
@@ -108,9 +109,8 @@ def fingerprint_batch(
     # alone do not need it, nor the sort of the batch's vocabulary that it takes.
     ordered = keep_vectors or not weighting.whole
     ids, stamps, events, counts, features = count_files(files, tokenizer, policy, ordered=ordered)
-    weights = apply_weighting(counts, weighting)
-    batch = from_weights(
-        ids, weights, features, settings, events.append, [], EMPTY_TEXT, stamps, include_empty
+    batch = from_counts(
+        ids, counts, features, settings, events.append, [], stamps=stamps, admission=admission
     )
     if keep_vectors:
         return events, batch
@@ -129,7 +129,7 @@ def iter_fingerprints(
     jobs: int = 1,
     batch_files: int | None = None,
     policy: ReadPolicy = DEFAULT_POLICY,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
     mapper: Mapper | None = None,
 ) -> Iterator[Corpus]:
     """Fingerprints of files made as ``settings`` say, batch by batch, in file order: memory
@@ -160,7 +160,7 @@ def iter_fingerprints(
         jobs=jobs,
         batch_files=batch_files,
         policy=policy,
-        include_empty=include_empty,
+        admission=admission,
         mapper=mapper,
         listing_skipped=skipped,
     )
@@ -204,7 +204,7 @@ def fingerprint_files(
     jobs: int = 1,
     batch_files: int | None = None,
     policy: ReadPolicy = DEFAULT_POLICY,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
     mapper: Mapper | None = None,
     listing_skipped: Sequence[Skipped] = (),
     sizes: Sequence[int] | None = None,
@@ -223,7 +223,7 @@ def fingerprint_files(
         yield Corpus([], empty, np.zeros(0, np.int64), settings, skipped=skipped, stamps=none)
         return
     jobs = jobs if STDIN not in files else 1  # standard input is this process's
-    arguments = [(batch, settings, policy, include_empty) for batch in batches]
+    arguments = [(batch, settings, policy, admission) for batch in batches]
     work = expected_work(sizes)
     results = (mapper or in_process)(fingerprint_batch, arguments, jobs, work=work)
     yield from report_batches(batches, results, on_event, on_read, list(listing_skipped))

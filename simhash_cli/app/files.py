@@ -11,10 +11,18 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..core.corpus import EMPTY_TEXT, Corpus, Settings, collecting, from_weights, text_settings
+from ..core.corpus import (
+    DEFAULT_ADMISSION,
+    Admission,
+    Corpus,
+    Settings,
+    collecting,
+    from_counts,
+    text_settings,
+)
 from ..core.events import OnEvent, Progress, Skipped
 from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import apply_weighting, merge_counts
+from ..core.vectorize import merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 from .batches import (
     MAX_BATCH_BYTES,
@@ -42,7 +50,7 @@ def corpus_from_paths(
     jobs: int = 1,
     batch_files: int | None = None,
     policy: ReadPolicy = DEFAULT_POLICY,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
 ) -> Corpus:
     """Read files, directories and ``-``; tokenize, weight and fingerprint every text.
 
@@ -60,8 +68,8 @@ def corpus_from_paths(
             share, at least 1,000).
         policy: strict decoding (a file whose bytes do not decode is an error), and the
             largest file read.
-        include_empty: keep documents without a token, with 0 features and fingerprint 0,
-            instead of skipping them.
+        admission: which documents read become documents (without a token: skipped, or
+            kept with 0 features and fingerprint 0).
 
     Raises:
         PathNotFoundError: a path does not exist.
@@ -97,17 +105,15 @@ def corpus_from_paths(
             files, tokenizer, policy, handle, on_read
         )
         stamps = [batch_stamps]
-    weights = apply_weighting(counts, weighting)
-    return from_weights(
+    return from_counts(
         ids,
-        weights,
+        counts,
         features,
         settings,
         on_event,
         skipped,
-        EMPTY_TEXT,
-        np.concatenate(stamps),
-        include_empty,
+        stamps=np.concatenate(stamps),
+        admission=admission,
     )
 
 
@@ -165,5 +171,5 @@ def read_files(
         distinct=distinct,
         jobs=reading.jobs,
         policy=reading.policy,
-        include_empty=reading.include_empty,
+        admission=reading.admission,
     )

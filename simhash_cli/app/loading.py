@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.corpus import EMPTY_TEXT, Corpus, concatenate, from_weights
+from ..core.corpus import Corpus, concatenate, from_counts
 from ..core.events import OnEvent, Progress, Skipped
-from ..core.vectorize import Weighting, apply_weighting, merge_counts
+from ..core.vectorize import Weighting, merge_counts
 from ..io.sources.files import STDIN
 from ..io.sources.pieces import Piece, pieces
 from ..io.sources.records import repeated_id
@@ -47,7 +47,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             reading.settings,
             on_event=hooks.event,
             skip_bad_lines=source.skip_bad_lines,
-            include_empty=reading.include_empty,
+            admission=reading.admission,
             max_line=reading.policy.max_bytes,
             fields=source.fields,
         )
@@ -57,7 +57,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
             reading.settings_for(Input.VECTORS),
             on_event=hooks.event,
             skip_bad_lines=source.skip_bad_lines,
-            include_empty=reading.include_empty,
+            admission=reading.admission,
             max_line=reading.policy.max_bytes,
             fields=source.fields,
         )
@@ -65,7 +65,7 @@ def load_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
         location,
         on_event=hooks.event,
         skip_bad_lines=source.skip_bad_lines,
-        include_empty=reading.include_empty,
+        admission=reading.admission,
         max_line=reading.policy.max_bytes,
     )
     reading.check_recorded(docs.settings)
@@ -132,7 +132,7 @@ def stream(
         on_read=progress.on_read,
         jobs=reading.jobs,
         policy=reading.policy,
-        include_empty=reading.include_empty,
+        admission=reading.admission,
         mapper=engine.mapper,
     )
 
@@ -159,7 +159,7 @@ def stream_records(source: Source, reading: Reading, hooks: Hooks) -> Iterator[C
             settings,
             reading.policy.max_bytes,
             source.skip_bad_lines,
-            reading.include_empty,
+            reading.admission,
             source.fields,
         )
         for piece in split.pieces
@@ -240,15 +240,8 @@ def counted_records(source: Source, reading: Reading, hooks: Hooks) -> Corpus:
         # Whole-number counts are fingerprinted alike in any order: their columns are
         # numbered once, by key, in the order every later sum takes them.
         counts, features = merge_counts(parts(), keyed=reading.weighting.whole)
-    return from_weights(
-        ids,
-        apply_weighting(counts, reading.weighting),
-        features,
-        reading.settings,
-        hooks.event,
-        skipped,
-        EMPTY_TEXT,
-        include_empty=reading.include_empty,
+    return from_counts(
+        ids, counts, features, reading.settings, hooks.event, skipped, admission=reading.admission
     )
 
 

@@ -16,7 +16,17 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..core import minhash
-from ..core.corpus import EMPTY_TEXT, EMPTY_VECTOR, Corpus, Settings, from_weights, text_settings
+from ..core.corpus import (
+    DEFAULT_ADMISSION,
+    EMPTY_TEXT,
+    EMPTY_VECTOR,
+    Admission,
+    Corpus,
+    Settings,
+    from_counts,
+    from_weights,
+    text_settings,
+)
 from ..core.events import Event, OnEvent, Skipped
 from ..core.fingerprint import (
     feature_keys,
@@ -24,7 +34,7 @@ from ..core.fingerprint import (
     n_words,
 )
 from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import apply_weighting, count_matrix, from_mappings
+from ..core.vectorize import count_matrix, from_mappings
 from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources.dispatch import iter_records, read_records
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
@@ -57,7 +67,7 @@ def corpus_from_vectors(
     *,
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
 ) -> Corpus:
@@ -77,7 +87,7 @@ def corpus_from_vectors(
     skipped: list[Skipped] = []
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     records: list[Any] = read_records(source, "vectors", on_bad_line, max_line, fields)
-    return from_vector_records(records, settings, on_event, skipped, include_empty)
+    return from_vector_records(records, settings, on_event, skipped, admission)
 
 
 def corpus_from_text_records(
@@ -86,7 +96,7 @@ def corpus_from_text_records(
     *,
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
 ) -> Corpus:
@@ -98,7 +108,7 @@ def corpus_from_text_records(
     on_bad_line = skipping(on_event, skipped) if skip_bad_lines else None
     # One record at a time: only the ids are kept, each text is counted and let go.
     records: Iterator[Any] = iter_records(source, "texts", on_bad_line, max_line, fields)
-    return from_text_records(records, settings, on_event, skipped, include_empty)
+    return from_text_records(records, settings, on_event, skipped, admission)
 
 
 @dataclass(frozen=True)
@@ -120,7 +130,7 @@ def fingerprint_piece(
     settings: Settings,
     max_line: int | None,
     skip_bad_lines: bool,
-    include_empty: bool,
+    admission: Admission,
     fields: Fields = DEFAULT_FIELDS,
 ) -> Fingerprinted:
     """One piece of ``--texts`` or ``--vectors`` records parsed and fingerprinted as the whole
@@ -134,10 +144,10 @@ def fingerprint_piece(
         # The vectors are dropped here: whole-number weights need no canonical column order.
         ordered = settings.weighting is None or not settings.weighting.whole
         docs = from_text_records(
-            records, settings, events.append, skipped, include_empty, ordered=ordered
+            records, settings, events.append, skipped, admission, ordered=ordered
         )
     else:
-        docs = from_vector_records(records, settings, events.append, skipped, include_empty)
+        docs = from_vector_records(records, settings, events.append, skipped, admission)
     docs = dataclasses.replace(docs, weights=None, features=[])
     ids = [record.id for record in records]
     return Fingerprinted(events, docs, ids, placed.lines, piece.name)
@@ -295,13 +305,14 @@ def corpus_from_fingerprints(
     *,
     on_event: OnEvent = lambda event: None,
     skip_bad_lines: bool = False,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
     max_line: int | None = DEFAULT_MAX_BYTES,
 ) -> Corpus:
     """Read the output of ``simhash fingerprint -f jsonl`` back (all with the same settings).
 
     ``skip_bad_lines``: as for :func:`corpus_from_vectors`. A record of 0 features (written by
-    ``fingerprint --include-empty``) is an empty document: skipped unless ``include_empty``.
+    ``fingerprint --include-empty``) is an empty document: skipped unless the ``admission``
+    keeps empty ones.
 
     Raises:
         SettingsMismatchError: records made with different settings, naming both.
@@ -314,7 +325,7 @@ def corpus_from_fingerprints(
         settings = Settings.of_vectors()
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         return Corpus([], empty, np.zeros(0, np.int64), settings, skipped=skipped)
-    return from_fingerprint_records(records, on_event, skipped, include_empty)
+    return from_fingerprint_records(records, on_event, skipped, admission)
 
 
 def from_vector_records(
@@ -322,7 +333,7 @@ def from_vector_records(
     settings: Settings,
     on_event: OnEvent,
     skipped: list[Skipped],
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
 ) -> Corpus:
     """Vectors as given, fingerprinted; those without a non-zero weight skipped (reported)."""
     weights, features = from_mappings(record.features for record in records)
@@ -335,7 +346,7 @@ def from_vector_records(
         on_event,
         skipped,
         EMPTY_VECTOR,
-        include_empty=include_empty,
+        admission=admission,
     )
 
 
@@ -344,7 +355,7 @@ def from_text_records(
     settings: Settings,
     on_event: OnEvent,
     skipped: list[Skipped],
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
     *,
     ordered: bool = True,
 ) -> Corpus:
@@ -361,17 +372,14 @@ def from_text_records(
             yield record.text
 
     counts, features = count_matrix(texts(), settings.tokenizer, ordered=ordered)
-    weights = apply_weighting(counts, settings.weighting)
-    return from_weights(
-        ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, include_empty=include_empty
-    )
+    return from_counts(ids, counts, features, settings, on_event, skipped, admission=admission)
 
 
 def from_fingerprint_records(
     records: Sequence[FingerprintRecord],
     on_event: OnEvent,
     skipped: list[Skipped],
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
 ) -> Corpus:
     """Fingerprint records as a corpus (at least one record, all with the same settings).
 
@@ -387,7 +395,7 @@ def from_fingerprint_records(
                 f"fingerprints made with different settings cannot be compared: "
                 f"{first.id!r} has {settings.describe()}, {record.id!r} has {other.describe()}"
             )
-    if not include_empty:
+    if not admission.include_empty:
         for record in records:
             if record.features == 0:
                 event = Skipped(record.id, EMPTY_TEXT)

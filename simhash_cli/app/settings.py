@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..core.corpus import Settings
+from ..core.corpus import DEFAULT_ADMISSION, Admission, Settings
 from ..core.threads import cores
 from ..core.tokenizer import TokenizerConfig
 from ..core.vectorize import Weighting
@@ -66,7 +66,8 @@ class Reading:
         settings: what the fingerprints of text read this way are made with (bits, seed,
             tokenizer, weighting): the one object that travels to the core.
         policy: how files are read (encoding, size limit, symbolic links).
-        include_empty: keep documents without a token, as empty documents.
+        admission: which documents read become documents of the corpus (those without a
+            token kept as empty documents, or not).
         jobs: processes that read and tokenize files.
         given: the parameters of :data:`FINGERPRINT_SETTINGS` the user named (an index or
             fingerprint records have settings of their own, which named ones must match).
@@ -74,7 +75,7 @@ class Reading:
 
     settings: Settings = Settings()  # noqa: RUF009 (frozen, shared)
     policy: ReadPolicy = DEFAULT_POLICY
-    include_empty: bool = False
+    admission: Admission = DEFAULT_ADMISSION
     jobs: int = field(default_factory=default_jobs)
     given: frozenset[str] = frozenset()
 

@@ -332,7 +332,7 @@ def _reading(
     **files: Any,
 ) -> Reading:
     from ..app.settings import Reading
-    from ..core.corpus import Settings
+    from ..core.corpus import Admission, Settings
 
     # Only what was given: a setting not given takes Reading's own default, its one place.
     named = {"bits": bits, "seed": seed}
@@ -345,7 +345,7 @@ def _reading(
         settings,
         **({} if jobs is None else {"jobs": jobs}),
         policy=_policy(**files),
-        include_empty=include_empty,
+        admission=Admission(include_empty=include_empty),
         given=_given(FINGERPRINT_SETTINGS),
     )
 

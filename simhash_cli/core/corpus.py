@@ -28,26 +28,41 @@ from .fingerprint import (
     validate_seed,
 )
 from .tokenizer import TokenizerConfig
-from .vectorize import Weighting, vectorize
+from .vectorize import Weighting, apply_weighting, count_matrix
 
 __all__ = [
+    "DEFAULT_ADMISSION",
     "EMPTY_TEXT",
     "EMPTY_VECTOR",
     "STAMP_DTYPE",
     "VECTORS_TOKENIZER",
     "VECTORS_WEIGHTING",
+    "Admission",
     "Corpus",
     "NumberId",
     "Settings",
     "collecting",
     "concatenate",
     "corpus_from_texts",
+    "from_counts",
     "from_weights",
     "given_ids",
     "stamp_array",
     "text_settings",
 ]
 
+
+@dataclass(frozen=True)
+class Admission:
+    """Which of the documents read become documents of the corpus: one without a token (or
+    without a non-zero weight) is skipped as empty, unless ``include_empty`` keeps it as an
+    empty document (0 features, fingerprint 0, grouped with other empty ones only)."""
+
+    include_empty: bool = False
+
+
+DEFAULT_ADMISSION = Admission()
+"""Every document with a token (or a non-zero weight), and none without."""
 
 EMPTY_TEXT = "empty (no tokens)"
 EMPTY_VECTOR = "empty (no non-zero weight)"
@@ -266,14 +281,14 @@ def from_weights(
     skipped: list[Skipped],
     empty_reason: str,
     stamps: NDArray[np.void] | None = None,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
 ) -> Corpus:
     """Drop documents without a non-zero weight (reported), then fingerprint the rest.
 
     Such a vector has no direction: its fingerprint would be 0 and its cosine undefined, and
-    it must never be reported as a duplicate of a real document. With ``include_empty`` they
-    stay, marked by 0 features (and fingerprint 0, as the reference gives them), and
-    :func:`dedupe` groups them with each other only.
+    it must never be reported as a duplicate of a real document. With the ``admission``'s
+    ``include_empty`` they stay, marked by 0 features (and fingerprint 0, as the reference
+    gives them), and :func:`dedupe` groups them with each other only.
 
     ``weights`` are handed over: once fingerprinted, their columns are numbered by key in
     place (:func:`.cosines.in_key_order`), ``features`` following.
@@ -285,7 +300,7 @@ def from_weights(
     zero_rows = np.searchsorted(weights.indptr, zeros, side="right") - 1
     n_nonzero = n_features - np.bincount(zero_rows, minlength=n_docs)
     empty = np.flatnonzero(n_nonzero == 0)
-    if include_empty:
+    if admission.include_empty:
         n_features[empty] = 0
         empty = empty[:0]
     for row in empty.tolist():
@@ -304,6 +319,28 @@ def from_weights(
     weights, order = cosines.in_key_order(weights, feature_keys(features), in_place=True)
     features = [features[column] for column in order.tolist()]
     return Corpus(ids, fingerprints, n_features, settings, weights, features, skipped, stamps)
+
+
+def from_counts(
+    ids: list[str],
+    counts: sp.csr_array,
+    features: list[str],
+    settings: Settings,
+    on_event: OnEvent,
+    skipped: list[Skipped],
+    *,
+    stamps: NDArray[np.void] | None = None,
+    admission: Admission = DEFAULT_ADMISSION,
+) -> Corpus:
+    """Texts' term counts -> the corpus: the one way every reader of text takes (files,
+    batches, records, pieces). The documents the ``admission`` leaves out are reported and
+    dropped, the rest weighted as ``settings`` say and fingerprinted (:func:`from_weights`).
+    ``counts`` are handed over, as ``weights`` are there."""
+    assert settings.weighting is not None, "texts are weighted"
+    weights = apply_weighting(counts, settings.weighting)
+    return from_weights(
+        ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, stamps, admission
+    )
 
 
 def concatenate(batches: Iterable[Corpus]) -> Corpus:
@@ -332,9 +369,9 @@ def corpus_from_texts(
 ) -> Corpus:
     """Documents already in memory (ids default to "0", "1", ...), as :func:`corpus_from_paths`
     would make them from files holding these texts, fingerprinted under ``settings``."""
-    tokenizer, weighting = text_settings(settings)
+    tokenizer, _ = text_settings(settings)  # (refuses the settings of given vectors)
     names = [str(i) for i in range(len(texts))] if ids is None else list(ids)
     if len(names) != len(texts):
         raise InputError(f"{len(names)} ids for {len(texts)} texts")
-    weights, features = vectorize(texts, tokenizer=tokenizer, weighting=weighting)
-    return from_weights(names, weights, features, settings, on_event, [], EMPTY_TEXT)
+    counts, features = count_matrix(texts, tokenizer)
+    return from_counts(names, counts, features, settings, on_event, [])

@@ -348,7 +348,7 @@ class DedupeRequest:
         asked = {
             Need.INDEX: self.index is not None,
             Need.AUDIT: self.audit,
-            Need.EMPTY_DOCUMENTS: self.reading.include_empty,
+            Need.EMPTY_DOCUMENTS: self.reading.admission.include_empty,
             Need.TFIDF: self.reading.weighting is Weighting.TFIDF,
             Need.MINHASH: self.minhash is not None,
             Need.EVERY_PAIR: self.blocks == "every",
@@ -508,7 +508,7 @@ class DedupeRequest:
             and self.source.location not in (None, STDIN)
             and "://" not in (self.source.location or "")
             and self.reading.weighting is not Weighting.TFIDF
-            and not self.reading.include_empty
+            and not self.reading.admission.include_empty
             and not self.audit
             and self.against is None
             and not self.engine.is_dask

@@ -119,7 +119,7 @@ class DaskEngine:
                 on_event=hooks.event,
                 on_listed=progress.on_listed,
                 on_read=progress.on_read,
-                include_empty=reading.include_empty,
+                admission=reading.admission,
             )
 
     def _read_records(self, job: Job, hooks: Hooks, settings: Settings, keep: bool) -> OnCluster:
@@ -141,7 +141,7 @@ class DaskEngine:
                 check_settings=reading.check_recorded if stored else None,
                 max_line=reading.policy.max_bytes,
                 fields=source.fields,
-                include_empty=reading.include_empty,
+                admission=reading.admission,
             )
 
 

@@ -26,7 +26,7 @@ from ...app.records import (
     from_vector_records,
     skipping,
 )
-from ...core.corpus import Corpus, Settings, concatenate
+from ...core.corpus import DEFAULT_ADMISSION, Admission, Corpus, Settings, concatenate
 from ...core.events import Event, OnEvent, Skipped
 from ...core.fingerprint import feature_keys, n_words
 from ...core.keyed import Vectors
@@ -112,10 +112,10 @@ def _fingerprint_part(
     settings: Settings,
     policy: ReadPolicy,
     keep_vectors: bool,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
 ) -> Part:
     events, batch = batch_as_given(
-        directory, fingerprint_batch, files, settings, policy, include_empty, keep_vectors
+        directory, fingerprint_batch, files, settings, policy, admission, keep_vectors
     )
     return Part.of(events, batch, keep_vectors)
 
@@ -135,7 +135,7 @@ class Records:
     keep_vectors: bool
     max_line: int | None
     fields: Fields = DEFAULT_FIELDS
-    include_empty: bool = False
+    admission: Admission = DEFAULT_ADMISSION
 
 
 Piece = Lines | RowGroup
@@ -167,11 +167,11 @@ def _part_of(
     """Records fingerprinted as the local engine does, with the events of their reading."""
     settings = records.settings
     if records.kind == "texts":
-        docs = from_text_records(parsed, settings, events.append, skipped, records.include_empty)
+        docs = from_text_records(parsed, settings, events.append, skipped, records.admission)
     elif records.kind == "vectors":
-        docs = from_vector_records(parsed, settings, events.append, skipped, records.include_empty)
+        docs = from_vector_records(parsed, settings, events.append, skipped, records.admission)
     elif parsed:
-        docs = from_fingerprint_records(parsed, events.append, skipped, records.include_empty)
+        docs = from_fingerprint_records(parsed, events.append, skipped, records.admission)
     else:
         empty = np.zeros((0, n_words(settings.bits)), np.uint64)
         docs = Corpus([], empty, np.zeros(0, np.int64), settings)
@@ -206,11 +206,11 @@ def read_paths(
     on_listed: Callable[[int], None] | None = None,
     on_read: Callable[[], None] | None = None,
     partition_files: int | None = None,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
 ) -> OnCluster:
     """Files listed here (the workers must see the same paths) and read, tokenized and
-    fingerprinted by the workers, ``partition_files`` to a task (a file without a word kept,
-    empty, with ``include_empty``); the partition holding standard input (``-``) is read
+    fingerprinted by the workers, ``partition_files`` to a task (the documents the
+    ``admission`` takes); the partition holding standard input (``-``) is read
     here and sent.
 
     Raises:
@@ -221,7 +221,7 @@ def read_paths(
     size = partition_files or _partition_files(len(files), cluster.workers)
     batches = batches_of(files, size)
     client, here = cluster.client, os.getcwd()
-    job = (settings, policy, keep_vectors, include_empty)
+    job = (settings, policy, keep_vectors, admission)
     with reported():
         # The batch holding standard input (``-``) is read here, where it is, and sent.
         parts = [
@@ -257,7 +257,7 @@ def read_records(
     block_bytes: int = BLOCK_BYTES,
     max_line: int | None = DEFAULT_MAX_BYTES,
     fields: Fields = DEFAULT_FIELDS,
-    include_empty: bool = False,
+    admission: Admission = DEFAULT_ADMISSION,
 ) -> OnCluster:
     """JSON Lines records (``kind``: texts, vectors or fingerprints) read by the workers a
     block of ``block_bytes`` at a time, or Parquet (``.parquet``) a row group at a time: a
@@ -271,7 +271,7 @@ def read_records(
         line (naming file and line), an id given twice (naming both), fingerprints made with
         different settings.
     """
-    job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line, fields, include_empty)
+    job = Records(kind, settings, skip_bad_lines, keep_vectors, max_line, fields, admission)
     with reported():
         if holds_parquet(source):
             pieces = _parquet_pieces(source)
