@@ -301,6 +301,12 @@ def check_records(source: Source, reading: Reading) -> None:
         reading.refuse_text_options(VECTORS_AS_GIVEN)
     elif source.kind is Input.FINGERPRINTS:
         reading.refuse_text_options(FINGERPRINTS_AS_MADE)
+    if source.kind in (Input.VECTORS, Input.FINGERPRINTS) and reading.admission.min_length:
+        kind = source.kind.value
+        raise UsageError(
+            f"{{min_length}} counts the words of texts; {{{kind}}} have none",
+            parameters=("min_length", kind),
+        )
 
 
 # Bytes of vectors (and of their making) per byte of records, as measured on prose (2.9 GB

@@ -89,6 +89,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "max_bytes",
             "strict_encoding",
             "include_empty",
+            "min_length",
         ),
     ),
     ("Fingerprints", ("bits", "seed", "ngram", "char_ngrams", "weighting")),

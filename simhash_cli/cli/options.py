@@ -264,6 +264,14 @@ _EMPTY = click.option(
     "skipping them: fingerprint 0 with 0 features, and in dedupe one cluster of their own, "
     "never with a real document.",
 )
+_MIN_LENGTH = click.option(
+    "--min-length",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Leave out texts of fewer than N words (characters, with --char-ngrams): counted in "
+    "the summary, never compared; with --kept, passed through as they are.",
+)
 
 
 def _cap_jobs(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
@@ -328,6 +336,7 @@ def _reading(
     char_ngrams: int | None = None,
     weighting: str = Weighting.TF.value,
     include_empty: bool = False,
+    min_length: int = 0,
     jobs: int | None = None,
     **files: Any,
 ) -> Reading:
@@ -345,7 +354,7 @@ def _reading(
         settings,
         **({} if jobs is None else {"jobs": jobs}),
         policy=_policy(**files),
-        admission=Admission(include_empty=include_empty),
+        admission=Admission(include_empty=include_empty, min_length=min_length),
         given=_given(FINGERPRINT_SETTINGS),
     )
 
@@ -354,10 +363,10 @@ def reading_group(*, text: bool = True, empty: bool = False, jobs: bool = True) 
     """``reading: Reading``: ``--bits``, ``--seed``; with ``text`` the tokenizer and how files
     are read and which a walk lists (``--ngram``, ``--char-ngrams``, ``--strict-encoding``,
     ``--max-bytes``, ``--follow-symlinks``, ``--exclude``, ``--include``, ``--hidden``,
-    ``--no-ignore``, ``--weighting``); ``--include-empty`` with ``empty``; ``-j`` with
-    ``jobs``."""
+    ``--no-ignore``, ``--weighting``); which documents are compared, ``--include-empty``
+    and ``--min-length``, with ``empty``; ``-j`` with ``jobs``."""
     options = _SETTINGS + (_TEXT + _FILES + _WEIGHTING if text else [])
-    options += ([_EMPTY] if empty else []) + ([_JOBS] if jobs else [])
+    options += ([_EMPTY, _MIN_LENGTH] if empty else []) + ([_JOBS] if jobs else [])
     return OptionGroup("reading", options, _reading)
 
 

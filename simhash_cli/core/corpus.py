@@ -56,9 +56,12 @@ __all__ = [
 class Admission:
     """Which of the documents read become documents of the corpus: one without a token (or
     without a non-zero weight) is skipped as empty, unless ``include_empty`` keeps it as an
-    empty document (0 features, fingerprint 0, grouped with other empty ones only)."""
+    empty document (0 features, fingerprint 0, grouped with other empty ones only); a text of
+    fewer than ``min_length`` words (characters, for character n-grams) is skipped as short.
+    Both are reported, never compared."""
 
     include_empty: bool = False
+    min_length: int = 0
 
 
 DEFAULT_ADMISSION = Admission()
@@ -336,11 +339,39 @@ def from_counts(
     batches, records, pieces). The documents the ``admission`` leaves out are reported and
     dropped, the rest weighted as ``settings`` say and fingerprinted (:func:`from_weights`).
     ``counts`` are handed over, as ``weights`` are there."""
-    assert settings.weighting is not None, "texts are weighted"
+    assert settings.weighting is not None and settings.tokenizer is not None, "texts"
+    short, reasons = _short(counts, settings.tokenizer, admission.min_length)
+    if short.size:
+        for row, reason in zip(short.tolist(), reasons, strict=True):
+            event = Skipped(ids[row], reason)
+            skipped.append(event)
+            on_event(event)
+        keep = np.setdiff1d(np.arange(len(ids)), short)
+        counts = sp.csr_array(counts[keep])
+        ids = [ids[row] for row in keep.tolist()]
+        stamps = None if stamps is None else stamps[keep]
     weights = apply_weighting(counts, settings.weighting)
     return from_weights(
         ids, weights, features, settings, on_event, skipped, EMPTY_TEXT, stamps, admission
     )
+
+
+def _short(
+    counts: sp.csr_array, tokenizer: TokenizerConfig, minimum: int
+) -> tuple[NDArray[np.int64], list[str]]:
+    """The rows of texts shorter than ``minimum`` words (characters, for character n-grams)
+    and why each is skipped (``short (3 words, fewer than 5)``). ``n`` shingles of ``k``
+    words span ``n + k - 1``; a text without a feature is not short but empty, for
+    :func:`from_weights` to skip."""
+    none = np.zeros(0, dtype=np.int64)
+    if minimum <= 1 or counts.shape[0] == 0:
+        return none, []
+    shingles = np.rint(np.asarray(counts.sum(axis=1)).ravel()).astype(np.int64)
+    lengths = np.where(shingles > 0, shingles + (tokenizer.char_ngrams or tokenizer.ngram) - 1, 0)
+    rows = np.flatnonzero((lengths > 0) & (lengths < minimum))
+    unit = "characters" if tokenizer.char_ngrams else "words"
+    reasons = [f"short ({n:,} {unit}, fewer than {minimum:,})" for n in lengths[rows].tolist()]
+    return rows, reasons
 
 
 def concatenate(batches: Iterable[Corpus]) -> Corpus:

@@ -57,13 +57,20 @@ __all__ = ["Messages"]
 # Examples of each kind of skip or warning named in the summary, when each is not listed.
 EXAMPLES = 3
 
-# Skips a terminal is not warned of: documents with nothing in them to compare.
-PASSED_OVER = frozenset({"empty"})
+# Skips a terminal is not warned of: documents with nothing in them to compare, or too little
+# (--min-length): nothing is wrong with them, and a dataset passes them through as they are.
+PASSED_OVER = frozenset({"empty", "short"})
+_PASSED = {"empty": "without a word", "short": "short"}
+"""How the records a dataset passes through are counted, by kind."""
 
 SUMMED = frozenset({BINARY})
 """Reasons to skip a document that a walk expects to meet and that say nothing particular to
 it, summed up in a log too (a line each only with -v): a folder of documentation wrote a line
 for each of its 211 binary files, where rg and fd say nothing."""
+
+SUMMED_KINDS = frozenset({"short"})
+"""Kinds of skip summed up in a log too, whatever their detail: a dataset of short texts
+left out by the user's own --min-length would write a line for each."""
 
 # The option that reads what a walk left out by a rule.
 _READ_THEM = {"hidden": "--hidden", "ignored": "--no-ignore"}
@@ -171,7 +178,7 @@ class Messages:
             kinds, kind = self.left_out, event.rule
             line = Text(f"left out {visible(event.id)} ({event.rule})")
         _tally(kinds, kind, event.id)
-        summed = isinstance(event, Skipped) and event.reason in SUMMED
+        summed = isinstance(event, Skipped) and (event.reason in SUMMED or kind in SUMMED_KINDS)
         if summed:
             _tally(self.summed, kind, event.id)
         if self.verbose or (
@@ -181,7 +188,7 @@ class Messages:
 
     def _passed(self, event: Skipped) -> bool:
         """Whether a record left out of the search goes to the kept records all the same."""
-        return self.passing and event.kind == "empty"
+        return self.passing and event.kind in PASSED_OVER
 
     def event_summary(self, noun: str = "file") -> None:
         """What was skipped, warned about or left out and not listed line by line: by kind,
@@ -315,11 +322,12 @@ class Messages:
         a note when nothing was read."""
         passed_over = bool(skipped or self.left_out)
         self.event_summary(noun)
-        passed = sum(1 for event in skipped if self._passed(event))
+        passed = skip_counts([event for event in skipped if self._passed(event)])
         skipped = [event for event in skipped if not self._passed(event)]
         by_reason = skip_counts(skipped)
         detail = ", ".join(f"{count:,} {reason}" for reason, count in sorted(by_reason.items()))
-        parts = [f"{passed:,} without a word, passed through"] if passed else []
+        through = ", ".join(f"{count:,} {_PASSED[kind]}" for kind, count in sorted(passed.items()))
+        parts = [f"{through}, passed through"] if passed else []
         parts += [f"{len(skipped):,} skipped: {detail}"] if by_reason else []
         tail = f" ({'; '.join(parts)})" if parts else ""
         self.info(f"{verb} {counted(documents, 'document')}{tail}")
@@ -363,7 +371,7 @@ class Messages:
             f"; each with its fate in {visible(targets.annotated)}" if targets.annotated else ""
         )
         passed = (
-            f" ({tally.unfingerprinted:,} of them without a word, passed through)"
+            f" ({tally.unfingerprinted:,} of them not compared, passed through)"
             if tally.unfingerprinted
             else ""
         )
