@@ -29,11 +29,11 @@ import numpy as np
 from simhash_cli.app.files import corpus_from_paths
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, Settings
-from simhash_cli.core.cosines import Verify
+from simhash_cli.core.pipeline import dedupe
 from simhash_cli.core.result import DedupeResult
-from simhash_cli.core.search import dedupe
-from simhash_cli.core.tokenizer import TokenizerConfig
-from simhash_cli.core.verifier import sorted_pairs
+from simhash_cli.core.text.tokenizer import TokenizerConfig
+from simhash_cli.core.verify.cosines import Verify
+from simhash_cli.core.verify.verifier import sorted_pairs
 from simhash_cli.engines.dask import cluster as dask_cluster
 from simhash_cli.engines.dask import search as dask_engine
 

@@ -39,8 +39,8 @@ import kinds  # noqa: E402
 import peers  # noqa: E402
 from prose import all_pairs_truth, cosines  # noqa: E402
 
-from simhash_cli.core.vectorize import Weighting, apply_weighting, count_matrix  # noqa: E402
-from simhash_cli.core.verifier import COPIES_PAIRED  # noqa: E402
+from simhash_cli.core.text.vectorize import Weighting, apply_weighting, count_matrix  # noqa: E402
+from simhash_cli.core.verify.verifier import COPIES_PAIRED  # noqa: E402
 
 CACHE = HERE / ".cache" / "kinds"
 DOCS = HERE.parent / "docs" / "benchmarks-recall.md"

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simhash_cli.core.vectorize import Weighting, apply_weighting, count_matrix
+from simhash_cli.core.text.vectorize import Weighting, apply_weighting, count_matrix
 
 # Tests, and the codecs' generated docstrings (hundreds of one sentence with another name:
 # a chain stuck in them writes documents that are near-duplicates by chance).

@@ -32,7 +32,7 @@ import peers  # noqa: E402
 import prose  # noqa: E402
 from peak_rss import tree_rss  # noqa: E402
 
-from simhash_cli.core.vectorize import count_matrix  # noqa: E402
+from simhash_cli.core.text.vectorize import count_matrix  # noqa: E402
 
 CACHE = HERE / ".cache" / "prose"
 THRESHOLD = 0.9

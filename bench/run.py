@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 from corpus import make_corpus, make_texts, write_corpus  # noqa: E402
 from peers import LARGE_BUDGET  # noqa: E402
 
-from simhash_cli.core.blocking import DEFAULT_MAX_CANDIDATES  # noqa: E402
+from simhash_cli.core.search.blocking import DEFAULT_MAX_CANDIDATES  # noqa: E402
 
 
 def planted_fingerprints(n: int, *, rate: float, max_distance: int, seed: int) -> list[int]:
@@ -118,7 +118,7 @@ def similar_pairs(texts: list[str], threshold: float) -> set[tuple[int, int]]:
     """Ground truth: every pair whose exact tfidf cosine reaches the threshold (rows in
     chunks, so the all-pairs product never sits in memory at once)."""
     from simhash_cli import Weighting, vectorize
-    from simhash_cli.core.cosines import THRESHOLD_TOLERANCE, unit_rows
+    from simhash_cli.core.verify.cosines import THRESHOLD_TOLERANCE, unit_rows
 
     weights, _ = vectorize(texts, weighting=Weighting.TFIDF)
     unit, _ = unit_rows(weights)
@@ -142,7 +142,7 @@ def planted_pairs(texts: list[str], source: np.ndarray, threshold: float) -> set
     from scipy.sparse.csgraph import connected_components
 
     from simhash_cli import Weighting, vectorize
-    from simhash_cli.core.cosines import THRESHOLD_TOLERANCE, cosine_pairs
+    from simhash_cli.core.verify.cosines import THRESHOLD_TOLERANCE, cosine_pairs
 
     n = len(texts)
     copies = np.flatnonzero(source >= 0)
@@ -167,7 +167,7 @@ def planner_choices(texts: list[str], budgets: list[int]) -> dict[int, tuple[str
     """The scheme `dedupe` takes for these texts (tfidf, threshold 0.9) under each budget,
     with its expected recall at the threshold."""
     from simhash_cli import Settings, Weighting, corpus_from_texts
-    from simhash_cli.core.planner import survey_for
+    from simhash_cli.core.search.planner import survey_for
 
     docs = corpus_from_texts(texts, Settings(weighting=Weighting.TFIDF))
     choices = {}

@@ -37,13 +37,13 @@ sys.path.insert(0, str(HERE.parent))
 
 import prose  # noqa: E402
 
+from simhash_cli.core.clusters.groups import Clustering, Groups  # noqa: E402
 from simhash_cli.core.config import DEFAULT_GROUP_PAIRS, DedupeConfig  # noqa: E402
 from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts  # noqa: E402
-from simhash_cli.core.cosines import ScoredPairs, cosine_pairs  # noqa: E402
-from simhash_cli.core.groups import Clustering, Groups  # noqa: E402
+from simhash_cli.core.pipeline import dedupe, group_pairs_of  # noqa: E402
 from simhash_cli.core.result import DedupeResult  # noqa: E402
-from simhash_cli.core.search import dedupe, group_pairs_of  # noqa: E402
-from simhash_cli.core.vectorize import Weighting  # noqa: E402
+from simhash_cli.core.text.vectorize import Weighting  # noqa: E402
+from simhash_cli.core.verify.cosines import ScoredPairs, cosine_pairs  # noqa: E402
 
 THRESHOLD = 0.9
 SEEDS = (12345, *range(1, 10))  # the default seed first, then nine others

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from simhash_cli import SimhashError, tokenize
 from simhash_cli.app.records import corpus_from_fingerprints, corpus_from_vectors
 from simhash_cli.core.corpus import corpus_from_texts
-from simhash_cli.core.words import word_tokens
+from simhash_cli.core.text.words import word_tokens
 
 FUZZ = settings(
     max_examples=int(os.environ.get("FUZZ_EXAMPLES", "2000")),

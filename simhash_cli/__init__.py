@@ -33,48 +33,50 @@ _HOMES = {
     "Settings": ".core.corpus",
     "SettingsMismatchError": ".errors",
     "SimhashError": ".errors",
-    "TokenizerConfig": ".core.tokenizer",
-    "Verify": ".core.cosines",
-    "Weighting": ".core.vectorize",
-    "candidate_probability": ".core.blocking",
-    "candidates": ".core.blocking",
-    "cluster_labels": ".core.cluster",
-    "clusters": ".core.cluster",
+    "TokenizerConfig": ".core.text.tokenizer",
+    "Verify": ".core.verify.cosines",
+    "Weighting": ".core.text.vectorize",
+    "candidate_probability": ".core.search.blocking",
+    "candidates": ".core.search.blocking",
+    "cluster_labels": ".core.clusters.cluster",
+    "clusters": ".core.clusters.cluster",
     "compare": ".core.comparison",
     "corpus_from_fingerprints": ".app.records",
     "corpus_from_paths": ".app.files",
     "corpus_from_texts": ".core.corpus",
     "corpus_from_vectors": ".app.records",
-    "cosine_pairs": ".core.cosines",
-    "dedupe": ".core.search",
-    "estimate_cosine": ".core.fingerprint",
-    "feature_signs": ".core.fingerprint",
-    "fingerprint": ".core.fingerprint",
-    "fingerprint_matrix": ".core.fingerprint",
-    "fnv1a": ".core.fingerprint",
-    "from_hex": ".core.fingerprint",
-    "from_mappings": ".core.vectorize",
-    "hamming": ".core.fingerprint",
-    "hamming_rows": ".core.fingerprint",
-    "pairs_within": ".core.tables",
-    "score_pairs": ".core.cosines",
-    "to_hex": ".core.fingerprint",
-    "to_int": ".core.fingerprint",
-    "tokenize": ".core.tokenizer",
-    "vectorize": ".core.vectorize",
-    "within_probability": ".core.tables",
+    "cosine_pairs": ".core.verify.cosines",
+    "dedupe": ".core.pipeline",
+    "estimate_cosine": ".core.sketch.fingerprint",
+    "feature_signs": ".core.sketch.fingerprint",
+    "fingerprint": ".core.sketch.fingerprint",
+    "fingerprint_matrix": ".core.sketch.fingerprint",
+    "fnv1a": ".core.sketch.fingerprint",
+    "from_hex": ".core.sketch.fingerprint",
+    "from_mappings": ".core.text.vectorize",
+    "hamming": ".core.sketch.fingerprint",
+    "hamming_rows": ".core.sketch.fingerprint",
+    "pairs_within": ".core.search.tables",
+    "score_pairs": ".core.verify.cosines",
+    "to_hex": ".core.sketch.fingerprint",
+    "to_int": ".core.sketch.fingerprint",
+    "tokenize": ".core.text.tokenizer",
+    "vectorize": ".core.text.vectorize",
+    "within_probability": ".core.search.tables",
 }
 
 if TYPE_CHECKING:
     from .app.files import corpus_from_paths
     from .app.records import corpus_from_fingerprints, corpus_from_vectors
-    from .core.blocking import candidate_probability, candidates
-    from .core.cluster import cluster_labels, clusters
+    from .core.clusters.cluster import cluster_labels, clusters
     from .core.comparison import compare
     from .core.config import DedupeConfig
     from .core.corpus import Corpus, Settings, corpus_from_texts
-    from .core.cosines import Verify, cosine_pairs, score_pairs
-    from .core.fingerprint import (
+    from .core.pipeline import dedupe
+    from .core.result import DedupeResult
+    from .core.search.blocking import candidate_probability, candidates
+    from .core.search.tables import pairs_within, within_probability
+    from .core.sketch.fingerprint import (
         estimate_cosine,
         feature_signs,
         fingerprint,
@@ -86,11 +88,9 @@ if TYPE_CHECKING:
         to_hex,
         to_int,
     )
-    from .core.result import DedupeResult
-    from .core.search import dedupe
-    from .core.tables import pairs_within, within_probability
-    from .core.tokenizer import TokenizerConfig, tokenize
-    from .core.vectorize import Weighting, from_mappings, vectorize
+    from .core.text.tokenizer import TokenizerConfig, tokenize
+    from .core.text.vectorize import Weighting, from_mappings, vectorize
+    from .core.verify.cosines import Verify, cosine_pairs, score_pairs
     from .errors import (
         ExitCode,
         InputError,

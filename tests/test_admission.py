@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 from simhash_cli.cli import main
 from simhash_cli.core.corpus import Admission, Settings, corpus_from_texts, from_counts
 from simhash_cli.core.events import Skipped
-from simhash_cli.core.tokenizer import TokenizerConfig
-from simhash_cli.core.vectorize import Weighting, count_matrix
+from simhash_cli.core.text.tokenizer import TokenizerConfig
+from simhash_cli.core.text.vectorize import Weighting, count_matrix
 from simhash_cli.errors import ExitCode
 
 TEXTS = {

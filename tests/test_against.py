@@ -18,8 +18,8 @@ from simhash_cli.cli import main
 from simhash_cli.core.against import against
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, corpus_from_texts
-from simhash_cli.core.cosines import THRESHOLD_TOLERANCE, Verify, cosine_pairs
-from simhash_cli.core.fingerprint import estimate_cosine_rows, hamming_rows
+from simhash_cli.core.sketch.fingerprint import estimate_cosine_rows, hamming_rows
+from simhash_cli.core.verify.cosines import THRESHOLD_TOLERANCE, Verify, cosine_pairs
 from simhash_cli.errors import ExitCode
 
 from conftest import SAMPLE
@@ -371,8 +371,8 @@ def test_blocks_past_the_budget_are_counted_and_refused_before_any_is_made(
 
 
 def test_the_count_of_candidates_is_each_block_shared_by_a_pair() -> None:
-    from simhash_cli.core import blocking
     from simhash_cli.core.against import count_candidates
+    from simhash_cli.core.search import blocking
 
     rng = np.random.default_rng(5)
     fa = rng.integers(0, 2**64, (50, 1), dtype=np.uint64) & np.uint64(0x0F0F)

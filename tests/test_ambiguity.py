@@ -11,12 +11,12 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from simhash_cli.cli import main
-from simhash_cli.core.ambiguity import AMBIGUOUS_SHARE, NEAR, ambiguity
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
-from simhash_cli.core.cosines import cosine_pairs
-from simhash_cli.core.search import dedupe
-from simhash_cli.core.vectorize import Weighting
+from simhash_cli.core.pipeline import dedupe
+from simhash_cli.core.text.vectorize import Weighting
+from simhash_cli.core.verify.ambiguity import AMBIGUOUS_SHARE, NEAR, ambiguity
+from simhash_cli.core.verify.cosines import cosine_pairs
 
 COMMON = [f"common{k}" for k in range(12)]
 

@@ -44,7 +44,8 @@ def modules() -> Iterator[tuple[str, Path, ast.Module]]:
 
 
 def room(module: str) -> str:
-    """``simhash_cli.core.fingerprint`` -> ``core``; the package's own files by their name."""
+    """``simhash_cli.core.sketch.fingerprint`` -> ``core``; the package's own files by their
+    name."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -196,7 +197,7 @@ SLICE_RUNS = {
 # Functions that check or bound an option's value as click parses it (a usage error exits 2
 # before any request exists): the rule stays in its room, the face only applies it.
 OPTION_CHECKS = {
-    "simhash_cli.core.fingerprint.validate_bits",  # --bits
+    "simhash_cli.core.sketch.fingerprint.validate_bits",  # --bits
     "simhash_cli.app.settings.capped_jobs",  # --jobs above the cores, the person told
     # The process made ready for a command's work (its allocator), before the request is.
     "simhash_cli.app.memory.keep_freed_memory",

@@ -11,13 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, candidate_probability, candidates, hamming
-from simhash_cli.core.blocking import (
+from simhash_cli.core.search.blocking import (
     candidate_chunks,
     count_candidates,
     validate_blocks,
 )
-from simhash_cli.core.fingerprint import as_fingerprint_array, hamming_rows
-from simhash_cli.core.tables import (
+from simhash_cli.core.search.tables import (
     choose_tables,
     key_buckets,
     key_pair_count,
@@ -27,6 +26,7 @@ from simhash_cli.core.tables import (
     table_key,
     within_probability,
 )
+from simhash_cli.core.sketch.fingerprint import as_fingerprint_array, hamming_rows
 from simhash_cli.errors import CandidateBudgetError
 
 
@@ -310,7 +310,7 @@ def test_scheme_tables_and_their_keys() -> None:
 def test_size_spans_cover_every_item_in_order_within_the_size(
     sizes: list[int], per_span: int
 ) -> None:
-    from simhash_cli.core.blocking import size_spans
+    from simhash_cli.core.search.blocking import size_spans
 
     spans = list(size_spans(np.array(sizes, dtype=np.int64), per_span))
     assert [lo for lo, _ in spans] == [0, *[hi for _, hi in spans[:-1]]][: len(spans)]

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from simhash_cli import InputError, ParameterError, corpus_from_paths
-from simhash_cli.core.calibrate import calibrate
+from simhash_cli.core.search.calibrate import calibrate
 
 from conftest import SAMPLE
 

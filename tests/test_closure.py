@@ -7,11 +7,11 @@ import pytest
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from simhash_cli.core import cosines
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts
-from simhash_cli.core.cosines import UnitRows
-from simhash_cli.core.search import dedupe
+from simhash_cli.core.pipeline import dedupe
+from simhash_cli.core.verify import cosines
+from simhash_cli.core.verify.cosines import UnitRows
 
 
 def family_corpus(seed: int = 5) -> list[str]:

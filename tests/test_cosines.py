@@ -9,8 +9,9 @@ import pytest
 import scipy.sparse as sp
 
 from simhash_cli import ParameterError, Verify, cosine_pairs, score_pairs
-from simhash_cli.core import cosines as cosines_module
-from simhash_cli.core.cosines import (
+from simhash_cli.core.sketch.fingerprint import as_fingerprint_array, feature_keys
+from simhash_cli.core.verify import cosines as cosines_module
+from simhash_cli.core.verify.cosines import (
     SKETCH_BITS,
     THRESHOLD_TOLERANCE,
     column_order,
@@ -21,7 +22,6 @@ from simhash_cli.core.cosines import (
     sketch,
     validate_threshold,
 )
-from simhash_cli.core.fingerprint import as_fingerprint_array, feature_keys
 
 
 def test_true_cosine_of_pairs() -> None:

@@ -38,8 +38,8 @@ from simhash_cli.app.records import (
     corpus_from_vectors,
 )
 from simhash_cli.app.settings import Input, Source
-from simhash_cli.core import allpairs, planner
-from simhash_cli.core.cluster import clusters_of_labels
+from simhash_cli.core.clusters.cluster import clusters_of_labels
+from simhash_cli.core.clusters.groups import Clustering
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import (
     Admission,
@@ -47,12 +47,12 @@ from simhash_cli.core.corpus import (
     Settings,
     corpus_from_texts,
 )
-from simhash_cli.core.cosines import Verify
-from simhash_cli.core.groups import Clustering
+from simhash_cli.core.pipeline import dedupe
 from simhash_cli.core.result import DedupeResult
-from simhash_cli.core.search import dedupe
-from simhash_cli.core.vectorize import Weighting
-from simhash_cli.core.verifier import sorted_pairs
+from simhash_cli.core.search import allpairs, planner
+from simhash_cli.core.text.vectorize import Weighting
+from simhash_cli.core.verify.cosines import Verify
+from simhash_cli.core.verify.verifier import sorted_pairs
 from simhash_cli.engines.dask import cluster as dask_cluster
 from simhash_cli.engines.dask import reading as dask_reading
 from simhash_cli.engines.dask import search as dask_engine

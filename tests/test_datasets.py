@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 from simhash_cli.cli import main
 from simhash_cli.core.corpus import corpus_from_texts
-from simhash_cli.core.cosines import cosine_pairs
+from simhash_cli.core.verify.cosines import cosine_pairs
 from simhash_cli.errors import ExitCode, InputError
 from simhash_cli.io.sinks.dataset import Targets, copy_records, sidecar_of
 

@@ -29,7 +29,7 @@ from simhash_cli import (
     to_hex,
     to_int,
 )
-from simhash_cli.core.fingerprint import (
+from simhash_cli.core.sketch.fingerprint import (
     _exact_in_float32,
     as_fingerprint_array,
     feature_hashes,
@@ -361,7 +361,7 @@ def test_long_rows_summed_a_block_of_entries_at_a_time_give_the_same_bits(
     # A document of millions of distinct features is summed SIGN_ENTRIES entries at a time,
     # each block going on from the row's running total: the same order, the same rounding,
     # hence the reference's bits even where float sums land next to zero.
-    import simhash_cli.core.fingerprint as fp
+    import simhash_cli.core.sketch.fingerprint as fp
 
     weights, names = from_mappings({k: float(v) for k, v in d.items()} for d in docs)
     whole = fingerprint_matrix(weights, names, bits=bits, seed=3, batch_rows=batch)

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from simhash_cli.core import groups
+from simhash_cli.core.clusters import groups
+from simhash_cli.core.clusters.groups import Clustering, centrality_rank, group, rank_of
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
-from simhash_cli.core.cosines import ScoredPairs, Verify, cosine_pairs
-from simhash_cli.core.groups import Clustering, centrality_rank, group, rank_of
-from simhash_cli.core.search import dedupe, group_pairs_of
+from simhash_cli.core.pipeline import dedupe, group_pairs_of
+from simhash_cli.core.verify.cosines import ScoredPairs, Verify, cosine_pairs
 
 
 def edges_of(

@@ -12,9 +12,9 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_cli.core import minhash
-from simhash_cli.core.blocking import splitmix64
-from simhash_cli.core.minhash import (
+from simhash_cli.core.search.blocking import splitmix64
+from simhash_cli.core.sketch import minhash
+from simhash_cli.core.sketch.minhash import (
     EMPTY,
     band_candidate_chunks,
     band_keys,

@@ -16,13 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simhash_cli.cli import main
-from simhash_cli.core import allpairs, blocking, cosines, pilot, planner
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import corpus_from_texts
-from simhash_cli.core.keyed import Vectors
-from simhash_cli.core.pilot import Pilot, assembled, row_work, run_pilot
-from simhash_cli.core.pilot_pieces import KeyCounts, anchor_pairs
-from simhash_cli.core.search import dedupe
+from simhash_cli.core.pipeline import dedupe
+from simhash_cli.core.search import allpairs, blocking, pilot, planner
+from simhash_cli.core.search.pilot import Pilot, assembled, row_work, run_pilot
+from simhash_cli.core.search.pilot_pieces import KeyCounts, anchor_pairs
+from simhash_cli.core.text.keyed import Vectors
+from simhash_cli.core.verify import cosines
 from simhash_cli.errors import ExitCode
 
 
@@ -378,8 +379,8 @@ def test_a_pair_among_boilerplate_copies_counts_as_found_through_the_first_copy(
     """A fingerprint shared by more than COPIES_PAIRED documents is paired through its first
     document: the pilot's pair of another copy with a document counts as found when the first
     copy's pair is, and two copies are always found."""
-    from simhash_cli.core.search import found_among
-    from simhash_cli.core.verifier import COPIES_PAIRED
+    from simhash_cli.core.pipeline import found_among
+    from simhash_cli.core.verify.verifier import COPIES_PAIRED
 
     n = COPIES_PAIRED + 3
     fps = np.zeros((n, 1), dtype=np.uint64)
@@ -537,3 +538,4 @@ def test_a_run_counts_its_columns_once(monkeypatch: pytest.MonkeyPatch) -> None:
     result = dedupe(docs, DedupeConfig(threshold=0.8))
     assert result.pilot is not None and len(result.pilot.pairs) > 0
     assert len(calls) == 1
+

@@ -27,10 +27,10 @@ from simhash_cli import (
 from simhash_cli.app import batches as batches_module
 from simhash_cli.app import parallel
 from simhash_cli.app.batches import batches_of, iter_fingerprints
-from simhash_cli.core import cosines as cosines_module
 from simhash_cli.core.corpus import Settings, concatenate
-from simhash_cli.core.cosines import sketch
 from simhash_cli.core.events import Event, Skipped
+from simhash_cli.core.verify import cosines as cosines_module
+from simhash_cli.core.verify.cosines import sketch
 from simhash_cli.errors import CandidateBudgetError
 
 

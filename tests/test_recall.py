@@ -9,18 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_cli.core import allpairs, blocking, pilot, planner
-from simhash_cli.core.background import Background
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Corpus, Settings, corpus_from_texts
-from simhash_cli.core.cosines import Verify, cosine_pairs
-from simhash_cli.core.fingerprint import feature_keys
-from simhash_cli.core.minhash import signatures
-from simhash_cli.core.pilot import Pilot
-from simhash_cli.core.planner import survey_for
-from simhash_cli.core.recall import missed
-from simhash_cli.core.schemes import Scheme, survey
-from simhash_cli.core.search import dedupe
+from simhash_cli.core.pipeline import dedupe
+from simhash_cli.core.search import allpairs, blocking, pilot, planner
+from simhash_cli.core.search.background import Background
+from simhash_cli.core.search.pilot import Pilot
+from simhash_cli.core.search.planner import survey_for
+from simhash_cli.core.search.pricing import Scheme, survey
+from simhash_cli.core.search.recall import missed
+from simhash_cli.core.sketch.fingerprint import feature_keys
+from simhash_cli.core.sketch.minhash import signatures
+from simhash_cli.core.verify.cosines import Verify, cosine_pairs
 from simhash_cli.io.sinks.records import recall_of
 from simhash_cli.io.sinks.summary import recall_line
 

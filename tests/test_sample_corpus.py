@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from simhash_cli import DedupeConfig, Settings, corpus_from_paths, dedupe
-from simhash_cli.core.cosines import cosine_pairs
+from simhash_cli.core.verify.cosines import cosine_pairs
 
 from conftest import SAMPLE
 

@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, candidate_probability, within_probability
-from simhash_cli.core.schemes import Background, Scheme, sample_background, schemes_for, survey
+from simhash_cli.core.search.pricing import (
+    Background,
+    Scheme,
+    sample_background,
+    schemes_for,
+    survey,
+)
 
 
 @given(

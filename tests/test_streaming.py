@@ -24,7 +24,7 @@ from simhash_cli.app.records import corpus_from_text_records, corpus_from_vector
 from simhash_cli.app.settings import Input, Reading, Source
 from simhash_cli.core.corpus import Admission, Corpus, Settings, concatenate
 from simhash_cli.core.events import Event
-from simhash_cli.core.vectorize import Weighting
+from simhash_cli.core.text.vectorize import Weighting
 from simhash_cli.errors import MalformedLineError
 from simhash_cli.io.sources import pieces as pieces_module
 from simhash_cli.io.sources import records as records_module

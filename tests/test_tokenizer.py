@@ -17,18 +17,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simhash_cli import ParameterError, TokenizerConfig, tokenize
-from simhash_cli.core import scripts
 from simhash_cli.core.config import DedupeConfig
 from simhash_cli.core.corpus import Settings, corpus_from_texts
-from simhash_cli.core.cosines import cosine_pairs
-from simhash_cli.core.search import dedupe
-from simhash_cli.core.words import (
+from simhash_cli.core.pipeline import dedupe
+from simhash_cli.core.text import scripts
+from simhash_cli.core.text.words import (
     WordTokens,
     _is_word,
     _latin1_word_characters,
     word_tokens,
 )
-from simhash_cli.core.wordtable import WordTable
+from simhash_cli.core.text.wordtable import WordTable
+from simhash_cli.core.verify.cosines import cosine_pairs
 from simhash_cli.errors import KeyCollision
 
 from conftest import SAMPLE

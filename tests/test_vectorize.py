@@ -23,18 +23,18 @@ from simhash_cli import (
     tokenize,
     vectorize,
 )
-from simhash_cli.core import wordtable as wordtable_module
-from simhash_cli.core.cosines import in_key_order
-from simhash_cli.core.fingerprint import feature_keys, to_int
-from simhash_cli.core.vectorize import (
+from simhash_cli.core.sketch.fingerprint import feature_keys, to_int
+from simhash_cli.core.text import wordtable as wordtable_module
+from simhash_cli.core.text.vectorize import (
     apply_weighting,
     count_matrix,
     from_mappings,
     merge_counts,
     row_mapping,
 )
-from simhash_cli.core.words import WordTokens, word_tokens
-from simhash_cli.core.wordtable import WordTable
+from simhash_cli.core.text.words import WordTokens, word_tokens
+from simhash_cli.core.text.wordtable import WordTable
+from simhash_cli.core.verify.cosines import in_key_order
 from simhash_cli.errors import KeyCollision
 
 
@@ -46,8 +46,8 @@ def test_counts_are_term_frequencies() -> None:
 
 
 def test_counts_that_float32_would_round_are_kept_in_float64() -> None:
-    from simhash_cli.core.tokenizer import TokenizerConfig
-    from simhash_cli.core.vectorize import _Counter
+    from simhash_cli.core.text.tokenizer import TokenizerConfig
+    from simhash_cli.core.text.vectorize import _Counter
 
     counter = _Counter(TokenizerConfig())
     big = sp.csr_array(np.array([[2**24 + 1, 3]], dtype=np.float64))
@@ -283,7 +283,7 @@ def test_two_words_of_one_key_are_a_collision_and_keep_the_names_so_far() -> Non
 def test_entries_come_back_in_order_whatever_the_segments(
     parts: list[list[int]], segment: int
 ) -> None:
-    from simhash_cli.core.vectorize import _Entries
+    from simhash_cli.core.text.vectorize import _Entries
 
     store = _Entries()
     store.SEGMENT = segment

@@ -26,9 +26,9 @@ from ..core.corpus import (
     text_settings,
 )
 from ..core.events import Event, OnEvent, Skipped, Stamp
-from ..core.fingerprint import n_words
-from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import Weighting, count_matrix
+from ..core.sketch.fingerprint import n_words
+from ..core.text.tokenizer import TokenizerConfig
+from ..core.text.vectorize import Weighting, count_matrix
 from ..errors import ParameterError
 from ..io.sources.files import (
     DEFAULT_POLICY,
@@ -259,7 +259,8 @@ def count_files(
     ordered: bool = True,
 ) -> tuple[list[str], NDArray[np.void], list[Event], sp.csr_array, list[str]]:
     """Read and count files: (ids read, their stamps, events, term counts, their columns, in
-    canonical order unless not ``ordered``: see :func:`~simhash_cli.core.vectorize.count_matrix`).
+    canonical order unless not ``ordered``: see
+    :func:`~simhash_cli.core.text.vectorize.count_matrix`).
     In a worker the events are collected and returned; given ``on_event`` they go there as
     they happen."""
     events: list[Event] = []

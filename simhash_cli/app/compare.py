@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ..core.comparison import Comparison, compare_with
 from ..core.config import DEFAULT_THRESHOLD
 from ..core.corpus import corpus_from_texts
-from ..core.vectorize import Weighting
+from ..core.text.vectorize import Weighting
 from ..errors import InputError, UsageError
 from ..io.sinks.formats import Output
 from ..io.sources.fields import Fields

@@ -14,8 +14,8 @@ from typing import ClassVar, Protocol
 from ..core.against import KeyedRows
 from ..core.config import DedupeConfig
 from ..core.corpus import Corpus
-from ..core.cosines import Verify
 from ..core.result import DedupeResult
+from ..core.verify.cosines import Verify
 from ..errors import UsageError
 from .batches import Mapper
 from .hooks import Hooks

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.corpus import Corpus, corpus_from_texts
 from ..core.explain import PAGE_BLOCKS, Explained, explained
-from ..core.vectorize import Weighting
+from ..core.text.vectorize import Weighting
 from ..errors import BadValueError, InputError, UsageError
 from ..io.sinks.formats import Output
 from ..io.sources.fields import Fields

@@ -21,8 +21,8 @@ from ..core.corpus import (
     text_settings,
 )
 from ..core.events import OnEvent, Progress, Skipped
-from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import merge_counts
+from ..core.text.tokenizer import TokenizerConfig
+from ..core.text.vectorize import merge_counts
 from ..io.sources.files import DEFAULT_POLICY, STDIN, ReadPolicy
 from .batches import (
     MAX_BATCH_BYTES,
@@ -133,7 +133,7 @@ def _count_in_processes(
 ) -> tuple[sp.csr_array, list[str]]:
     """Batches of files read and counted by ``jobs`` processes, merged in file order (their
     ids and stamps appended to ``ids`` and ``stamps``; ``sizes``: the files' as listed), the
-    columns ``keyed`` or not (:func:`~simhash_cli.core.vectorize.merge_counts`)."""
+    columns ``keyed`` or not (:func:`~simhash_cli.core.text.vectorize.merge_counts`)."""
     batches = batches_of(files, batch_files, MAX_BATCH_BYTES, sizes)
     parts: list[tuple[sp.csr_array, list[str]]] = []
     arguments = [(batch, tokenizer, policy) for batch in batches]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..core.corpus import Corpus
 from ..core.events import Progress, Skipped
-from ..core.vectorize import Weighting
+from ..core.text.vectorize import Weighting
 from ..io.sinks.formats import Output
 from .engine import Engine, Need
 from .guard import refuse_output_over_input

@@ -15,15 +15,15 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..core import blocking
 from ..core.config import AUTO, EVERY, DedupeConfig
 from ..core.corpus import Corpus
-from ..core.cosines import Verify, hamming_gate
 from ..core.distinct import distinct
-from ..core.pilot import Pilot
-from ..core.planner import choose_scheme, measures, planner_rows, scheme_for
+from ..core.pipeline import dedupe
 from ..core.result import DedupeResult
-from ..core.search import dedupe
+from ..core.search import blocking
+from ..core.search.pilot import Pilot
+from ..core.search.planner import choose_scheme, measures, planner_rows, scheme_for
+from ..core.verify.cosines import Verify, hamming_gate
 from ..errors import InputError
 from .hooks import Hooks
 
@@ -41,7 +41,7 @@ what, as the run says)."""
 
 PilotOf = Callable[[Corpus, DedupeConfig], Pilot | str]
 """The pilot of the documents at the config's threshold, made where their vectors are
-(:func:`~simhash_cli.core.planner.pilot_in_pieces`), or why none runs."""
+(:func:`~simhash_cli.core.search.planner.pilot_in_pieces`), or why none runs."""
 
 BandKeysOf = Callable[[Corpus, tuple[int, int]], NDArray[np.uint64]]
 """The keys of the bands (so many bands of so many bins) of the MinHash signatures of one

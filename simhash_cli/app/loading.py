@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.corpus import Corpus, concatenate, from_counts
 from ..core.events import OnEvent, Progress, Skipped
-from ..core.vectorize import Weighting, merge_counts
+from ..core.text.vectorize import Weighting, merge_counts
 from ..io.sources.files import STDIN
 from ..io.sources.pieces import Piece, pieces
 from ..io.sources.records import repeated_id

@@ -15,7 +15,6 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..core import minhash
 from ..core.corpus import (
     DEFAULT_ADMISSION,
     EMPTY_TEXT,
@@ -28,13 +27,10 @@ from ..core.corpus import (
     text_settings,
 )
 from ..core.events import Event, OnEvent, Skipped
-from ..core.fingerprint import (
-    feature_keys,
-    from_int,
-    n_words,
-)
-from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import count_matrix, from_mappings
+from ..core.sketch import minhash
+from ..core.sketch.fingerprint import feature_keys, from_int, n_words
+from ..core.text.tokenizer import TokenizerConfig
+from ..core.text.vectorize import count_matrix, from_mappings
 from ..errors import InputError, MalformedLineError, ParameterError, SettingsMismatchError
 from ..io.sources.dispatch import iter_records, read_records
 from ..io.sources.fields import DEFAULT_FIELDS, Fields
@@ -178,7 +174,7 @@ def count_piece(
 ) -> Counted:
     """The term counts of one piece of ``--texts`` records. Weighting and fingerprints wait
     for the whole corpus (tfidf takes its document frequencies from every piece); the pieces'
-    counts are merged by :func:`~simhash_cli.core.vectorize.merge_counts` into the matrix
+    counts are merged by :func:`~simhash_cli.core.text.vectorize.merge_counts` into the matrix
     :func:`corpus_from_text_records` makes."""
     events: list[Event] = []
     skipped: list[Skipped] = []
@@ -235,7 +231,7 @@ def sign_piece(
     seed: int,
 ) -> Signed:
     """The band keys (``bands``: so many bands of so many bins, ``seed``) of the MinHash
-    signatures of one piece of ``--texts`` records, as :func:`~simhash_cli.core.search.dedupe`
+    signatures of one piece of ``--texts`` records, as :func:`~simhash_cli.core.pipeline.dedupe`
     makes them from the words of a corpus holding them (malformed lines passed over: the first
     reading reported them)."""
     placed = Placed()
@@ -361,7 +357,7 @@ def from_text_records(
 ) -> Corpus:
     """Texts tokenized and weighted as ``settings`` say, and fingerprinted; those without a
     token skipped (reported). Not ``ordered``: the vectors' columns in the order their
-    features first occur (see :func:`~simhash_cli.core.vectorize.count_matrix`)."""
+    features first occur (see :func:`~simhash_cli.core.text.vectorize.count_matrix`)."""
     if settings.tokenizer is None or settings.weighting is None:
         raise ParameterError("texts need a tokenizer and a weighting")
     ids: list[str] = []

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core import blocking
-from ..core.blocking import DEFAULT_MAX_CANDIDATES
-from ..core.calibrate import Calibration, calibrate
 from ..core.config import CALIBRATE_MAX_DOCS, DEFAULT_THRESHOLD, DedupeConfig
-from ..core.planner import pilot_for, survey_for
-from ..core.schemes import Background, Survey, survey
+from ..core.search import blocking
+from ..core.search.blocking import DEFAULT_MAX_CANDIDATES
+from ..core.search.calibrate import Calibration, calibrate
+from ..core.search.planner import pilot_for, survey_for
+from ..core.search.pricing import Background, Survey, survey
 from ..errors import UsageError
 from ..io.sinks.formats import Output
 from .engine import Engine

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core.corpus import DEFAULT_ADMISSION, Admission, Settings
+from ..core.text.tokenizer import TokenizerConfig
+from ..core.text.vectorize import Weighting
 from ..core.threads import cores
-from ..core.tokenizer import TokenizerConfig
-from ..core.vectorize import Weighting
 from ..errors import ParameterError, UsageError
 from ..io.sinks.formats import counted
 from ..io.sources.fields import DEFAULT_FIELDS, Fields

@@ -37,7 +37,7 @@ from .types import COSINE, ByteSize
 
 if TYPE_CHECKING:
     from ..app.settings import EngineChoice, Reading, Source
-    from ..core.tokenizer import TokenizerConfig
+    from ..core.text.tokenizer import TokenizerConfig
     from ..io.sources.files import ReadPolicy
 
 __all__ = [
@@ -156,7 +156,7 @@ def _given(names: Sequence[str]) -> frozenset[str]:
 
 def _check_bits(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
     if value is not None and not ctx.resilient_parsing:  # (a Tab's parse checks nothing)
-        from ..core.fingerprint import validate_bits  # (the face imports no array library)
+        from ..core.sketch.fingerprint import validate_bits  # (the face imports no array library)
         from ..errors import SimhashError
 
         try:
@@ -298,7 +298,7 @@ _JOBS = click.option(
 
 
 def _tokenizer(ngram: int, char_ngrams: int | None) -> TokenizerConfig:
-    from ..core.tokenizer import TokenizerConfig
+    from ..core.text.tokenizer import TokenizerConfig
 
     if char_ngrams is not None and ngram != 1:
         raise UsageError(

@@ -8,7 +8,7 @@ each other, nor the reference documents. Candidates are every such pair when the
 of their fingerprints (the fewest blocks that reach 0.95 expected recall at the threshold, or
 ``--blocks``), made by a sorted join on each block's values. Each candidate is then verified by
 its true cosine (the documents' vectors and the reference's, compared in one space of 64-bit
-feature keys: :func:`~simhash_cli.core.fingerprint.feature_keys`) or by the estimate
+feature keys: :func:`~simhash_cli.core.sketch.fingerprint.feature_keys`) or by the estimate
 ``cos(pi * hamming / bits)``.
 
 The documents' vectors may live elsewhere (the dask engine's workers): ``rows`` fetches those of
@@ -26,14 +26,15 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from . import blocking, cosines
-from .blocking import suggest_blocks
 from .config import AUTO, DedupeConfig
 from .corpus import Corpus
-from .cosines import ScoredPairs, Verify
 from .distinct import distinct
-from .fingerprint import estimate_cosine_rows, feature_keys, hamming_rows
-from .verifier import sorted_pairs
+from .search import blocking
+from .search.blocking import suggest_blocks
+from .sketch.fingerprint import estimate_cosine_rows, feature_keys, hamming_rows
+from .verify import cosines
+from .verify.cosines import ScoredPairs, Verify
+from .verify.verifier import sorted_pairs
 
 __all__ = [
     "EVERY_PAIR",

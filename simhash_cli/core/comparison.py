@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from . import cosines
 from .corpus import Corpus, Settings
-from .fingerprint import to_int
+from .sketch.fingerprint import to_int
+from .verify import cosines
 
 __all__ = ["Comparison", "compare", "compare_with"]
 

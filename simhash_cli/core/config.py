@@ -110,7 +110,7 @@ class DedupeConfig:
     blocks: int | Literal["auto", "every"] = AUTO
     """Equal blocks per fingerprint, ``every`` pair by exact products, or ``auto``: the
     planner's cheapest scheme that reaches 0.95 recall on this corpus's own pairs (measured
-    by the pilot, :mod:`~simhash_cli.core.pilot`) or, when it cannot see enough of them, at
+    by the pilot, :mod:`~simhash_cli.core.search.pilot`) or, when it cannot see enough of them, at
     the threshold."""
     threshold: float = DEFAULT_THRESHOLD
     verify: Verify = Verify.EXACT
@@ -129,9 +129,10 @@ class DedupeConfig:
     """With ``blocks="auto"``: run the pilot (:func:`pilot_for`) and price the schemes on its
     pairs; False prices them at the threshold."""
     clustering: Clustering = Clustering.REPRESENTATIVE
-    """How flagged pairs become clusters (:mod:`~simhash_cli.core.groups`)."""
+    """How flagged pairs become clusters (:mod:`~simhash_cli.core.clusters.groups`)."""
     group_pairs: int = DEFAULT_GROUP_PAIRS
-    """Pairs inside found groups checked at most (:mod:`~simhash_cli.core.closure`); 0: none."""
+    """Pairs inside found groups checked at most (:mod:`~simhash_cli.core.clusters.closure`); 0:
+    none."""
     hamming_gate: bool = True
     """Skip the exact check of candidates whose Hamming distance a pair at the threshold
-    reaches with odds below 1 in 10,000 (:func:`~simhash_cli.core.cosines.hamming_gate`)."""
+    reaches with odds below 1 in 10,000 (:func:`~simhash_cli.core.verify.cosines.hamming_gate`)."""

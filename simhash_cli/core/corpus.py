@@ -16,9 +16,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import InputError, ParameterError
-from . import cosines
 from .events import Event, OnEvent, Skipped, Stamp
-from .fingerprint import (
+from .sketch.fingerprint import (
     DEFAULT_BITS,
     DEFAULT_SEED,
     feature_keys,
@@ -27,8 +26,9 @@ from .fingerprint import (
     validate_bits,
     validate_seed,
 )
-from .tokenizer import TokenizerConfig
-from .vectorize import Weighting, apply_weighting, count_matrix
+from .text.tokenizer import TokenizerConfig
+from .text.vectorize import Weighting, apply_weighting, count_matrix
+from .verify import cosines
 
 __all__ = [
     "DEFAULT_ADMISSION",

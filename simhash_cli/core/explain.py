@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .corpus import Corpus, Settings
-from .fingerprint import hamming, to_int
+from .sketch.fingerprint import hamming, to_int
 
 __all__ = [
     "MAX_DIFF_CHARS",

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .ambiguity import Ambiguity
-from .audit import Audit
-from .closure import Closure
+from .clusters.closure import Closure
+from .clusters.groups import Groups
 from .config import DedupeConfig
 from .corpus import Corpus
-from .cosines import ScoredPairs
-from .groups import Groups
-from .pilot import Pilot, Share
-from .recall import Advice
-from .scheme import Scheme
-from .schemes import Survey
+from .search.pilot import Pilot, Share
+from .search.pricing import Survey
+from .search.recall import Advice
+from .search.scheme import Scheme
+from .verify.ambiguity import Ambiguity
+from .verify.audit import Audit
+from .verify.cosines import ScoredPairs
 
 __all__ = ["DedupeResult"]
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.blocking import bit_slice
 from ..core.distinct import distinct
+from ..core.search.blocking import bit_slice
 from ..errors import (
     InputError,
 )

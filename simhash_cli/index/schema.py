@@ -17,9 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.blocking import block_bounds
 from ..core.corpus import Settings
-from ..core.fingerprint import n_words
+from ..core.search.blocking import block_bounds
+from ..core.sketch.fingerprint import n_words
 from ..errors import (
     IndexBusyError,
     InputError,

@@ -2,7 +2,8 @@
 stored documents lie within a Hamming distance of a new one without a scan.
 
 Each fingerprint is cut into ``m`` near-equal blocks of about 16 bits
-(:func:`~simhash_cli.core.blocking.block_bounds`), and each block has a table (Manku's tables):
+(:func:`~simhash_cli.core.search.blocking.block_bounds`), and each block has a table (Manku's
+tables):
 keyed by the block's value, each row holds the list of the documents having that value, as
 packed (row, fingerprint) entries. Two fingerprints within ``k`` bits differ in at most ``k``
 bits, so at least one block differs in at most ``k // m`` bits (pigeonhole): a query reads, in
@@ -36,9 +37,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.blocking import block_bounds
 from ..core.corpus import Settings
-from ..core.fingerprint import n_words
+from ..core.search.blocking import block_bounds
+from ..core.sketch.fingerprint import n_words
 from ..errors import InputError, PathNotFoundError, SettingsMismatchError
 from ..io.opening import kind_of
 from .lists import IN_CHUNK, Lists

@@ -21,8 +21,8 @@ import numpy as np
 
 from ...core.config import DEFAULT_THRESHOLD
 from ...core.corpus import Settings, corpus_from_texts
-from ...core.cosines import THRESHOLD_TOLERANCE, cosine_pairs
-from ...core.vectorize import Weighting
+from ...core.text.vectorize import Weighting
+from ...core.verify.cosines import THRESHOLD_TOLERANCE, cosine_pairs
 from ...errors import ParameterError
 from ...io.sources.files import DEFAULT_MAX_BYTES, decode_text
 from .checks import Spots

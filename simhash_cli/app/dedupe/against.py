@@ -9,8 +9,8 @@ import dataclasses
 
 from ...core.against import Decontamination, against
 from ...core.corpus import Corpus
-from ...core.cosines import Verify
-from ...core.vectorize import Weighting
+from ...core.text.vectorize import Weighting
+from ...core.verify.cosines import Verify
 from ...errors import InputError, SettingsMismatchError
 from ...index.store import Store
 from ...io.sinks.dataset import Tally

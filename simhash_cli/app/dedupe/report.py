@@ -18,14 +18,14 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ...core import blocking
-from ...core.ambiguity import chance_sample
 from ...core.corpus import Corpus, given_ids
-from ...core.cosines import cosine_pairs
 from ...core.explain import PAGE_BLOCKS, explained
-from ...core.fingerprint import hamming_rows
 from ...core.result import DedupeResult
-from ...core.vectorize import Weighting, vectorize
+from ...core.search import blocking
+from ...core.sketch.fingerprint import hamming_rows
+from ...core.text.vectorize import Weighting, vectorize
+from ...core.verify.ambiguity import chance_sample
+from ...core.verify.cosines import cosine_pairs
 from ...io.sinks.atomic import atomic_output
 from ...io.sinks.explain import explanation_record
 from ...io.sinks.formats import counted

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...core.blocking import DEFAULT_MAX_CANDIDATES
+from ...core.clusters.groups import Clustering
 from ...core.config import (
     AUTO,
     DEFAULT_GROUP_PAIRS,
@@ -19,9 +19,9 @@ from ...core.config import (
     DEFAULT_THRESHOLD,
     DedupeConfig,
 )
-from ...core.cosines import Verify
-from ...core.groups import Clustering
-from ...core.vectorize import Weighting
+from ...core.search.blocking import DEFAULT_MAX_CANDIDATES
+from ...core.text.vectorize import Weighting
+from ...core.verify.cosines import Verify
 from ...errors import BadValueError, UsageError
 from ...io.opening import open_file
 from ...io.sinks.dataset import ANNOTATION, Targets, sidecar_of

@@ -14,16 +14,22 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ...core import blocking
 from ...core.config import DedupeConfig
 from ...core.corpus import EMPTY_TEXT, Corpus, from_weights
-from ...core.keyed import Vectors
-from ...core.pilot import Pilot, PilotPart
-from ...core.pilot_pieces import KeyCounts, anchor_pairs
-from ...core.planner import pilot_in_pieces
 from ...core.result import DedupeResult
-from ...core.tokenizer import TokenizerConfig
-from ...core.vectorize import Weighting, apply_weighting, count_matrix, from_mappings, merge_counts
+from ...core.search import blocking
+from ...core.search.pilot import Pilot, PilotPart
+from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
+from ...core.search.planner import pilot_in_pieces
+from ...core.text.keyed import Vectors
+from ...core.text.tokenizer import TokenizerConfig
+from ...core.text.vectorize import (
+    Weighting,
+    apply_weighting,
+    count_matrix,
+    from_mappings,
+    merge_counts,
+)
 from ...errors import InputError
 from ...io.sources.fields import Fields
 from ...io.sources.pieces import Piece, Placed
@@ -63,7 +69,7 @@ def dedupe_records_rereading(
 def _pilot_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks) -> PilotOf:
     """The pilot of records read again in pieces: one pass for the features' document
     frequencies, the anchors' vectors, one pass for every piece's pairs with them
-    (:func:`~simhash_cli.core.planner.pilot_in_pieces`)."""
+    (:func:`~simhash_cli.core.search.planner.pilot_in_pieces`)."""
     kind = source.kind.value
     bounds = np.cumsum([0, *sizes]).tolist()
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...core.groups import Clustering
+from ...core.clusters.groups import Clustering
+from ...core.pipeline import dedupe
 from ...core.result import DedupeResult
-from ...core.search import dedupe
 from ...errors import InputError
 from ...io.sinks.atomic import atomic_output
 from ...io.sinks.dataset import Tally

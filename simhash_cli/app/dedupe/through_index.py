@@ -7,8 +7,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...core.corpus import Corpus
-from ...core.cosines import Verify
 from ...core.result import DedupeResult
+from ...core.verify.cosines import Verify
 from ..engine import Engine
 from ..from_fingerprints import verified_from_candidates
 from ..hooks import Hooks

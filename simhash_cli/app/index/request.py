@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...core.blocking import DEFAULT_MAX_CANDIDATES
+from ...core.clusters.groups import Clustering
 from ...core.config import (
     AUTO,
     DEFAULT_GROUP_PAIRS,
@@ -13,8 +13,8 @@ from ...core.config import (
     DEFAULT_THRESHOLD,
     DedupeConfig,
 )
-from ...core.cosines import Verify
-from ...core.groups import Clustering
+from ...core.search.blocking import DEFAULT_MAX_CANDIDATES
+from ...core.verify.cosines import Verify
 from ...errors import BadValueError, UsageError
 from ...io.sinks.formats import Output
 from ...io.sources.files import DEFAULT_POLICY, ReadPolicy

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.corpus import Corpus
-from ...core.cosines import Verify, estimate_limit
 from ...core.matches import Matches
 from ...core.result import DedupeResult
+from ...core.verify.cosines import Verify, estimate_limit
 from ...errors import BadValueError
 from ...index.reading import stats as stats_of
 from ...index.store import Store

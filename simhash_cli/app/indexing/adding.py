@@ -13,8 +13,8 @@ import numpy as np
 from ...core.corpus import Corpus, Settings
 from ...core.events import Event, OnEvent, Skipped
 from ...core.matches import Matches
-from ...core.tokenizer import TokenizerConfig
-from ...core.vectorize import Weighting
+from ...core.text.tokenizer import TokenizerConfig
+from ...core.text.vectorize import Weighting
 from ...errors import InputError, ParameterError
 from ...index.reading import documents, documents_of, find, ids_of
 from ...index.search import within

@@ -11,12 +11,12 @@ from numpy.typing import NDArray
 
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
-from ...core.keyed import Vectors
-from ...core.pilot import Pilot, PilotPart
-from ...core.pilot_pieces import KeyCounts, anchor_pairs
-from ...core.planner import pilot_in_pieces
+from ...core.pipeline import dedupe
 from ...core.result import DedupeResult
-from ...core.search import dedupe
+from ...core.search.pilot import Pilot, PilotPart
+from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
+from ...core.search.planner import pilot_in_pieces
+from ...core.text.keyed import Vectors
 from ...errors import InputError
 from ...index.store import Store
 from ...index.writing import Writer
@@ -82,7 +82,7 @@ _PILOT_FILES = 2_000
 
 
 def files_pilot(hooks: Hooks, jobs: int) -> PilotOf:
-    """The pilot of stored files (:func:`~simhash_cli.core.planner.pilot_in_pieces`), their
+    """The pilot of stored files (:func:`~simhash_cli.core.search.planner.pilot_in_pieces`), their
     files read again in pieces: once for the features' document frequencies, once a round
     for every piece's pairs with that round's anchors. A cache must not change the answer,
     and the planner's choice rests on the pilot."""

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...core.groups import rank_of
+from ...core.clusters.groups import rank_of
+from ...core.pipeline import centrality_of, group_pairs_of
 from ...core.result import DedupeResult
-from ...core.search import centrality_of, group_pairs_of
 from ...errors import BadValueError, InputError
 from ...io.places import root_of
 from ...io.sources.dispatch import records_and_rows

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...core.events import Stamp, stamp_of
-from ...core.fingerprint import to_hex, to_int
+from ...core.sketch.fingerprint import to_hex, to_int
 from ...errors import FileChanged, InputError
 from ...io.opening import open_file
 from ...io.places import root_of
@@ -166,7 +166,8 @@ def make_plan(
         fingerprints: (n, n_words) uint64.
         stamps: each document's file as the scan read it.
         bits: fingerprint width.
-        clusters: member indices of each cluster (as :func:`~simhash_cli.core.cluster.clusters`).
+        clusters: member indices of each cluster (as
+        :func:`~simhash_cli.core.clusters.cluster.clusters`).
         keep: which member is kept.
         roots: the paths scanned (files and directories as given): every member lies in one,
             and no step of the plan may act outside them.

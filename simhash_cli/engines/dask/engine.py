@@ -17,9 +17,9 @@ from ...app.loading import holds_vectors, load_records, report_passed_over
 from ...app.settings import EngineChoice, Input, Source, capped_jobs
 from ...core.against import KeyedRows
 from ...core.corpus import Corpus, Settings
+from ...core.pipeline import check_config
 from ...core.result import DedupeResult
-from ...core.search import check_config
-from ...core.vectorize import Weighting
+from ...core.text.vectorize import Weighting
 from ...io.sinks.formats import counted
 from ...io.sources.files import STDIN
 from . import fetching, search, tfidf

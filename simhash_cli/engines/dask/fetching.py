@@ -6,7 +6,7 @@ fingerprint and hold the vectors, and do the work that touches every document (t
 products, the signatures); the client plans, finds the candidates and verifies them with the
 vectors of the documents they name, each fetched once, from the worker that holds it.
 
-Vectors travel keyed by feature (:class:`~simhash_cli.core.keyed.Vectors`), so every sum over a
+Vectors travel keyed by feature (:class:`~simhash_cli.core.text.keyed.Vectors`), so every sum over a
 row takes the order it takes on one machine and every cosine is the same bits.
 """
 
@@ -22,14 +22,15 @@ from numpy.typing import NDArray
 
 from ...app.from_fingerprints import BandKeysOf, PilotOf, VectorsOf, placed_vectors
 from ...app.hooks import Hooks
-from ...core import blocking, minhash
 from ...core.against import KeyedRows
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus
-from ...core.keyed import Vectors
-from ...core.pilot import Pilot, PilotPart
-from ...core.pilot_pieces import KeyCounts, anchor_pairs
-from ...core.planner import pilot_in_pieces
+from ...core.search import blocking
+from ...core.search.pilot import Pilot, PilotPart
+from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
+from ...core.search.planner import pilot_in_pieces
+from ...core.sketch import minhash
+from ...core.text.keyed import Vectors
 from .cluster import Cluster, reported
 from .reading import OnCluster, Part
 
@@ -140,7 +141,8 @@ def vectors_of(cluster: Cluster, fingerprinted: OnCluster, hooks: Hooks) -> Vect
 
 
 def pilot_of(cluster: Cluster, fingerprinted: OnCluster, hooks: Hooks) -> PilotOf:
-    """The pilot made where the documents are (:func:`~simhash_cli.core.planner.pilot_in_pieces`):
+    """The pilot made where the documents are
+    (:func:`~simhash_cli.core.search.planner.pilot_in_pieces`):
     each partition counts its features, the anchors' vectors go to every partition, and each
     finds its pairs with them."""
     client = cluster.client

@@ -28,8 +28,8 @@ from ...app.records import (
 )
 from ...core.corpus import DEFAULT_ADMISSION, Admission, Corpus, Settings, concatenate
 from ...core.events import Event, OnEvent, Skipped
-from ...core.fingerprint import feature_keys, n_words
-from ...core.keyed import Vectors
+from ...core.sketch.fingerprint import feature_keys, n_words
+from ...core.text.keyed import Vectors
 from ...errors import (
     InputError,
     MalformedLineError,

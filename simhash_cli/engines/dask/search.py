@@ -29,16 +29,16 @@ from numpy.typing import NDArray
 
 from ...app.from_fingerprints import verified_from_candidates
 from ...app.hooks import Hooks, Silent
-from ...core import blocking, tables
-from ...core import cluster as clustering
-from ...core import search as core_search
+from ...core import pipeline as core_search
+from ...core.clusters import cluster as clustering
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
-from ...core.cosines import ScoredPairs, Verify
-from ...core.planner import choose_scheme
+from ...core.pipeline import check_config, dedupe_result
 from ...core.result import DedupeResult
-from ...core.search import check_config, dedupe_result
-from ...core.verifier import (
+from ...core.search import blocking, tables
+from ...core.search.planner import choose_scheme
+from ...core.verify.cosines import ScoredPairs, Verify
+from ...core.verify.verifier import (
     CandidateCount,
     Verifier,
     pair_budget_error,
@@ -253,7 +253,7 @@ def dedupe(
     alone, verified by estimate: the shuffle and the buckets' search (:func:`estimated`).
 
     Empty documents (``--include-empty``) are set aside on the workers, the others searched,
-    and the empty ones paired here (:func:`~simhash_cli.core.search.with_empty`), as the
+    and the empty ones paired here (:func:`~simhash_cli.core.pipeline.with_empty`), as the
     local engine does.
 
     Raises:

@@ -15,10 +15,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...core.corpus import Settings
-from ...core.fingerprint import fingerprint_matrix
-from ...core.keyed import Vectors
-from ...core.pilot_pieces import KeyCounts
-from ...core.vectorize import smooth_idf
+from ...core.search.pilot_pieces import KeyCounts
+from ...core.sketch.fingerprint import fingerprint_matrix
+from ...core.text.keyed import Vectors
+from ...core.text.vectorize import smooth_idf
 from .cluster import Cluster, reported
 from .reading import OnCluster, Part
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.explain import Contribution, Explained, Segment
-from ...core.fingerprint import to_hex
+from ...core.sketch.fingerprint import to_hex
 from .console import data_console, pair_numbers
 from .formats import Format, Record, counted, json_number, json_text, write_records
 from .records import settings_record

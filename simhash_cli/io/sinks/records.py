@@ -10,16 +10,16 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...core.ambiguity import NEAR, Spread
-from ...core.calibrate import Calibration
 from ...core.comparison import Comparison
 from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
-from ...core.fingerprint import estimate_cosine_rows, to_hex, to_int
 from ...core.matches import Matches
-from ...core.pilot import Share
 from ...core.result import DedupeResult
-from ...core.schemes import PAGE_BLOCKS, Assessment, Survey, load
+from ...core.search.calibrate import Calibration
+from ...core.search.pilot import Share
+from ...core.search.pricing import PAGE_BLOCKS, Assessment, Survey, load
+from ...core.sketch.fingerprint import estimate_cosine_rows, to_hex, to_int
+from ...core.verify.ambiguity import NEAR, Spread
 from .formats import Record, estimate_number, json_number, member_item, to_json, unicode_capable
 from .summary import missed_pairs
 

@@ -9,8 +9,8 @@ from typing import IO, Any
 from rich import box
 from rich.table import Table
 
-from ...core.calibrate import Calibration
-from ...core.schemes import Survey
+from ...core.search.calibrate import Calibration
+from ...core.search.pricing import Survey
 from .console import data_console
 from .formats import Format, counted, json_text, write_records
 from .records import budget_advice, calibration_record, survey_record

@@ -9,13 +9,13 @@ error.
 
 from __future__ import annotations
 
-from ...core.ambiguity import NEAR, Ambiguity
-from ...core.groups import Clustering
-from ...core.minhash import least_jaccard
-from ...core.pilot import Share
-from ...core.recall import missed
+from ...core.clusters.groups import Clustering
 from ...core.result import DedupeResult
-from ...core.schemes import TARGET_RECALL
+from ...core.search.pilot import Share
+from ...core.search.pricing import TARGET_RECALL
+from ...core.search.recall import missed
+from ...core.sketch.minhash import least_jaccard
+from ...core.verify.ambiguity import NEAR, Ambiguity
 from .formats import counted
 
 __all__ = [

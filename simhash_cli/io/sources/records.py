@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import IO, Any, AnyStr, TypeVar
 
 from ...core.corpus import NumberId, Settings
-from ...core.fingerprint import from_hex
+from ...core.sketch.fingerprint import from_hex
 from ...errors import InputError, MalformedLineError, PathNotFoundError, SimhashError
 from ..opening import open_file
 from .fields import DEFAULT_FIELDS, MISSING, Fields

@@ -33,8 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..config import Clustering
 from . import cluster
-from .config import Clustering
 
 __all__ = ["Clustering", "Edges", "Groups", "centrality_rank", "group"]
 

@@ -1,8 +1,8 @@
 """Finding near-duplicates in a corpus: dedupe many documents.
 
 :func:`dedupe` chains the stages: the scheme (given, or the planner's choice for this corpus,
-:mod:`~simhash_cli.core.planner`), candidates from blocks or Manku's tables among distinct
-fingerprints, verification at the threshold (:mod:`~simhash_cli.core.verifier`), clusters,
+:mod:`~simhash_cli.core.search.planner`), candidates from blocks or Manku's tables among distinct
+fingerprints, verification at the threshold (:mod:`~simhash_cli.core.verify.verifier`), clusters,
 and optionally an audit against every pair's true cosine. What it is asked and what it finds
 are types of their own, below every stage: :mod:`~simhash_cli.core.config` and
 :mod:`~simhash_cli.core.result`.
@@ -17,27 +17,31 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from . import blocking, cluster, cosines
-from .ambiguity import ambiguity
-from .audit import Audit, audit
-from .blocking import suggest_blocks
-from .candidates import every_chunks, fingerprint_chunks, minhash_chunks
-from .closure import Take, close_groups
+from .clusters import cluster
+from .clusters.closure import Take, close_groups
+from .clusters.groups import Edges, Groups, centrality_rank, group
 from .config import AUDIT_MAX_DOCS, DedupeConfig
 from .corpus import Corpus
-from .cosines import ScoredPairs, Verify
-from .groups import Edges, Groups, centrality_rank, group
-from .pilot import Pilot, Share
-from .planner import measures, pilot_for, scheme_for, survey_for, unmeasured
-from .recall import Advice
 from .result import DedupeResult
-from .schemes import (
-    TARGET_RECALL,
-    Scheme,
-    Survey,
+from .search import blocking
+from .search.blocking import suggest_blocks
+from .search.candidates import every_chunks, fingerprint_chunks, minhash_chunks
+from .search.pilot import Pilot, Share
+from .search.planner import measures, pilot_for, scheme_for, survey_for, unmeasured
+from .search.pricing import TARGET_RECALL, Scheme, Survey
+from .search.recall import Advice
+from .search.tables import suggest_max_distance
+from .verify import cosines
+from .verify.ambiguity import ambiguity
+from .verify.audit import Audit, audit
+from .verify.cosines import ScoredPairs, Verify
+from .verify.verifier import (
+    COPIES_PAIRED,
+    CandidateCount,
+    Verifier,
+    sorted_pairs,
+    verify_candidates,
 )
-from .tables import suggest_max_distance
-from .verifier import COPIES_PAIRED, CandidateCount, Verifier, sorted_pairs, verify_candidates
 
 __all__ = [
     "Audit",
@@ -67,7 +71,7 @@ def dedupe(
     """Candidates by the chosen scheme, verification at the threshold, clusters.
 
     ``band_keys``: for a MinHash scheme, the keys of the signatures' bands made elsewhere (of
-    each one's words, as :func:`~simhash_cli.core.minhash.banded` would make them here) of
+    each one's words, as :func:`~simhash_cli.core.sketch.minhash.banded` would make them here) of
     one document of each distinct fingerprint (``blocking.collapse(...).representatives``, in
     order), when ``docs`` hold the vectors of only some documents: those of the candidates.
     ``pilot``: the corpus's pilot made elsewhere (:func:`~.planner.pilot_in_pieces`), with
@@ -233,7 +237,7 @@ def group_pairs_of(
 
 def centrality_of(result: DedupeResult) -> NDArray[np.int64]:
     """Each document's place in the order of centrality the search's clusters were made in
-    (:func:`~simhash_cli.core.groups.centrality_rank`)."""
+    (:func:`~simhash_cli.core.clusters.groups.centrality_rank`)."""
     exact = result.config.verify is Verify.EXACT
     return centrality_rank(_edges(result.pairs, exact), len(result.corpus))
 

@@ -5,7 +5,7 @@ schemes' chance), and for MinHash how much their word sets overlap, which no bou
 counts can tell (two licences that share the whole GPL text sit at tf cosine 0.95 with word
 sets at Jaccard 0.3). So before a scheme is chosen, the pilot finds every pair at the
 threshold that involves one of ``m`` anchors, drawn at random among the n distinct documents,
-by exact products of the anchors' rows with the corpus (:mod:`~simhash_cli.core.allpairs`).
+by exact products of the anchors' rows with the corpus (:mod:`~simhash_cli.core.search.allpairs`).
 Documents, not fingerprints, are drawn: two texts may share a fingerprint and not their
 cosines with a third, and the pairs a user wants are pairs of documents.
 
@@ -28,11 +28,11 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..sketch.fingerprint import hamming_rows
+from ..sketch.minhash import jaccard_pairs
+from ..verify.cosines import THRESHOLD_TOLERANCE, UnitRows, unit_cosine_pairs
 from . import allpairs
 from .blocking import size_spans
-from .cosines import THRESHOLD_TOLERANCE, UnitRows, unit_cosine_pairs
-from .fingerprint import hamming_rows
-from .minhash import jaccard_pairs
 from .scheme import Scheme
 
 __all__ = [
@@ -132,7 +132,7 @@ class Pilot:
         jaccard: (k,) the Jaccard of its feature sets, when the corpus has sets.
         work: the multiply-adds the pilot took.
         every_work: the multiply-adds of comparing every pair of its rows (what
-            :func:`~simhash_cli.core.allpairs.product_work` counts, summed here once).
+            :func:`~simhash_cli.core.search.allpairs.product_work` counts, summed here once).
     """
 
     threshold: float
@@ -465,7 +465,7 @@ def run_pilot(
 # ---------------------------------------------------------------------------- parts
 #
 # A pilot's pairs come in parts (its rounds, or the pieces of a corpus read in pieces:
-# :mod:`~simhash_cli.core.pilot_pieces`), put together by :func:`assembled`.
+# :mod:`~simhash_cli.core.search.pilot_pieces`), put together by :func:`assembled`.
 
 
 @dataclass(frozen=True)

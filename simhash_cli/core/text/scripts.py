@@ -5,7 +5,7 @@ spaces, so a run of their letters is a phrase or a whole sentence, not a word. T
 boundary rules (UAX #29, as ICU applies them without a dictionary) then break between every two
 of those letters, keep a run of katakana together, and keep combining marks (vowel signs, tone
 marks) with the letter they follow. The default tokenizer starts from the same boundaries (see
-:mod:`~simhash_cli.core.tokenizer` for what it makes of them): letters of these scripts one by
+:mod:`~simhash_cli.core.text.tokenizer` for what it makes of them): letters of these scripts one by
 one (with their marks), a katakana run as one, and the words of every other script as runs of
 word characters (Python's ``\\w``), now with their combining marks (so that a Hindi word is one
 token, not three pieces).

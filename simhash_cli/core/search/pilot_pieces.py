@@ -1,13 +1,14 @@
 """The pilot of a corpus whose vectors are not all in one place.
 
 A corpus read in pieces, or on the workers of a cluster, makes the same pilot as one in
-memory (:mod:`~simhash_cli.core.pilot`): the document frequency of every feature summed over
+memory (:mod:`~simhash_cli.core.search.pilot`): the document frequency of every feature summed over
 the pieces (:class:`KeyCounts`), the anchors drawn from its total
-(:func:`~simhash_cli.core.pilot.grow`), the anchors' vectors sent to every piece, each piece's
+(:func:`~simhash_cli.core.search.pilot.grow`), the anchors' vectors sent to every piece, each
+piece's
 pairs with them (:func:`anchor_pairs`), and the pairs put together
-(:func:`~simhash_cli.core.pilot.assembled`). Vectors are keyed by feature
-(:class:`~simhash_cli.core.keyed.Vectors`), so every sum takes the order it takes in one
-corpus (:func:`~simhash_cli.core.cosines.column_order`): the same pairs, the same bits.
+(:func:`~simhash_cli.core.search.pilot.assembled`). Vectors are keyed by feature
+(:class:`~simhash_cli.core.text.keyed.Vectors`), so every sum takes the order it takes in one
+corpus (:func:`~simhash_cli.core.verify.cosines.column_order`): the same pairs, the same bits.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from . import allpairs, cosines
-from .cosines import THRESHOLD_TOLERANCE, unit_cosine_pairs
-from .keyed import Vectors
-from .minhash import jaccard_pairs
+from ..sketch.minhash import jaccard_pairs
+from ..text.keyed import Vectors
+from ..verify import cosines
+from ..verify.cosines import THRESHOLD_TOLERANCE, unit_cosine_pairs
+from . import allpairs
 from .pilot import PilotPart
 
 __all__ = ["KeyCounts", "anchor_pairs"]
@@ -57,13 +59,13 @@ class KeyCounts:
     @property
     def work(self) -> int:
         """Multiply-adds of every document's product with the corpus
-        (:func:`~simhash_cli.core.pilot.row_work` summed): each feature's count squared,
+        (:func:`~simhash_cli.core.search.pilot.row_work` summed): each feature's count squared,
         summed."""
         return int(self.counts @ self.counts)
 
     def rows_work(self, vectors: Vectors) -> NDArray[np.int64]:
         """Each of ``vectors``' rows' product with the corpus in multiply-adds (as
-        :func:`~simhash_cli.core.pilot.row_work`)."""
+        :func:`~simhash_cli.core.search.pilot.row_work`)."""
         per_entry = self.counts[np.searchsorted(self.keys, vectors.keys)]
         sums = np.concatenate(([0], np.cumsum(per_entry)))
         return (sums[vectors.indptr[1:]] - sums[vectors.indptr[:-1]]).astype(np.int64)
@@ -80,7 +82,7 @@ def anchor_pairs(
 ) -> PilotPart:
     """The pairs at ``threshold`` of the anchors (their vectors and rows, ascending) with a
     piece's documents (their vectors and rows), each pair once, as
-    :func:`~simhash_cli.core.pilot.run_pilot` finds them in one corpus: a pair of two anchors
+    :func:`~simhash_cli.core.search.pilot.run_pilot` finds them in one corpus: a pair of two anchors
     from the smaller one, a pair of an anchor with itself never."""
     stacked = Vectors.join([anchors, piece])
     weights = stacked.matrix()  # columns in key order: the one order of sums

@@ -1,5 +1,5 @@
 """The default words of a batch of texts, found and keyed in bulk: the tokens of
-:func:`~simhash_cli.core.tokenizer.tokenize` (single words, by the rules of every script, or
+:func:`~simhash_cli.core.text.tokenizer.tokenize` (single words, by the rules of every script, or
 the ``\\w+`` runs of earlier versions), token for token, with array operations instead of a
 Python step per token, and a 64-bit key for each (equal words, equal keys, in every batch).
 
@@ -89,10 +89,10 @@ _BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [2**64 - 1], dty
 
 def word_tokens(texts: Sequence[str], *, by_script: bool = True) -> WordTokens:
     """The words of a batch of texts, in bulk
-    (:class:`~simhash_cli.core.tokenizer.TokenizerConfig` with ``ngram=1``, and
+    (:class:`~simhash_cli.core.text.tokenizer.TokenizerConfig` with ``ngram=1``, and
     ``scripts=by_script``).
 
-    Equal to :func:`~simhash_cli.core.tokenizer.tokenize` with that config, token for token,
+    Equal to :func:`~simhash_cli.core.text.tokenizer.tokenize` with that config, token for token,
     but without a Python step per token: the texts are lower-cased and joined, their code
     points classified with a lookup table, token boundaries found where the class changes, and
     every token keyed eight bytes at a time (:func:`_chunk_hashes`). Texts of Latin-1 alone
@@ -164,7 +164,7 @@ class _Narrowed(NamedTuple):
     """Where each text read narrow has word characters above U+00FF, and which."""
     apart: list[_Above | None]
     """Where each text read narrow has letters that are words by themselves and katakana
-    (:data:`~simhash_cli.core.scripts.SOLO`, :data:`~simhash_cli.core.scripts.KATA`), and
+    (:data:`~simhash_cli.core.text.scripts.SOLO`, :data:`~simhash_cli.core.text.scripts.KATA`), and
     which: their words are made apart from the bytes (:func:`_apart_tokens`)."""
     wide: list[NDArray[np.uint32] | None]
     """The UTF-32 code units of each text read wide."""
@@ -351,7 +351,7 @@ def _runs(word: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]
 def _script_words(
     codes: NDArray[np.uint32],
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
-    """(start, stop, letter) of the words of :mod:`~simhash_cli.core.scripts`: runs of one
+    """(start, stop, letter) of the words of :mod:`~simhash_cli.core.text.scripts`: runs of one
     class of word character, each letter that is a word by itself alone (``letter``), marks
     with what they follow."""
     kind = scripts.classes(codes)

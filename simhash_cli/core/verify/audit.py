@@ -8,8 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..corpus import Corpus
 from . import cosines
-from .corpus import Corpus
 from .cosines import ScoredPairs
 
 __all__ = ["Audit", "audit"]

@@ -15,11 +15,16 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..errors import ParameterError
-from .blocking import size_spans
-from .config import Verify
-from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
-from .threads import threaded
+from ...errors import ParameterError
+from ..config import Verify
+from ..search.blocking import size_spans
+from ..sketch.fingerprint import (
+    estimate_cosine_rows,
+    fingerprint_matrix,
+    hamming_rows,
+    validate_bits,
+)
+from ..threads import threaded
 
 __all__ = [
     "ScoredPairs",
@@ -187,7 +192,7 @@ def _canonical(weights: sp.csr_array, order: NDArray[np.int64] | None) -> sp.csr
 
 def column_order(keys: NDArray[np.uint64]) -> NDArray[np.int64]:
     """Each column's rank among ``keys`` (one 64-bit key per column,
-    :func:`~simhash_cli.core.fingerprint.feature_keys`): the order in which every sum over a
+    :func:`~simhash_cli.core.sketch.fingerprint.feature_keys`): the order in which every sum over a
     row's entries is taken, so that a cosine is the same bits whether the columns were
     numbered by first occurrence here or by key on a worker of the dask engine."""
     rank = np.empty(keys.size, dtype=np.int64)

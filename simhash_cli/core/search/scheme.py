@@ -10,10 +10,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ParameterError
+from ...errors import ParameterError
+from ..sketch.minhash import MAX_SLOTS, least_jaccard
+from ..sketch.minhash import candidate_probability as band_probability
 from .blocking import candidate_probability
-from .minhash import MAX_SLOTS, least_jaccard
-from .minhash import candidate_probability as band_probability
 from .tables import within_probability
 
 __all__ = ["Scheme"]

@@ -1,8 +1,8 @@
 """The scheme a dedupe runs on a corpus: the one its config names, or the planner's choice for
 these documents. The planner reads the corpus (its distinct fingerprints, how often unrelated
 ones agree by chance, how much their word sets overlap) and, when it can, runs the pilot on
-its near-duplicates (:mod:`~simhash_cli.core.pilot`), then prices every scheme on what it saw
-(:mod:`~simhash_cli.core.schemes`) and takes the cheapest that reaches the target recall."""
+its near-duplicates (:mod:`~simhash_cli.core.search.pilot`), then prices every scheme on what it saw
+(:mod:`~simhash_cli.core.search.pricing`) and takes the cheapest that reaches the target recall."""
 
 from __future__ import annotations
 
@@ -12,14 +12,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ParameterError
-from . import allpairs, blocking, cosines, tables
-from .config import AUTO, EVERY, DedupeConfig
-from .corpus import Corpus
-from .cosines import Verify
-from .distinct import distinct
-from .fingerprint import hamming_rows
-from .keyed import Vectors
+from ...errors import ParameterError
+from ..config import AUTO, EVERY, DedupeConfig
+from ..corpus import Corpus
+from ..distinct import distinct
+from ..sketch.fingerprint import hamming_rows
+from ..text.keyed import Vectors
+from ..verify import cosines
+from ..verify.cosines import Verify
+from . import allpairs, blocking, tables
 from .pilot import (
     FIRST_ANCHORS,
     GROWN_WORK,
@@ -37,7 +38,7 @@ from .pilot import (
     without,
 )
 from .pilot_pieces import KeyCounts
-from .schemes import (
+from .pricing import (
     CHECK_ENTRY,
     SAMPLE_MARGIN,
     TARGET_RECALL,
@@ -164,7 +165,7 @@ def pilot_for(
     config: DedupeConfig,
     copies: blocking.Copies,
 ) -> Pilot | None:
-    """The pilot of this corpus at the config's threshold (:mod:`~simhash_cli.core.pilot`),
+    """The pilot of this corpus at the config's threshold (:mod:`~simhash_cli.core.search.pilot`),
     grown within its budget while its pairs are too few, when it can be run (see
     :func:`pilot_skipped`) and every document's vector is at hand."""
     weights = docs.weights
@@ -191,7 +192,7 @@ def pilot_for(
 
 def pilot_goal(docs: Corpus, config: DedupeConfig, copies: blocking.Copies) -> Goal:
     """What the pilot grows to measure: the share the scheme the config names finds (to
-    within :data:`~simhash_cli.core.pilot.PRECISION`), or one at the share the planner's
+    within :data:`~simhash_cli.core.search.pilot.PRECISION`), or one at the share the planner's
     choice aims at."""
     named = None if plans(config) else scheme_for(docs, config, copies)[0]
     aimed = min(1.0, TARGET_RECALL + SAMPLE_MARGIN)
@@ -202,8 +203,8 @@ def pilot_goal(docs: Corpus, config: DedupeConfig, copies: blocking.Copies) -> G
 
 def pilot_budget(entries: int) -> int:
     """The multiply-adds a pilot may take in all rounds, for a corpus of so many stored
-    entries (:data:`~simhash_cli.core.pilot.PILOT_PER_ENTRY`, and
-    :data:`~simhash_cli.core.pilot.GROWN_WORK` however small)."""
+    entries (:data:`~simhash_cli.core.search.pilot.PILOT_PER_ENTRY`, and
+    :data:`~simhash_cli.core.search.pilot.GROWN_WORK` however small)."""
     return max(PILOT_WORK, GROWN_WORK, PILOT_PER_ENTRY * entries)
 
 
@@ -266,7 +267,7 @@ def pilot_in_pieces(
     a cluster's workers): ``counts``, its features' document frequencies summed over the
     pieces; ``vectors_of(rows)``, the keyed vectors of some documents; ``pairs_with(anchors'
     vectors, anchors)``, every piece's pairs with them (one pass over the pieces a round).
-    The same pilot, to the bit (:mod:`~simhash_cli.core.pilot`), or why none runs."""
+    The same pilot, to the bit (:mod:`~simhash_cli.core.search.pilot`), or why none runs."""
     copies = blocking.collapse(docs.fingerprints, docs.settings.bits)
     entries = int(counts.counts.sum())
     skipped = pilot_skipped(config, len(docs), copies.counts.size, counts.work, entries)

@@ -9,7 +9,7 @@ pair by that count (:func:`product_work`), the pilot computes the pairs of a ran
 rows with every document within a budget of it, and a small corpus is searched whole.
 
 Sums over a sparse product may add the same terms in another order than the one-pair check
-(:func:`~simhash_cli.core.cosines.unit_cosine_pairs`), so a pair is kept when its product
+(:func:`~simhash_cli.core.verify.cosines.unit_cosine_pairs`), so a pair is kept when its product
 reaches the threshold less :data:`MARGIN`, and the caller scores the pairs kept with the tool's
 one arithmetic: a pair that reaches the threshold by one order of sums is never lost to the
 other.
@@ -25,10 +25,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from . import cosines
+from ..threads import THREADS, threaded
+from ..verify import cosines
+from ..verify.cosines import UnitRows, column_counts
 from .blocking import run_positions, size_spans
-from .cosines import UnitRows, column_counts
-from .threads import THREADS, threaded
 
 __all__ = [
     "MARGIN",
@@ -83,7 +83,7 @@ def near_pair_chunks(
     The filtering of exact all-pairs search (:class:`Suffixes`): a block of anchors' unit
     rows is multiplied with each document's indexed suffix only, a pair whose bound cannot
     reach the threshold is pruned, and the survivors are scored whole, with the tool's one
-    arithmetic (:func:`~simhash_cli.core.cosines.unit_cosine_pairs`).
+    arithmetic (:func:`~simhash_cli.core.verify.cosines.unit_cosine_pairs`).
 
     Args:
         unit: the corpus's weights with their scales (rows without a norm are never paired).

@@ -1,7 +1,7 @@
 """Text -> tokens: words, word shingles or character n-grams.
 
 Words (the default, named ``unicode-word``): ``text.lower()``, then the words of the Unicode
-word boundary rules for every script (:mod:`~simhash_cli.core.scripts`): in scripts written
+word boundary rules for every script (:mod:`~simhash_cli.core.text.scripts`): in scripts written
 with spaces, maximal runs of word characters (Python's ``\\w``) with their combining marks;
 a katakana run whole. Chinese, Japanese kanji and kana, Thai, Lao, Khmer, Myanmar and the Tai
 scripts have no word boundaries to find: the rules break between every two letters, and each
@@ -15,8 +15,8 @@ Hindi word three): it is still read, so that fingerprints made with it are compa
 their own kind.
 
 The analyzers are scikit-learn's, so that :func:`tokenize` and the corpus vectorizer
-(:mod:`simhash_cli.core.vectorize`) can never disagree on what a token is; the default words
-are found and keyed in bulk, a batch of texts at a time, by :mod:`~simhash_cli.core.words`.
+(:mod:`simhash_cli.core.text.vectorize`) can never disagree on what a token is; the default words
+are found and keyed in bulk, a batch of texts at a time, by :mod:`~simhash_cli.core.text.words`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import CountVectorizer
 
-from ..errors import ParameterError
-from .config import MAX_NGRAM
+from ...errors import ParameterError
+from ..config import MAX_NGRAM
 from .words import word_tokens
 
 __all__ = [
@@ -98,7 +98,7 @@ class TokenizerConfig:
 
     @property
     def bulk(self) -> bool:
-        """Whether the words are found in bulk (:func:`~simhash_cli.core.words.word_tokens`):
+        """Whether the words are found in bulk (:func:`~simhash_cli.core.text.words.word_tokens`):
         single words."""
         return self.ngram == 1 and self.char_ngrams is None
 
@@ -134,7 +134,7 @@ class TokenizerConfig:
 
 
 def _shingles(text: str, size: int) -> list[str]:
-    """The words of one text (:func:`~simhash_cli.core.words.word_tokens`), or its shingles
+    """The words of one text (:func:`~simhash_cli.core.text.words.word_tokens`), or its shingles
     of ``size`` words joined by a space (as scikit-learn joins them)."""
     tokens = word_tokens([text])
     spans = zip(tokens.start.tolist(), tokens.stop.tolist(), strict=True)

@@ -1,13 +1,13 @@
-"""The vocabulary of a count: each word's 64-bit key (:mod:`~simhash_cli.core.words`) to a
+"""The vocabulary of a count: each word's 64-bit key (:mod:`~simhash_cli.core.text.words`) to a
 provisional id, numbered as the words first occur, in a hash table run in numpy array rounds
-(:class:`WordTable`). :mod:`~simhash_cli.core.vectorize` counts by these ids."""
+(:class:`WordTable`). :mod:`~simhash_cli.core.text.vectorize` counts by these ids."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import KeyCollision
+from ...errors import KeyCollision
 from .words import WordTokens
 
 __all__ = ["TOKENS_AT_ONCE", "WordTable"]
@@ -144,7 +144,7 @@ class WordTable:
 
     def _home(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
         """Each key's home slot: the top bits of the key times 2**64 / phi, which depend on
-        all of its bits. A key is itself a product (:mod:`~simhash_cli.core.words`), and the
+        all of its bits. A key is itself a product (:mod:`~simhash_cli.core.text.words`), and the
         low bits of a product depend only on the low bits of what was multiplied: taken as the
         slot, they would give every word that differs only in its seventh or eighth letter one
         home, and each word's probes would walk the run of the others."""

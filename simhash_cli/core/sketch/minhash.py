@@ -30,9 +30,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ParameterError
-from .blocking import equal_groups, pair_chunks, run_positions, size_spans, splitmix64
-from .config import MAX_SLOTS
+from ...errors import ParameterError
+from ..config import MAX_SLOTS
+from ..search.blocking import equal_groups, pair_chunks, run_positions, size_spans, splitmix64
 
 __all__ = [
     "EMPTY",
@@ -72,7 +72,7 @@ def signatures(
     Args:
         weights: CSR (n, n_features).
         keys: a 64-bit key for every column (one feature, one key, in every corpus:
-            :func:`~simhash_cli.core.fingerprint.feature_keys`).
+            :func:`~simhash_cli.core.sketch.fingerprint.feature_keys`).
         slots: bins of the signature.
         seed: picks the hash function.
         rows: the rows to sign, in this order (default: all); the result has one per row.
@@ -294,6 +294,7 @@ def band_candidate_chunks(
 
 
 def _digits(column: NDArray[np.uint64]) -> list[NDArray[np.uint16]]:
-    """A band's keys as four 16-bit digits, for :func:`~simhash_cli.core.blocking.equal_groups`."""
+    """A band's keys as four 16-bit digits, for
+    :func:`~simhash_cli.core.search.blocking.equal_groups`."""
     quarters = np.ascontiguousarray(column).view(np.uint16).reshape(-1, 4)
     return [quarters[:, k] for k in range(4)]

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from . import blocking, cluster
-from .corpus import Corpus
+from ..clusters import cluster
+from ..corpus import Corpus
+from ..search import blocking
+from ..search.pricing import background_pairs
+from ..text.vectorize import Weighting, apply_weighting
 from .cosines import THRESHOLD_TOLERANCE, ScoredPairs, cosine_pairs
-from .schemes import background_pairs
-from .vectorize import Weighting, apply_weighting
 
 __all__ = ["AMBIGUOUS_SHARE", "NEAR", "Ambiguity", "Spread", "ambiguity", "chance_sample"]
 
@@ -130,7 +131,8 @@ def chance_sample(
 ) -> NDArray[np.int64]:
     """(k, 2) chance pairs: pairs of ``rows`` (one document of each distinct fingerprint)
     whose ``group`` (each document's label) differs. ``pairs`` random ones
-    (:func:`~simhash_cli.core.schemes.background_pairs`), or with ``every`` each pair once when
+    (:func:`~simhash_cli.core.search.pricing.background_pairs`), or with ``every`` each pair once
+    when
     there are no more than ``pairs`` of them."""
     if every and rows.size * (rows.size - 1) // 2 <= pairs:
         first, second = np.triu_indices(rows.size, k=1)

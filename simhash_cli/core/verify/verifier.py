@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import CandidateBudgetError, PairBudgetError
-from . import blocking, cosines
-from .config import DedupeConfig
-from .corpus import Corpus
+from ...errors import CandidateBudgetError, PairBudgetError
+from ..config import DedupeConfig
+from ..corpus import Corpus
+from ..search import blocking
+from ..sketch.fingerprint import hamming_rows
+from . import cosines
 from .cosines import ScoredPairs, Verify
-from .fingerprint import hamming_rows
 
 __all__ = [
     "COPIES_PAIRED",
@@ -92,9 +93,12 @@ class Verifier:
 
     With estimated verification a pair is kept when its estimate reaches the threshold. With
     exact verification (microseconds a pair) only candidates within the Hamming gate are
-    checked (:func:`~simhash_cli.core.cosines.hamming_gate`: the distance beyond which a pair at
-    the threshold lands with odds below 1 in 10,000). When more than
-    :data:`~simhash_cli.core.cosines.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits cannot
+    checked (:func:`~simhash_cli.core.verify.cosines.hamming_gate`: the distance beyond which a
+    pair at
+    the threshold lands with odds below 1 in 10,000). When more
+    than
+    :data:`~simhash_cli.core.verify.cosines.SKETCH_PAIRS_PER_DOC` per document pass it (64 bits
+    cannot
     tell 0.9 from 0.7), every document gets a 256-bit sketch and the same test is made on it
     first; until that is clear, the pairs that passed wait unchecked. Without ``sketches``
     every pair within the gate is checked exactly (when the documents' feature names are not

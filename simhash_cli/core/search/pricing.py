@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ParameterError
+from ...errors import ParameterError
+from ..sketch.fingerprint import validate_bits
+from ..sketch.minhash import MAX_SLOTS, fewest_bands, least_jaccard
 from .background import Background, background_pairs, sample_background
 from .blocking import validate_blocks
-from .fingerprint import validate_bits
-from .minhash import MAX_SLOTS, fewest_bands, least_jaccard
 from .pilot import Pilot
 from .scheme import Scheme
 from .tables import choose_tables

@@ -21,12 +21,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from . import blocking, cluster
-from .config import DedupeConfig
-from .corpus import Corpus
-from .cosines import ScoredPairs
-from .fingerprint import hamming_rows
-from .verifier import COPIES_PAIRED, Verifier
+from ..config import DedupeConfig
+from ..corpus import Corpus
+from ..search import blocking
+from ..sketch.fingerprint import hamming_rows
+from ..verify.cosines import ScoredPairs
+from ..verify.verifier import COPIES_PAIRED, Verifier
+from . import cluster
 
 __all__ = ["Closure", "close_groups"]
 
@@ -75,7 +76,8 @@ def close_groups(
     Only the documents of the groups closed are taken (``take``, by default ``docs.select``:
     an engine whose vectors are elsewhere fetches those). Each pair is checked exactly when
     verification is, without the 256-bit sketches (so that every engine checks the same).
-    ``labels`` (the components of ``kept``, :func:`~simhash_cli.core.cluster.cluster_labels`)
+    ``labels`` (the components of ``kept``,
+    :func:`~simhash_cli.core.clusters.cluster.cluster_labels`)
     and ``copies`` (the corpus's collapsed fingerprints): when the caller has them already.
     """
     n, limit = len(docs), config.group_pairs

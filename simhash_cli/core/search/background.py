@@ -13,9 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..sketch.minhash import candidate_probability as band_probability
+from ..sketch.minhash import jaccard_pairs, least_jaccard
 from .blocking import block_equalities
-from .minhash import candidate_probability as band_probability
-from .minhash import jaccard_pairs, least_jaccard
 from .scheme import Scheme
 from .tables import table_key_bits
 

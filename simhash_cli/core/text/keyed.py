@@ -2,9 +2,10 @@
 
 A corpus numbers its columns by first occurrence; vectors made elsewhere (a worker of the dask
 engine, a piece read again in another process) cannot share that numbering, so each entry
-carries its feature's key (:func:`~simhash_cli.core.fingerprint.feature_keys`) and a matrix of
+carries its feature's key (:func:`~simhash_cli.core.sketch.fingerprint.feature_keys`) and a matrix
+of
 them numbers its columns by key: the order every sum over a row takes on every engine
-(:func:`~simhash_cli.core.cosines.column_order`).
+(:func:`~simhash_cli.core.verify.cosines.column_order`).
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .fingerprint import feature_keys
+from ..sketch.fingerprint import feature_keys
 
 __all__ = ["Vectors"]
 
 
 @dataclass(frozen=True)
 class Vectors:
-    """Weight vectors over 64-bit feature keys (:func:`~simhash_cli.core.fingerprint.feature_keys`),
+    """Weight vectors over 64-bit feature keys
+    (:func:`~simhash_cli.core.sketch.fingerprint.feature_keys`),
     rows like a CSR matrix: vectors made on different workers compare without a shared
     vocabulary."""
 

@@ -12,7 +12,7 @@ Grouping sorts keys as 16-bit digits with numpy's stable sort, a linear-time rad
 16-bit integers (one pass per digit); pairs are generated inside the groups with array
 arithmetic, never with a Python loop per pair.
 
-The other scheme, Manku's permuted tables, is :mod:`simhash_cli.core.tables`; the copies of a
+The other scheme, Manku's permuted tables, is :mod:`simhash_cli.core.search.tables`; the copies of a
 fingerprint (documents sharing it) are collapsed here for both.
 """
 
@@ -25,10 +25,10 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import CandidateBudgetError, ParameterError
-from .config import DEFAULT_MAX_CANDIDATES
-from .distinct import distinct
-from .fingerprint import as_fingerprint_array, validate_bits
+from ...errors import CandidateBudgetError, ParameterError
+from ..config import DEFAULT_MAX_CANDIDATES
+from ..distinct import distinct
+from ..sketch.fingerprint import as_fingerprint_array, validate_bits
 
 __all__ = [
     "DEFAULT_MAX_CANDIDATES",

@@ -21,11 +21,16 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..errors import InputError, ParameterError
+from ...errors import InputError, ParameterError
+from ..config import CALIBRATE_MAX_DOCS
+from ..sketch.fingerprint import (
+    estimate_cosine_rows,
+    fingerprint_matrix,
+    hamming_rows,
+    validate_bits,
+)
+from ..verify.cosines import THRESHOLD_TOLERANCE, unit_rows
 from .blocking import block_equalities, candidate_probability
-from .config import CALIBRATE_MAX_DOCS
-from .cosines import THRESHOLD_TOLERANCE, unit_rows
-from .fingerprint import estimate_cosine_rows, fingerprint_matrix, hamming_rows, validate_bits
 
 __all__ = [
     "DEFAULT_BITS_SWEEP",

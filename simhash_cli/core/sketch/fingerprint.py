@@ -22,9 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InputError, ParameterError
-from .config import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS
-from .threads import threaded
+from ...errors import InputError, ParameterError
+from ..config import DEFAULT_BITS, DEFAULT_SEED, MAX_BITS
+from ..threads import threaded
 
 __all__ = [
     "DEFAULT_BITS",
@@ -372,7 +372,8 @@ def fingerprint_matrix(
         seed: global seed.
         batch_rows: documents per batch.
         approximate: sum in float32 whatever the weights, for a sketch that only estimates
-            cosines (:func:`~simhash_cli.core.cosines.sketch`): a slot whose sum lands next to zero
+            cosines (:func:`~simhash_cli.core.verify.cosines.sketch`): a slot whose sum lands next
+            to zero
             may then differ from the reference's.
 
     Returns:

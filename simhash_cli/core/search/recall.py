@@ -2,7 +2,7 @@
 
 A run's recall is measured, never modelled: the share of the pilot's pairs (a uniform sample
 of the corpus's pairs at the threshold, or every one of them) that the run's output holds
-(:func:`~simhash_cli.core.search.measured_recall`). The pairs it missed are counted on the
+(:func:`~simhash_cli.core.pipeline.measured_recall`). The pairs it missed are counted on the
 same sample, and a scheme that would find more is priced by its chance on each of the same
 pairs. Where no pilot could be run, nothing stands in for it: the run says its recall was not
 measured, and why.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .pilot import Pilot, Share
-from .schemes import Assessment
+from .pricing import Assessment
 
 __all__ = ["Advice", "missed"]
 

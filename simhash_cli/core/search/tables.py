@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import CandidateBudgetError, ParameterError
+from ...errors import CandidateBudgetError, ParameterError
+from ..sketch.fingerprint import as_fingerprint_array, hamming_rows, validate_bits
 from .blocking import (
     DIGIT_BITS,
     Copies,
@@ -37,7 +38,6 @@ from .blocking import (
     splitmix64,
     validate_blocks,
 )
-from .fingerprint import as_fingerprint_array, hamming_rows, validate_bits
 
 __all__ = [
     "choose_tables",

@@ -4,7 +4,7 @@ which holds every count below 2**24 exactly; weights made from them in float64).
 Columns are ordered the way JavaScript would iterate a document's features (integer-like
 features first, numerically; then the rest in sorted order), and every row keeps its entries in
 that order. So a row, read as a mapping, gives the same fingerprint through the scalar
-:func:`~simhash_cli.core.fingerprint.fingerprint` as through the matrix path, float weights
+:func:`~simhash_cli.core.sketch.fingerprint.fingerprint` as through the matrix path, float weights
 included.
 """
 
@@ -19,10 +19,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..errors import KeyCollision
-from .config import Weighting
-from .cosines import in_key_order
-from .fingerprint import feature_keys, reference_order, reference_positions
+from ...errors import KeyCollision
+from ..config import Weighting
+from ..sketch.fingerprint import feature_keys, reference_order, reference_positions
+from ..verify.cosines import in_key_order
 from .tokenizer import TokenizerConfig
 from .words import word_tokens
 from .wordtable import WordTable
@@ -49,7 +49,8 @@ def count_matrix(
 ) -> tuple[sp.csr_array, list[str]]:
     """Term counts of every text, counted in batches of documents.
 
-    The default words are found and keyed in bulk by :func:`~simhash_cli.core.words.word_tokens`
+    The default words are found and keyed in bulk by
+    :func:`~simhash_cli.core.text.words.word_tokens`
     (no Python step per token). Shingles and character n-grams come from scikit-learn's
     analyzers, counted with ``collections.Counter`` and ``dict.setdefault`` (C loops) rather
     than CountVectorizer's counting loop, which runs Python bytecode for every token.
@@ -66,7 +67,7 @@ def count_matrix(
     Returns:
         (counts, features): CSR of shape (n_docs, n_features), float32 (float64 if a count
         reaches 2**24, where float32 would round it), and the column names,
-        in :func:`~simhash_cli.core.fingerprint.reference_order` of the sorted features, so a
+        in :func:`~simhash_cli.core.sketch.fingerprint.reference_order` of the sorted features, so a
         document's entries are in an order that depends on that document alone.  A text
         without tokens is an empty row.
     """
@@ -177,7 +178,7 @@ class _Counter:
         """The counts and their columns' features: in canonical order, or (not ``ordered``)
         in the order the features first occurred (see :func:`count_matrix`), or (``keyed``)
         in the order of the features' 64-bit keys, each row's entries sorted: the order a
-        corpus's sums are taken in (:func:`~simhash_cli.core.cosines.in_key_order`), for
+        corpus's sums are taken in (:func:`~simhash_cli.core.verify.cosines.in_key_order`), for
         counts whose fingerprints do not depend on their entries' order (whole numbers)."""
         if not ordered or keyed:
             seen, self.names = self.names, []

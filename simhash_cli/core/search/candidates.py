@@ -13,13 +13,14 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ParameterError
-from . import allpairs, blocking, minhash, tables
-from .corpus import Corpus
-from .distinct import distinct_rows
-from .fingerprint import feature_keys, hamming_rows
+from ...errors import ParameterError
+from ..corpus import Corpus
+from ..distinct import distinct_rows
+from ..sketch import minhash
+from ..sketch.fingerprint import feature_keys, hamming_rows
+from . import allpairs, blocking, tables
 from .pilot import Pilot
-from .schemes import Scheme
+from .pricing import Scheme
 
 __all__ = ["every_chunks", "fingerprint_chunks", "minhash_chunks"]
 
