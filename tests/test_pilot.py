@@ -539,3 +539,31 @@ def test_a_run_counts_its_columns_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.pilot is not None and len(result.pilot.pairs) > 0
     assert len(calls) == 1
 
+
+def test_copies_are_never_priced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pilot's pairs of documents sharing a fingerprint have chance 1 under every scheme,
+    and only the others are priced: a boilerplate page's copies gave a pilot hundreds of
+    thousands of pairs at distance 0, each priced by the planner's two dozen schemes (a corpus
+    of 2,004 documents took 12 s)."""
+    from simhash_cli.core.search.scheme import Scheme
+
+    texts = ["cookie banner accept all"] * 60 + [
+        f"document {n} about topic {n} with words {n} {n + 1}" for n in range(20)
+    ]
+    texts += [texts[-1] + " again"]
+    docs = corpus_from_texts(texts)
+    priced: list[int] = []
+    chance = Scheme.chance
+
+    def counted(self: Scheme, cosine: np.ndarray, jaccard: object, bits: int) -> np.ndarray:
+        priced.append(np.asarray(cosine).size)
+        return chance(self, cosine, jaccard, bits)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Scheme, "chance", counted)
+    result = dedupe(docs, DedupeConfig())
+    assert result.pilot is not None
+    copies = int((result.pilot.hamming == 0).sum())
+    assert copies >= 60 * 59 // 2 and priced  # the copies' pairs are in the pilot, and it priced
+    assert max(priced) == result.pilot.cosine.size - copies
+    chances = result.pilot.chances(result.scheme, docs.settings.bits)
+    assert np.all(chances[result.pilot.hamming == 0] == 1.0)

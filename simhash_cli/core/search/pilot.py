@@ -195,8 +195,14 @@ class Pilot:
         chance at the pair's cosine (and Jaccard, for MinHash)."""
         if self.jaccard is None and scheme.rows is not None:
             raise ValueError("a MinHash scheme's chance needs the pairs' Jaccard")
-        chance = scheme.chance(self.cosine, self.jaccard, bits)
-        return np.where(self.hamming == 0, 1.0, chance)
+        # Only the pairs that are not copies are priced: a boilerplate page's 2,000 copies
+        # gave the pilot 100,000s of pairs at distance 0, each priced 24 times a run.
+        chance = np.ones(self.cosine.size, dtype=np.float64)
+        apart = np.flatnonzero(self.hamming != 0)
+        if apart.size:
+            jaccard = None if self.jaccard is None else self.jaccard[apart]
+            chance[apart] = scheme.chance(self.cosine[apart], jaccard, bits)
+        return chance
 
     def share(self, found: NDArray[np.bool_] | NDArray[np.float64]) -> Share:
         """The share of the pilot's pairs that ``found`` marks (booleans), or the mean of a
