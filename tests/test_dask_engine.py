@@ -285,10 +285,12 @@ def simhash(
 
 
 def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster) -> None:
-    # At the defaults, in every format, with an audit, and with a scheme named.
+    # At the defaults, in every format, with an audit, and with a scheme named; on the running
+    # cluster (a local cluster of its own is started once, below: each start takes seconds).
+    address = cluster.client.scheduler.address
     for args in (["-f", "json"], ["-f", "jsonl"], ["-f", "csv"], ["-f", "groups"], ["--audit"]):
         here = simhash("dedupe", *args, str(SAMPLE))
-        there = simhash("dedupe", *args, "--engine", "dask", "--workers", "2", str(SAMPLE))
+        there = simhash("dedupe", *args, "--engine", "dask", "--scheduler", address, str(SAMPLE))
         assert there.returncode == here.returncode == ExitCode.OK, there.stderr
         assert there.stdout == here.stdout, args
     local = simhash("dedupe", "-f", "json", "--blocks", "16", str(SAMPLE))
@@ -300,7 +302,6 @@ def test_dedupe_engine_dask_prints_what_the_local_engine_prints(cluster: Cluster
     assert json.loads(on_dask.stdout)["pairs"]
     assert "dask: local cluster of 2 workers, dashboard http://127.0.0.1:" in on_dask.stderr
     # An existing cluster, by its scheduler's address.
-    address = cluster.client.scheduler.address
     remote = simhash(
         "dedupe", "-f", "json", "--blocks", "16", "--engine", "dask", "--scheduler", address,
         str(SAMPLE),
