@@ -289,20 +289,9 @@ def survey(
     if n_docs < 0:
         raise ParameterError(f"the number of documents cannot be negative ({n_docs})")
     background = background or Background()
-    priced = pilot is not None and pilot.usable
-    offered = schemes_for(bits, n_docs)
-    # MinHash finds a pair by the overlap of its word sets, which no bound on term counts
-    # tells (licences at tf cosine 0.95 overlap at Jaccard 0.3): only a pilot's pairs price it.
-    # The fingerprint schemes' chance is a function of the angle alone (Charikar): at the
-    # threshold it bounds every pair above it, whatever the corpus.
-    # A sampled pilot's share must clear the target by a margin: the schemes are designed for
-    # that goal, or none of them would be chosen.
-    goal = target if not priced or pilot is None or pilot.complete else target + SAMPLE_MARGIN
-    goal = min(1.0, goal)
-    sets = None if pilot is None or not priced else pilot.jaccard
-    if background.has_sets and sets is not None and sets.size:
-        designs = [float(q) for q in np.quantile(sets, DESIGN_QUANTILES)]
-        offered += minhash_schemes(threshold, goal, jaccards=designs)
+    priced = pilot if pilot is not None and pilot.usable else None
+    goal = _goal(target, priced)
+    offered = _offered(bits, n_docs, threshold, goal, background, priced)
     judged = [
         assess(
             s,
@@ -326,19 +315,8 @@ def survey(
                 every_work=every_work,
             )
         )
-    if priced and pilot is not None:
-        chances = {
-            a.scheme: pilot.chances(a.scheme, bits)
-            for a in judged
-            if a.scheme.rows is None or pilot.jaccard is not None
-        }
-        judged = [
-            dataclasses.replace(a, recall=pilot.share(chances[a.scheme]).value)
-            for a in judged
-            if a.scheme in chances
-        ]
-        if pilot.jaccard is not None:
-            judged += _unions(judged, chances, pilot)
+    if priced is not None:
+        judged = _priced_on(judged, priced, bits)
     judged.sort(key=lambda a: (a.cost, a.scheme.tables, a.scheme.kind))
     in_budget = [a for a in judged if max_candidates is None or load(a) <= max_candidates]
     reaching = [a for a in in_budget if a.recall >= goal]
@@ -353,6 +331,55 @@ def survey(
         documents=documents,
         pilot=pilot,
     )
+
+
+def _goal(target: float, priced: Pilot | None) -> float:
+    """The recall a scheme must reach: a sampled pilot's share must clear the target by a
+    margin (the schemes are designed for that goal, or none of them would be chosen)."""
+    sampled = priced is not None and not priced.complete
+    return min(1.0, target + SAMPLE_MARGIN if sampled else target)
+
+
+def _offered(
+    bits: int,
+    n_docs: int,
+    threshold: float,
+    goal: float,
+    background: Background,
+    priced: Pilot | None,
+) -> list[Scheme]:
+    """The schemes judged: the fingerprint schemes at these bits, and MinHash designed for
+    the Jaccard of the pilot's pairs when a pilot prices them.
+
+    MinHash finds a pair by the overlap of its word sets, which no bound on term counts tells
+    (licences at tf cosine 0.95 overlap at Jaccard 0.3): only a pilot's pairs price it. The
+    fingerprint schemes' chance is a function of the angle alone (Charikar): at the threshold
+    it bounds every pair above it, whatever the corpus."""
+    offered = schemes_for(bits, n_docs)
+    sets = None if priced is None else priced.jaccard
+    if background.has_sets and sets is not None and sets.size:
+        designs = [float(q) for q in np.quantile(sets, DESIGN_QUANTILES)]
+        offered += minhash_schemes(threshold, goal, jaccards=designs)
+    return offered
+
+
+def _priced_on(judged: list[Assessment], pilot: Pilot, bits: int) -> list[Assessment]:
+    """Each scheme's recall, its share of the pilot's pairs (a MinHash scheme only where the
+    pairs have their Jaccard), and with their Jaccard the unions of a MinHash scheme and a
+    fingerprint scheme."""
+    chances = {
+        a.scheme: pilot.chances(a.scheme, bits)
+        for a in judged
+        if a.scheme.rows is None or pilot.jaccard is not None
+    }
+    judged = [
+        dataclasses.replace(a, recall=pilot.share(chances[a.scheme]).value)
+        for a in judged
+        if a.scheme in chances
+    ]
+    if pilot.jaccard is not None:
+        judged += _unions(judged, chances, pilot)
+    return judged
 
 
 def load(assessment: Assessment) -> float:
