@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from .clusters import cluster
-from .clusters.closure import Take, close_groups
+from .clusters.closure import Closure, Take, close_groups
 from .clusters.groups import Edges, Groups, centrality_rank, group
 from .config import AUDIT_MAX_DOCS, DedupeConfig
 from .corpus import Corpus
@@ -164,17 +164,8 @@ def dedupe_result(
     bits = docs.settings.bits
     expected = float(scheme.probability(config.threshold, bits))
     exact = config.verify is Verify.EXACT
-    closure, more = None, None
-    # Every pair compared: none inside a group is left to check.
-    closing = closure_skipped is None and config.group_pairs > 0 and len(kept) > 0
-    closing &= scheme.kind != "every"
-    # The groups of the flagged pairs (pairs found inside them do not change them) and the
-    # collapsed fingerprints, made once for the closure and the chance pairs.
-    labels = cluster.cluster_labels(kept.pairs, len(docs)) if closing and exact else None
-    copies = blocking.collapse(docs.fingerprints, bits) if closing and exact else None
-    if closing:
-        more, closure = close_groups(docs, config, kept, take, labels=labels, copies=copies)
-        kept = sorted_pairs([kept, more]) if len(more) else kept
+    closed = _closed(docs, config, scheme, kept, take, closure_skipped)
+    kept = closed.kept
     measured, why = measured_recall(docs, config, scheme, kept, pilot, unpiloted)
     # A named scheme's chance at the threshold suggests more tables only where its recall was
     # not measured to reach the target.
@@ -206,12 +197,49 @@ def dedupe_result(
         measured_recall=measured,
         unmeasured=why,
         advice=advice,
-        closure=closure,
+        closure=closed.closure,
         closure_skipped=closure_skipped if config.group_pairs > 0 else None,
         ambiguity=(
-            ambiguity(docs, kept, config.threshold, labels=labels, copies=copies) if exact else None
+            ambiguity(docs, kept, config.threshold, labels=closed.labels, copies=closed.copies)
+            if exact
+            else None
         ),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Closed:
+    """The pairs kept once the pairs inside the groups they form were checked (the closure,
+    when it ran), with the groups' labels and the collapsed fingerprints it made, which the
+    chance pairs use again (None where it made none)."""
+
+    kept: ScoredPairs
+    closure: Closure | None
+    labels: NDArray[np.int64] | None
+    copies: blocking.Copies | None
+
+
+def _closed(
+    docs: Corpus,
+    config: DedupeConfig,
+    scheme: Scheme,
+    kept: ScoredPairs,
+    take: Take | None,
+    skipped: str | None,
+) -> _Closed:
+    """The pairs inside the groups of ``kept`` checked, unless ``skipped`` says why not, none
+    is asked for, or every pair was compared already (none inside a group is left)."""
+    closing = skipped is None and config.group_pairs > 0 and len(kept) > 0
+    closing &= scheme.kind != "every"
+    if not closing:
+        return _Closed(kept, None, None, None)
+    # The groups of the flagged pairs (pairs found inside them do not change them) and the
+    # collapsed fingerprints, made once for the closure and the chance pairs.
+    exact = config.verify is Verify.EXACT
+    labels = cluster.cluster_labels(kept.pairs, len(docs)) if exact else None
+    copies = blocking.collapse(docs.fingerprints, docs.settings.bits) if exact else None
+    more, closure = close_groups(docs, config, kept, take, labels=labels, copies=copies)
+    return _Closed(sorted_pairs([kept, more]) if len(more) else kept, closure, labels, copies)
 
 
 def group_pairs_of(
