@@ -567,3 +567,28 @@ def test_copies_are_never_priced(monkeypatch: pytest.MonkeyPatch) -> None:
     assert max(priced) == result.pilot.cosine.size - copies
     chances = result.pilot.chances(result.scheme, docs.settings.bits)
     assert np.all(chances[result.pilot.hamming == 0] == 1.0)
+
+
+@pytest.mark.parametrize("copies", [40, 150])
+def test_a_pilot_pairs_a_boilerplate_pages_copies_as_the_run_does(copies: int) -> None:
+    """Of more than COPIES_PAIRED copies of one page, a run pairs each with the first only;
+    the pilot counts the same pairs (it held every pair of 20,000 copies: 47 million pairs,
+    10.8 GB, 108 s), and a smaller group keeps every pair of its members."""
+    from simhash_cli.core.verify.verifier import COPIES_PAIRED
+
+    page = "cookie banner accept all cookies to continue reading this site"
+    texts = [page] * copies + [
+        f"article {n} on a subject {n} of its own {n * 7}" for n in range(30)
+    ]
+    docs = corpus_from_texts(texts)
+    result = dedupe(docs, DedupeConfig())
+    assert result.pilot is not None and result.measured_recall is not None
+    inside = [tuple(p) for p in result.pilot.pairs.tolist() if max(p) < copies]
+    if copies > COPIES_PAIRED:
+        assert inside and all(0 in pair for pair in inside)  # with the first copy, row 0
+    else:
+        assert any(0 not in pair for pair in inside)
+    assert result.measured_recall.value == 1.0
+    assert len(result.pairs) == (
+        copies - 1 if copies > COPIES_PAIRED else copies * (copies - 1) // 2
+    )

@@ -18,7 +18,7 @@ other.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,7 @@ from .blocking import run_positions, size_spans
 __all__ = [
     "MARGIN",
     "Suffixes",
+    "Wanted",
     "column_counts",
     "near_pair_chunks",
     "near_pairs",
@@ -67,6 +68,10 @@ def product_work(
     return int(picked @ df)
 
 
+Wanted = Callable[[NDArray[np.int64]], NDArray[np.bool_]]
+"""Which of some pairs (k, 2) are wanted at all: a mask."""
+
+
 def near_pair_chunks(
     unit: UnitRows,
     threshold: float,
@@ -75,6 +80,7 @@ def near_pair_chunks(
     anchors: NDArray[np.int64] | None = None,
     output_entries: int = _OUTPUT_ENTRIES,
     index: Suffixes | None = None,
+    wanted: Wanted | None = None,
 ) -> Iterator[NDArray[np.int64]]:
     """Pairs (i < j) of the rows ``among`` (ascending, unique; None: every row) whose cosine
     reaches ``threshold - MARGIN``, at least one of them in ``anchors`` (a subset of
@@ -93,6 +99,8 @@ def near_pair_chunks(
         output_entries: the suffix product's entries of one block of anchors at most.
         index: the suffixes of these rows ``among`` at this threshold, when made already
             (:meth:`Suffixes.of`, once for many calls).
+        wanted: which pairs are wanted at all, whatever their cosine (None: every one):
+            the others are left before they are scored.
 
     Yields:
         (k, 2) int64 chunks of row numbers, i < j, sorted within a chunk.
@@ -115,6 +123,8 @@ def near_pair_chunks(
         keep = (doc != anchor) & ((anchor < doc) | ~is_anchor[doc])
         doc, anchor = doc[keep], anchor[keep]
         pairs = np.stack((np.minimum(anchor, doc), np.maximum(anchor, doc)), axis=1)
+        if wanted is not None and pairs.size:
+            pairs = pairs[wanted(pairs)]
         if pairs.size:
             pairs = pairs[cosines.unit_cosine_pairs(unit, pairs) >= cutoff]
         if pairs.size:
@@ -418,9 +428,13 @@ def near_pairs(
     among: NDArray[np.int64] | None = None,
     anchors: NDArray[np.int64] | None = None,
     index: Suffixes | None = None,
+    wanted: Wanted | None = None,
 ) -> NDArray[np.int64]:
     """:func:`near_pair_chunks` as one (k, 2) array, sorted."""
-    parts = list(near_pair_chunks(unit, threshold, among=among, anchors=anchors, index=index))
+    chunks = near_pair_chunks(
+        unit, threshold, among=among, anchors=anchors, index=index, wanted=wanted
+    )
+    parts = list(chunks)
     if not parts:
         return np.empty((0, 2), dtype=np.int64)
     pairs = np.concatenate(parts)

@@ -31,7 +31,8 @@ from numpy.typing import NDArray
 from ..sketch.fingerprint import hamming_rows
 from ..sketch.minhash import jaccard_pairs
 from ..verify.cosines import THRESHOLD_TOLERANCE, UnitRows, unit_cosine_pairs
-from . import allpairs
+from ..verify.verifier import COPIES_PAIRED
+from . import allpairs, blocking
 from .blocking import size_spans
 from .scheme import Scheme
 
@@ -53,6 +54,7 @@ __all__ = [
     "assembled",
     "first_anchors",
     "grow",
+    "paired_as_copies",
     "row_work",
     "run_pilot",
     "without",
@@ -404,6 +406,29 @@ def _worth(counts: NDArray[np.int64]) -> float:
     return float(values.sum()) ** 2 / squares if squares else 0.0
 
 
+def paired_as_copies(fingerprints: NDArray[np.uint64], bits: int) -> allpairs.Wanted | None:
+    """Which pairs of documents a run pairs as a run does: of the documents sharing a
+    fingerprint with more than :data:`~simhash_cli.core.verify.verifier.COPIES_PAIRED` others
+    (a boilerplate page), only the pairs with the first of them, as the run's output holds
+    them (``found_among`` counts the same); None when there is no such group. A pilot that
+    held every pair of 20,000 copies of a cookie page took 47 million pairs and 10.8 GB."""
+    copies = blocking.collapse(fingerprints, bits)
+    big = np.flatnonzero(copies.counts > COPIES_PAIRED)
+    if not big.size:
+        return None
+    first = np.arange(fingerprints.shape[0], dtype=np.int64)
+    for r in big.tolist():  # a loop over boilerplate groups, a handful at most
+        members = copies.members[copies.first[r] : copies.first[r] + copies.counts[r]]
+        first[members] = members[0]
+
+    def wanted(pairs: NDArray[np.int64]) -> NDArray[np.bool_]:
+        a, b = first[pairs[:, 0]], first[pairs[:, 1]]
+        inside: NDArray[np.bool_] = (a == b) & (pairs[:, 0] != a) & (pairs[:, 1] != a)
+        return ~inside
+
+    return wanted
+
+
 def run_pilot(
     unit: UnitRows,
     fingerprints: NDArray[np.uint64],
@@ -436,9 +461,12 @@ def run_pilot(
     weights = unit.weights
     per_row = row_work(weights, unit.column_counts)[rows]
     index = allpairs.Suffixes.among(unit, rows, threshold)  # once for every round
+    wanted = paired_as_copies(fingerprints, bits)
 
     def round_of(new: NDArray[np.int64], earlier: NDArray[np.int64]) -> Round:
-        pairs = allpairs.near_pairs(unit, threshold, among=rows, anchors=rows[new], index=index)
+        pairs = allpairs.near_pairs(
+            unit, threshold, among=rows, anchors=rows[new], index=index, wanted=wanted
+        )
         cosine = unit_cosine_pairs(unit, pairs)
         near = cosine >= threshold - THRESHOLD_TOLERANCE
         pairs, cosine = pairs[near], cosine[near]
