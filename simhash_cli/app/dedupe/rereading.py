@@ -18,7 +18,7 @@ from ...core.config import DedupeConfig
 from ...core.corpus import EMPTY_TEXT, Corpus, from_weights
 from ...core.result import DedupeResult
 from ...core.search import blocking
-from ...core.search.pilot import Pilot, PilotPart
+from ...core.search.pilot import LargeCopies, Pilot, PilotPart
 from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.search.planner import pilot_in_pieces
 from ...core.text.keyed import Vectors
@@ -92,10 +92,13 @@ def _pilot_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks) 
             assert read.weights is not None
             return Vectors.of(read.weights[rows], read.features)
 
+        copies = LargeCopies.of(docs.fingerprints, docs.settings.bits)
+
         def pairs_with(anchors: Vectors, rows: NDArray[np.int64]) -> list[PilotPart]:
             sets = kind == "texts"
+            extra = (anchors, rows, config.threshold, sets, copies)
             with hooks.status(f"reading the records again for the pilot's {rows.size:,} anchors"):
-                return list(each_piece(docs, piece_pairs, anchors, rows, config.threshold, sets))
+                return list(each_piece(docs, piece_pairs, *extra))
 
         return pilot_in_pieces(docs, config, counts, anchors_vectors, pairs_with)
 
@@ -154,12 +157,13 @@ def piece_pairs(
     anchor_rows: NDArray[np.int64],
     threshold: float,
     sets: bool,
+    copies: LargeCopies | None = None,
 ) -> PilotPart:
     """One piece's pairs with the pilot's anchors (its second pass); the piece's documents are
     rows ``first`` onwards."""
     vectors = _keyed_piece(piece, ids, kind, tokenizer, weighting, max_line, fields)
     rows = first + np.arange(len(ids), dtype=np.int64)
-    return anchor_pairs(anchors, anchor_rows, vectors, rows, threshold, sets=sets)
+    return anchor_pairs(anchors, anchor_rows, vectors, rows, threshold, sets=sets, copies=copies)
 
 
 def _vectors_of(source: Source, reading: Reading, sizes: list[int], hooks: Hooks) -> VectorsOf:

@@ -13,7 +13,7 @@ from ...core.config import DedupeConfig
 from ...core.corpus import Corpus, Settings
 from ...core.pipeline import dedupe
 from ...core.result import DedupeResult
-from ...core.search.pilot import Pilot, PilotPart
+from ...core.search.pilot import LargeCopies, Pilot, PilotPart
 from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.search.planner import pilot_in_pieces
 from ...core.text.keyed import Vectors
@@ -101,6 +101,7 @@ def files_pilot(hooks: Hooks, jobs: int) -> PilotOf:
             counts = KeyCounts.merged([KeyCounts.of(keyed(docs, rows)) for rows in pieces])
 
         passes = [1]  # the counts' pass, then one a round of anchors
+        copies = LargeCopies.of(docs.fingerprints, docs.settings.bits)
 
         def pairs_with(anchors: Vectors, anchor_rows: NDArray[np.int64]) -> list[PilotPart]:
             threshold = config.threshold
@@ -110,7 +111,13 @@ def files_pilot(hooks: Hooks, jobs: int) -> PilotOf:
             ):
                 return [
                     anchor_pairs(
-                        anchors, anchor_rows, keyed(docs, rows), rows, threshold, sets=True
+                        anchors,
+                        anchor_rows,
+                        keyed(docs, rows),
+                        rows,
+                        threshold,
+                        sets=True,
+                        copies=copies,
                     )
                     for rows in pieces
                 ]

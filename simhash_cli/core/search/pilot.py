@@ -20,6 +20,7 @@ every document is an anchor and the pilot is the answer itself.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ __all__ = [
     "PILOT_WORK",
     "PRECISION",
     "Goal",
+    "LargeCopies",
     "Pilot",
     "PilotPart",
     "Round",
@@ -54,7 +56,6 @@ __all__ = [
     "assembled",
     "first_anchors",
     "grow",
-    "paired_as_copies",
     "row_work",
     "run_pilot",
     "without",
@@ -406,27 +407,51 @@ def _worth(counts: NDArray[np.int64]) -> float:
     return float(values.sum()) ** 2 / squares if squares else 0.0
 
 
-def paired_as_copies(fingerprints: NDArray[np.uint64], bits: int) -> allpairs.Wanted | None:
-    """Which pairs of documents a run pairs as a run does: of the documents sharing a
-    fingerprint with more than :data:`~simhash_cli.core.verify.verifier.COPIES_PAIRED` others
-    (a boilerplate page), only the pairs with the first of them, as the run's output holds
-    them (``found_among`` counts the same); None when there is no such group. A pilot that
-    held every pair of 20,000 copies of a cookie page took 47 million pairs and 10.8 GB."""
-    copies = blocking.collapse(fingerprints, bits)
-    big = np.flatnonzero(copies.counts > COPIES_PAIRED)
-    if not big.size:
-        return None
-    first = np.arange(fingerprints.shape[0], dtype=np.int64)
-    for r in big.tolist():  # a loop over boilerplate groups, a handful at most
-        members = copies.members[copies.first[r] : copies.first[r] + copies.counts[r]]
-        first[members] = members[0]
+@dataclass(frozen=True)
+class LargeCopies:
+    """The documents of each fingerprint shared by more than
+    :data:`~simhash_cli.core.verify.verifier.COPIES_PAIRED` of them (a boilerplate page), rows
+    ascending, with the first of their group: a run pairs them with that one only, and so a
+    pilot counts them (``found_among`` counts the same). A pilot that held every pair of
+    20,000 copies of a cookie page took 47 million pairs and 10.8 GB. Small enough to send
+    to each piece of a pilot in pieces."""
 
-    def wanted(pairs: NDArray[np.int64]) -> NDArray[np.bool_]:
-        a, b = first[pairs[:, 0]], first[pairs[:, 1]]
-        inside: NDArray[np.bool_] = (a == b) & (pairs[:, 0] != a) & (pairs[:, 1] != a)
-        return ~inside
+    rows: NDArray[np.int64]
+    first: NDArray[np.int64]
 
-    return wanted
+    @classmethod
+    def of(cls, fingerprints: NDArray[np.uint64], bits: int) -> LargeCopies | None:
+        """Those of these fingerprints (every document's), or None when there are none."""
+        copies = blocking.collapse(fingerprints, bits)
+        big = np.flatnonzero(copies.counts > COPIES_PAIRED)
+        if not big.size:
+            return None
+        groups = [
+            copies.members[copies.first[r] : copies.first[r] + copies.counts[r]]
+            for r in big.tolist()  # a loop over boilerplate groups, a handful at most
+        ]
+        rows = np.concatenate(groups).astype(np.int64)
+        first = np.concatenate([np.full(g.size, g[0], dtype=np.int64) for g in groups])
+        order = np.argsort(rows, kind="stable")
+        return cls(rows[order], first[order])
+
+    @functools.cached_property
+    def _first_of(self) -> NDArray[np.int64]:
+        """Each row's first, -1 for a row of no such group, up to the last of them: made
+        where it is used (a piece's process, a worker), never sent."""
+        first = np.full(int(self.rows[-1]) + 1, -1, dtype=np.int64)
+        first[self.rows] = self.first
+        return first
+
+    def wanted(self, pairs: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Which pairs (k, 2) of documents a run pairs: all but those of two members of one
+        group of which neither is its first."""
+        dense = self._first_of
+        first = np.where(pairs < dense.size, dense[np.minimum(pairs, dense.size - 1)], -1)
+        inside = (first[:, 0] >= 0) & (first[:, 0] == first[:, 1])
+        inside &= (pairs[:, 0] != first[:, 0]) & (pairs[:, 1] != first[:, 0])
+        wanted: NDArray[np.bool_] = ~inside
+        return wanted
 
 
 def run_pilot(
@@ -461,7 +486,8 @@ def run_pilot(
     weights = unit.weights
     per_row = row_work(weights, unit.column_counts)[rows]
     index = allpairs.Suffixes.among(unit, rows, threshold)  # once for every round
-    wanted = paired_as_copies(fingerprints, bits)
+    copies = LargeCopies.of(fingerprints, bits)
+    wanted = None if copies is None else copies.wanted
 
     def round_of(new: NDArray[np.int64], earlier: NDArray[np.int64]) -> Round:
         pairs = allpairs.near_pairs(

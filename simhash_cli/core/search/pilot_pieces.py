@@ -24,7 +24,7 @@ from ..text.keyed import Vectors
 from ..verify import cosines
 from ..verify.cosines import THRESHOLD_TOLERANCE, unit_cosine_pairs
 from . import allpairs
-from .pilot import PilotPart
+from .pilot import LargeCopies, PilotPart
 
 __all__ = ["KeyCounts", "anchor_pairs"]
 
@@ -79,11 +79,13 @@ def anchor_pairs(
     threshold: float,
     *,
     sets: bool,
+    copies: LargeCopies | None = None,
 ) -> PilotPart:
     """The pairs at ``threshold`` of the anchors (their vectors and rows, ascending) with a
     piece's documents (their vectors and rows), each pair once, as
     :func:`~simhash_cli.core.search.pilot.run_pilot` finds them in one corpus: a pair of two anchors
-    from the smaller one, a pair of an anchor with itself never."""
+    from the smaller one, a pair of an anchor with itself never; of the ``copies`` of a
+    boilerplate page, the pairs a run makes (:class:`~.pilot.LargeCopies`)."""
     stacked = Vectors.join([anchors, piece])
     weights = stacked.matrix()  # columns in key order: the one order of sums
     unit = cosines.unit_scales(weights)
@@ -91,11 +93,17 @@ def anchor_pairs(
     rows = np.concatenate([anchor_rows, piece_rows])
     among = np.arange(n_anchors, rows.size, dtype=np.int64)
     is_anchor = np.isin(piece_rows, anchor_rows)
+
+    def wanted(local: NDArray[np.int64]) -> NDArray[np.bool_]:
+        assert copies is not None
+        return copies.wanted(rows[local])
+
     found = [
         chunk
         for chunk in allpairs.near_pair_chunks(
             unit, threshold, among=np.arange(rows.size, dtype=np.int64),
             anchors=np.arange(n_anchors, dtype=np.int64),
+            wanted=None if copies is None else wanted,
         )
     ]  # fmt: skip
     local = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)

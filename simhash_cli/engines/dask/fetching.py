@@ -26,7 +26,7 @@ from ...core.against import KeyedRows
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus
 from ...core.search import blocking
-from ...core.search.pilot import Pilot, PilotPart
+from ...core.search.pilot import LargeCopies, Pilot, PilotPart
 from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.search.planner import pilot_in_pieces
 from ...core.sketch import minhash
@@ -154,9 +154,11 @@ def pilot_of(cluster: Cluster, fingerprinted: OnCluster, hooks: Hooks) -> PilotO
                 cluster.gather([client.submit(_counts, part) for part in fingerprinted.parts])
             )
 
+        copies = LargeCopies.of(docs.fingerprints, docs.settings.bits)
+
         def pairs_with(anchors: Vectors, rows: NDArray[np.int64]) -> list[PilotPart]:
             sets = docs.settings.tokenizer is not None
-            shared = client.scatter((anchors, rows), broadcast=True)
+            shared = client.scatter((anchors, rows, copies), broadcast=True)
             what = f"the pilot's {rows.size:,} anchors against every document, on the workers"
             with hooks.status(what), reported():
                 return list(
@@ -182,14 +184,17 @@ def _counts(part: Part) -> KeyCounts:
 
 def _pairs(
     part: Part,
-    anchors: tuple[Vectors, NDArray[np.int64]],
+    shared: tuple[Vectors, NDArray[np.int64], LargeCopies | None],
     offset: int,
     threshold: float,
     sets: bool,
 ) -> PilotPart:
     assert part.vectors is not None
+    anchors, anchor_rows, copies = shared
     rows = offset + np.arange(len(part.docs), dtype=np.int64)
-    return anchor_pairs(*anchors, part.vectors, rows, threshold, sets=sets)
+    return anchor_pairs(
+        anchors, anchor_rows, part.vectors, rows, threshold, sets=sets, copies=copies
+    )
 
 
 def band_keys_of(cluster: Cluster, fingerprinted: OnCluster, hooks: Hooks) -> BandKeysOf:
