@@ -339,6 +339,21 @@ def test_a_terminal_is_not_warned_of_empty_files_every_run(tmp_path: Path) -> No
     assert "warning: skipped a/__init__.py: empty (no tokens)" in screen_of(shown, 100)
 
 
+def test_a_terminal_counts_the_short_texts_it_was_asked_to_leave_out(tmp_path: Path) -> None:
+    """--min-length: the texts left out as short are counted in the line of what was read,
+    never warned of one by one (the user asked for them to be left out)."""
+    (tmp_path / "docs").mkdir()
+    shutil.copy(SAMPLE / "volcano-report.txt", tmp_path / "docs" / "report.txt")
+    (tmp_path / "docs" / "note.txt").write_text("call me back")
+    with open(tmp_path / "out", "wb") as handle:
+        code, shown = on_a_terminal(
+            ["dedupe", "--min-length", "5", "docs"], handle.fileno(), cwd=tmp_path
+        )
+    screen = screen_of(shown, 100)
+    assert code == 0 and screen[0] == "read 1 document (1 skipped: 1 short)"
+    assert not any("warning" in line or "note.txt" in line for line in screen)
+
+
 def test_no_bar_is_left_among_the_lines_of_a_pipes_reader(tmp_path: Path) -> None:
     """``simhash fingerprint DIR | head -2`` on a terminal: head's lines and nothing else (a
     bar drawn while head wrote on the same terminal was left behind when head went away)."""
