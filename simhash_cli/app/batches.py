@@ -86,7 +86,7 @@ def batchable(settings: Settings) -> tuple[TokenizerConfig, Weighting]:
         ParameterError: tfidf, whose weights come from the whole corpus, not a batch.
     """
     tokenizer, weighting = text_settings(settings)
-    if weighting is Weighting.TFIDF:
+    if weighting.corpus_wide:
         raise ParameterError("tfidf weights need the whole corpus; use corpus_from_paths")
     return tokenizer, weighting
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from ..core.comparison import Comparison, compare_with
 from ..core.config import DEFAULT_THRESHOLD
 from ..core.corpus import corpus_from_texts
-from ..core.text.vectorize import Weighting
 from ..errors import InputError, UsageError
 from ..io.sinks.formats import Output
 from ..io.sources.fields import Fields
@@ -110,7 +109,7 @@ def compare_documents(request: CompareRequest, engine: Engine, hooks: Hooks) -> 
     if len(docs) < 2 or str(docs.ids[0]) != request.a:
         reasons = "; ".join(f"{s.id}: {s.reason}" for s in docs.skipped)
         raise InputError(f"compare needs A and a B with features ({reasons})")
-    if reading.weighting is Weighting.TFIDF:
+    if reading.weighting.corpus_wide:
         hooks.info(
             f"note: tfidf weights here take their idf from these {len(docs):,} documents "
             "only; dedupe takes it from all it reads, so the cosines differ"

@@ -9,7 +9,6 @@ from typing import Any
 
 from ..core.corpus import Corpus, corpus_from_texts
 from ..core.explain import PAGE_BLOCKS, Explained, explained
-from ..core.text.vectorize import Weighting
 from ..errors import BadValueError, InputError, UsageError
 from ..io.sinks.formats import Output
 from ..io.sources.fields import Fields
@@ -92,7 +91,7 @@ def explain_documents(request: ExplainRequest, hooks: Hooks) -> Explained:
         if missing:
             raise InputError(f"{missing[0]} is not a text document (see the warning above)")
         texts = (read[request.a], read[request.b])
-    if reading.weighting is Weighting.TFIDF:
+    if reading.weighting.corpus_wide:
         hooks.info("note: tfidf weights here take their idf from A and B only")
     docs = corpus_from_texts(list(texts), reading.settings, ids=ids, on_event=hooks.event)
     _both(docs, ids)

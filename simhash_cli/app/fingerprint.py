@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from ..core.corpus import Corpus
 from ..core.events import Progress, Skipped
-from ..core.text.vectorize import Weighting
 from ..io.sinks.formats import Output
 from .engine import Engine, Need
 from .guard import refuse_output_over_input
@@ -30,7 +29,7 @@ class FingerprintRequest:
     def streamed(self) -> bool:
         """Whether fingerprints come batch by batch (files, not tfidf): only a batch is ever in
         memory. tfidf needs the whole corpus, and records are read whole."""
-        return self.source.streamable and self.reading.weighting is not Weighting.TFIDF
+        return self.source.streamable and not self.reading.weighting.corpus_wide
 
     @property
     def records_streamed(self) -> bool:
@@ -38,7 +37,7 @@ class FingerprintRequest:
         and fingerprinted by ``--jobs`` processes: only a few pieces are ever in memory."""
         return (
             self.source.kind in (Input.TEXTS, Input.VECTORS)
-            and self.reading.weighting is not Weighting.TFIDF
+            and not self.reading.weighting.corpus_wide
         )
 
     def check(self) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.corpus import Corpus, concatenate, from_counts
 from ..core.events import OnEvent, Progress, Skipped
-from ..core.text.vectorize import Weighting, merge_counts
+from ..core.text.vectorize import merge_counts
 from ..io.sources.files import STDIN
 from ..io.sources.pieces import Piece, pieces
 from ..io.sources.records import repeated_id
@@ -116,7 +116,7 @@ def holds_vectors(source: Source, reading: Reading, vectors_needed: bool) -> boo
     for stored fingerprints, which have none."""
     if source.kind is Input.FINGERPRINTS:
         return False
-    return vectors_needed or source.kind is Input.TEXTS or reading.weighting is Weighting.TFIDF
+    return vectors_needed or source.kind is Input.TEXTS or reading.weighting.corpus_wide
 
 
 def stream(

@@ -79,6 +79,13 @@ class Weighting(str, Enum):
     """count * (ln((1 + n) / (1 + df)) + 1) over the corpus at hand (scikit-learn's smooth idf)."""
 
     @property
+    def corpus_wide(self) -> bool:
+        """Whether a document's weights depend on the other documents read with it (tfidf's
+        document frequencies): they need the whole corpus at once (never a batch, a stream or
+        an index), and two corpora weighted apart do not compare."""
+        return self is Weighting.TFIDF
+
+    @property
     def whole(self) -> bool:
         """Whether every weight is a whole number (tf, binary): a fingerprint's sums of them are
         exact, so they come out the same whatever order a document's features are in."""

@@ -148,7 +148,7 @@ class Settings:
     def common_words_dominate(self) -> bool:
         """Whether common words can make every document look alike: weights of term counts
         (tf, binary, log) that no corpus statistic damps, as tfidf's do."""
-        return self.weighting is not None and self.weighting is not Weighting.TFIDF
+        return self.weighting is not None and not self.weighting.corpus_wide
 
     def describe(self) -> str:
         """Human-readable, for error messages: ``bits=64 seed=12345 tokenizer=word ...``."""

@@ -23,7 +23,7 @@ from ...core.explain import PAGE_BLOCKS, explained
 from ...core.result import DedupeResult
 from ...core.search import blocking
 from ...core.sketch.fingerprint import hamming_rows
-from ...core.text.vectorize import Weighting, vectorize
+from ...core.text.vectorize import vectorize
 from ...core.verify.ambiguity import chance_sample
 from ...core.verify.cosines import cosine_pairs
 from ...io.sinks.atomic import atomic_output
@@ -89,7 +89,12 @@ def report_model(
     with hooks.status(f"reading the texts of {members.size:,} documents for the report"):
         texts = _texts(source, [docs.ids[m] for m in members.tolist()], notes)
     made = None
-    if docs.weights is None and texts and docs.settings.weighting not in (None, Weighting.TFIDF):
+    if (
+        docs.weights is None
+        and texts
+        and docs.settings.weighting is not None
+        and not docs.settings.weighting.corpus_wide
+    ):
         # Weights that depend on their document alone: made again from the texts.
         assert docs.settings.tokenizer is not None and docs.settings.weighting is not None
         ordered = [m for m in members.tolist() if docs.ids[m] in texts]

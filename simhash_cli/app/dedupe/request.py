@@ -20,7 +20,6 @@ from ...core.config import (
     DedupeConfig,
 )
 from ...core.search.blocking import DEFAULT_MAX_CANDIDATES
-from ...core.text.vectorize import Weighting
 from ...core.verify.cosines import Verify
 from ...errors import BadValueError, UsageError
 from ...io.opening import open_file
@@ -112,7 +111,7 @@ def check_against(request: DedupeRequest) -> None:
             "{against} goes without {clustering}: it makes no clusters",
             parameters=("against", "clustering"),
         )
-    if request.reading.weighting is Weighting.TFIDF:
+    if request.reading.weighting.corpus_wide:
         raise UsageError(
             "{against} goes without {weighting} tfidf: its weights would come from each set "
             "alone, and the two would not compare",
@@ -349,7 +348,7 @@ class DedupeRequest:
             Need.INDEX: self.index is not None,
             Need.AUDIT: self.audit,
             Need.EMPTY_DOCUMENTS: self.reading.admission.include_empty,
-            Need.TFIDF: self.reading.weighting is Weighting.TFIDF,
+            Need.TFIDF: self.reading.weighting.corpus_wide,
             Need.MINHASH: self.minhash is not None,
             Need.EVERY_PAIR: self.blocks == "every",
         }
@@ -507,7 +506,7 @@ class DedupeRequest:
             self.source.kind in (Input.TEXTS, Input.VECTORS)
             and self.source.location not in (None, STDIN)
             and "://" not in (self.source.location or "")
-            and self.reading.weighting is not Weighting.TFIDF
+            and not self.reading.weighting.corpus_wide
             and not self.reading.admission.include_empty
             and not self.audit
             and self.against is None

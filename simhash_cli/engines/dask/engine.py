@@ -94,7 +94,8 @@ class DaskEngine:
         settings = job.reading.settings_for(job.source.kind)
         # The vectors the local engine would hold (it plans MinHash schemes on them).
         keep = holds_vectors(job.source, job.reading, job.vectors_needed)
-        if settings.weighting is not Weighting.TFIDF or job.source.kind is Input.FINGERPRINTS:
+        wide = settings.weighting is not None and settings.weighting.corpus_wide
+        if not wide or job.source.kind is Input.FINGERPRINTS:
             return self._read_as(job, hooks, settings, keep)
         counted = self._read_as(
             job, hooks, dataclasses.replace(settings, weighting=Weighting.TF), True
