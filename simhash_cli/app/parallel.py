@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import itertools
 import multiprocessing
 import signal
 import time
@@ -62,18 +63,8 @@ def ordered_map(
         yield from (function(*args) for args in given)
         return
     parts = len(arguments) if isinstance(arguments, Sized) else None
-    began, done = time.monotonic(), 0
-    while work is None or work <= WORKERS_PAY:
-        taken = next(given, None)
-        if taken is None:
-            return
-        yield function(*taken)
-        done += 1
-        spent = time.monotonic() - began
-        if parts is None and spent >= WORKERS_AFTER:
-            break
-        if parts is not None and spent / done * (parts - done) > WORKERS_PAY:
-            break
+    if work is None or work <= WORKERS_PAY:
+        yield from _alone(function, given, parts)
     first = next(given, None)
     if first is None:
         return
@@ -81,6 +72,30 @@ def ordered_map(
     if second is None:
         yield function(*first)
         return
+    yield from _with_workers(function, itertools.chain((first, second), given), jobs)
+
+
+def _alone(
+    function: Callable[..., Result], given: Iterator[tuple[Any, ...]], parts: int | None
+) -> Iterator[Result]:
+    """This process alone, until its pace says that what is left of ``parts`` would take it
+    more than :data:`WORKERS_PAY` (over a stream, ``parts`` None: for
+    :data:`WORKERS_AFTER` seconds), or ``given`` runs out."""
+    began = time.monotonic()
+    for done, taken in enumerate(given, start=1):
+        yield function(*taken)
+        spent = time.monotonic() - began
+        if parts is None and spent >= WORKERS_AFTER:
+            return
+        if parts is not None and spent / done * (parts - done) > WORKERS_PAY:
+            return
+
+
+def _with_workers(
+    function: Callable[..., Result], given: Iterator[tuple[Any, ...]], jobs: int
+) -> Iterator[Result]:
+    """``function`` of each of ``given`` in order, by this process and ``jobs - 1`` workers
+    (see :func:`ordered_map`)."""
     with _worker_pool(jobs - 1) as pool:
         # Done once a worker runs and has imported what ``function`` needs (its module comes
         # with it, by name): nothing is handed to a worker still starting, where this process
@@ -89,16 +104,12 @@ def ordered_map(
         # Each entry: a future of the pool's, or a result this process made; in input order.
         due: collections.deque[tuple[Future[Result] | None, Result | None]] = collections.deque()
         ahead = 2 * (jobs - 1)
-        waiting = collections.deque([first, second])  # drawn but not handed out, in order
-
-        def draw() -> tuple[Any, ...] | None:
-            return waiting.popleft() if waiting else next(given, None)
 
         def feed() -> bool:
             """Keep each worker a batch ahead once one runs; False when the arguments ran
             out."""
             while started.done() and sum(1 for future, _ in due if future is not None) < ahead:
-                args = draw()
+                args = next(given, None)
                 if args is None:
                     return False
                 due.append((pool.submit(function, *args), None))
@@ -106,7 +117,7 @@ def ordered_map(
 
         def take() -> bool:
             """This process takes the next part itself; False when the arguments ran out."""
-            args = draw()
+            args = next(given, None)
             if args is None:
                 return False
             due.append((None, function(*args)))
