@@ -59,9 +59,9 @@ EXAMPLES = 3
 
 # Skips a terminal is not warned of: documents with nothing in them to compare, or too little
 # (--min-length): nothing is wrong with them, and a dataset passes them through as they are.
-PASSED_OVER = frozenset({"empty", "short"})
 _PASSED = {"empty": "without a word", "short": "short"}
 """How the records a dataset passes through are counted, by kind."""
+PASSED_OVER = frozenset(_PASSED)
 
 SUMMED = frozenset({BINARY})
 """Reasons to skip a document that a walk expects to meet and that say nothing particular to
