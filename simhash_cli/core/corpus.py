@@ -145,10 +145,16 @@ class Settings:
         }
 
     @property
+    def corpus_wide(self) -> bool:
+        """Whether a document's weights depend on the documents read with it (text weighted
+        by tfidf; given vectors never: see :attr:`Weighting.corpus_wide`)."""
+        return self.weighting is not None and self.weighting.corpus_wide
+
+    @property
     def common_words_dominate(self) -> bool:
         """Whether common words can make every document look alike: weights of term counts
         (tf, binary, log) that no corpus statistic damps, as tfidf's do."""
-        return self.weighting is not None and not self.weighting.corpus_wide
+        return self.weighting is not None and not self.corpus_wide
 
     def describe(self) -> str:
         """Human-readable, for error messages: ``bits=64 seed=12345 tokenizer=word ...``."""

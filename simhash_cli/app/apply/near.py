@@ -51,7 +51,7 @@ class Nearness:
             )  # fmt: skip
         except (KeyError, TypeError, ValueError, ParameterError):
             chosen = Settings()
-        if chosen.weighting is not None and chosen.weighting.corpus_wide:
+        if chosen.corpus_wide:
             chosen = dataclasses.replace(chosen, weighting=Weighting.TF)
         self.settings = chosen
 

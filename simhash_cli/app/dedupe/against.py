@@ -80,7 +80,7 @@ def reading_as_the_index(request: DedupeRequest, reference: Corpus, hooks: Hooks
     if (theirs.tokenizer is None) != vectors:
         what = "vectors as given" if theirs.tokenizer is None else "text"
         raise SettingsMismatchError(f"{made} (of {what}): these documents do not compare with it")
-    if theirs.weighting is not None and theirs.weighting.corpus_wide:
+    if theirs.corpus_wide:
         raise SettingsMismatchError(
             f"{made}: tfidf weights come from each set alone, and the two would not compare"
         )

@@ -93,7 +93,7 @@ def report_model(
         docs.weights is None
         and texts
         and docs.settings.weighting is not None
-        and not docs.settings.weighting.corpus_wide
+        and not docs.settings.corpus_wide
     ):
         # Weights that depend on their document alone: made again from the texts.
         assert docs.settings.tokenizer is not None and docs.settings.weighting is not None

@@ -69,7 +69,7 @@ def open_for_adding(path: str, requested: Settings | None, default: Settings) ->
         ParameterError: tfidf weights, which depend on the other documents of a run.
     """
     wanted = requested or default
-    if wanted.weighting is not None and wanted.weighting.corpus_wide:
+    if wanted.corpus_wide:
         raise ParameterError(
             "an index keeps fingerprints that depend on their document alone; tfidf weights "
             "depend on the documents of one run: use tf, binary or log"

@@ -94,8 +94,7 @@ class DaskEngine:
         settings = job.reading.settings_for(job.source.kind)
         # The vectors the local engine would hold (it plans MinHash schemes on them).
         keep = holds_vectors(job.source, job.reading, job.vectors_needed)
-        wide = settings.weighting is not None and settings.weighting.corpus_wide
-        if not wide or job.source.kind is Input.FINGERPRINTS:
+        if not settings.corpus_wide or job.source.kind is Input.FINGERPRINTS:
             return self._read_as(job, hooks, settings, keep)
         counted = self._read_as(
             job, hooks, dataclasses.replace(settings, weighting=Weighting.TF), True
