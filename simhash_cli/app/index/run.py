@@ -12,7 +12,7 @@ from ...core.corpus import Corpus
 from ...core.matches import Matches
 from ...core.result import DedupeResult
 from ...core.verify.cosines import Verify, estimate_limit
-from ...errors import BadValueError
+from ...errors import BadValueError, InputError
 from ...index.reading import stats as stats_of
 from ...index.store import Store
 from ...index.writing import Writer
@@ -28,7 +28,7 @@ from ..indexing.adding import (
     stored_corpus,
     text_reading,
 )
-from ..indexing.again import add_files_of, open_index, read_again, reading_of, say_added, searched
+from ..indexing.updating import add_files_of, open_index, reading_of, say_added, searched
 from ..keep.rule import kept
 from ..loading import fingerprinted_records, load_records
 from ..settings import Input, Reading
@@ -149,7 +149,7 @@ def dedupe_stored(request: IndexDedupeRequest, hooks: Hooks) -> DedupeResult:
     with Store.open(request.db, readonly=True) as store:
         docs = stored_corpus(store)
     if request.verify is Verify.EXACT:
-        docs = read_again(docs, request.jobs, hooks)
+        docs = _read_again(docs, request.jobs, hooks)
     if request.plan is not None:  # never over a stored file
         refuse_overwrites({"plan": request.plan}, Reads(files=tuple(docs.ids)))
     result = searched(docs, request.config, hooks)
@@ -193,3 +193,20 @@ def _still_there(path: str) -> bool:
     except OSError:
         return True
     return True
+
+
+def _read_again(docs: Corpus, jobs: int, hooks: Hooks) -> Corpus:
+    """The stored files read again, for their vectors.
+
+    Raises:
+        InputError: the index holds records that are not files, or a stored file is gone.
+    """
+    text_reading(docs.settings)  # records that are not files cannot be read again
+    for path in docs.ids:
+        if not os.path.lexists(path):
+            raise InputError(
+                f"a stored file is gone: {path} (simhash index prune forgets such files)"
+            )
+    with hooks.progress("reading files") as progress:
+        reading = reading_of(docs.settings, jobs=jobs)
+        return read_files(docs.ids, reading, hooks, progress)
