@@ -26,7 +26,7 @@ from .result import DedupeResult
 from .search import blocking
 from .search.blocking import suggest_blocks
 from .search.candidates import every_chunks, fingerprint_chunks, minhash_chunks
-from .search.pilot import Pilot, Share
+from .search.pilot import LargeCopies, Pilot, Share
 from .search.planner import measures, pilot_for, scheme_for, survey_for, unmeasured
 from .search.pricing import TARGET_RECALL, Scheme, Survey
 from .search.recall import Advice
@@ -291,12 +291,8 @@ def found_among(
     a document of a fingerprint shared by more than COPIES_PAIRED documents stands as that
     fingerprint's first document, which alone is paired for all of them (two of them are
     paired with each other)."""
-    canon = np.arange(n_docs, dtype=np.int64)
-    if copies is not None:
-        big = np.flatnonzero(copies.counts > COPIES_PAIRED)
-        for r in big.tolist():  # a loop over boilerplate groups, a handful at most
-            members = copies.members[copies.first[r] : copies.first[r] + copies.counts[r]]
-            canon[members] = members[0]
+    large = None if copies is None else LargeCopies.among(copies)
+    canon = np.arange(n_docs, dtype=np.int64) if large is None else large.stand_ins(n_docs)
     asked, held = np.sort(canon[pairs], axis=1), np.sort(canon[kept.pairs], axis=1)
     kept_codes = held[:, 0] * np.int64(n_docs) + held[:, 1]
     codes = asked[:, 0] * np.int64(n_docs) + asked[:, 1]

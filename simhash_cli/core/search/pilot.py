@@ -422,7 +422,11 @@ class LargeCopies:
     @classmethod
     def of(cls, fingerprints: NDArray[np.uint64], bits: int) -> LargeCopies | None:
         """Those of these fingerprints (every document's), or None when there are none."""
-        copies = blocking.collapse(fingerprints, bits)
+        return cls.among(blocking.collapse(fingerprints, bits))
+
+    @classmethod
+    def among(cls, copies: blocking.Copies) -> LargeCopies | None:
+        """Those of the collapsed fingerprints ``copies``, or None when there are none."""
         big = np.flatnonzero(copies.counts > COPIES_PAIRED)
         if not big.size:
             return None
@@ -442,6 +446,15 @@ class LargeCopies:
         first = np.full(int(self.rows[-1]) + 1, -1, dtype=np.int64)
         first[self.rows] = self.first
         return first
+
+    def stand_ins(self, n_docs: int) -> NDArray[np.int64]:
+        """Each of ``n_docs`` documents' stand-in in the pairs a run makes: the first of its
+        group, or itself."""
+        dense = self._first_of
+        stand_in = np.arange(n_docs, dtype=np.int64)
+        grouped = np.flatnonzero(dense >= 0)
+        stand_in[grouped] = dense[grouped]
+        return stand_in
 
     def wanted(self, pairs: NDArray[np.int64]) -> NDArray[np.bool_]:
         """Which pairs (k, 2) of documents a run pairs: all but those of two members of one
