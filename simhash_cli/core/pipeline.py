@@ -24,9 +24,9 @@ from .config import AUDIT_MAX_DOCS, DedupeConfig
 from .corpus import Corpus
 from .result import DedupeResult
 from .search import blocking
-from .search.blocking import suggest_blocks
+from .search.blocking import LargeCopies, suggest_blocks
 from .search.candidates import every_chunks, fingerprint_chunks, minhash_chunks
-from .search.pilot import LargeCopies, Pilot, Share
+from .search.pilot import Pilot, Share
 from .search.planner import measures, pilot_for, scheme_for, survey_for, unmeasured
 from .search.pricing import TARGET_RECALL, Scheme, Survey
 from .search.recall import Advice

@@ -18,7 +18,8 @@ from ...core.config import DedupeConfig
 from ...core.corpus import EMPTY_TEXT, Corpus, from_weights
 from ...core.result import DedupeResult
 from ...core.search import blocking
-from ...core.search.pilot import LargeCopies, Pilot, PilotPart
+from ...core.search.blocking import LargeCopies
+from ...core.search.pilot import Pilot, PilotPart
 from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.search.planner import pilot_in_pieces
 from ...core.text.keyed import Vectors

@@ -9,7 +9,8 @@ from numpy.typing import NDArray
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus
 from ...core.result import DedupeResult
-from ...core.search.pilot import LargeCopies, Pilot, PilotPart
+from ...core.search.blocking import LargeCopies
+from ...core.search.pilot import Pilot, PilotPart
 from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.search.planner import pilot_in_pieces
 from ...core.text.keyed import Vectors

@@ -24,9 +24,10 @@ from numpy.typing import NDArray
 from ..config import DedupeConfig
 from ..corpus import Corpus
 from ..search import blocking
+from ..search.blocking import COPIES_PAIRED
 from ..sketch.fingerprint import hamming_rows
 from ..verify.cosines import ScoredPairs
-from ..verify.verifier import COPIES_PAIRED, Verifier
+from ..verify.verifier import Verifier
 from . import cluster
 
 __all__ = ["Closure", "close_groups"]

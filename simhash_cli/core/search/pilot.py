@@ -20,7 +20,6 @@ every document is an anchor and the pilot is the answer itself.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,9 +31,8 @@ from numpy.typing import NDArray
 from ..sketch.fingerprint import hamming_rows
 from ..sketch.minhash import jaccard_pairs
 from ..verify.cosines import THRESHOLD_TOLERANCE, UnitRows, unit_cosine_pairs
-from ..verify.verifier import COPIES_PAIRED
-from . import allpairs, blocking
-from .blocking import size_spans
+from . import allpairs
+from .blocking import LargeCopies, size_spans
 from .scheme import Scheme
 
 __all__ = [
@@ -47,7 +45,6 @@ __all__ = [
     "PILOT_WORK",
     "PRECISION",
     "Goal",
-    "LargeCopies",
     "Pilot",
     "PilotPart",
     "Round",
@@ -405,66 +402,6 @@ def _worth(counts: NDArray[np.int64]) -> float:
     values = counts.astype(np.float64)
     squares = float(values @ values)
     return float(values.sum()) ** 2 / squares if squares else 0.0
-
-
-@dataclass(frozen=True)
-class LargeCopies:
-    """The documents of each fingerprint shared by more than
-    :data:`~simhash_cli.core.verify.verifier.COPIES_PAIRED` of them (a boilerplate page), rows
-    ascending, with the first of their group: a run pairs them with that one only, and so a
-    pilot counts them (``found_among`` counts the same). A pilot that held every pair of
-    20,000 copies of a cookie page took 47 million pairs and 10.8 GB. Small enough to send
-    to each piece of a pilot in pieces."""
-
-    rows: NDArray[np.int64]
-    first: NDArray[np.int64]
-
-    @classmethod
-    def of(cls, fingerprints: NDArray[np.uint64], bits: int) -> LargeCopies | None:
-        """Those of these fingerprints (every document's), or None when there are none."""
-        return cls.among(blocking.collapse(fingerprints, bits))
-
-    @classmethod
-    def among(cls, copies: blocking.Copies) -> LargeCopies | None:
-        """Those of the collapsed fingerprints ``copies``, or None when there are none."""
-        big = np.flatnonzero(copies.counts > COPIES_PAIRED)
-        if not big.size:
-            return None
-        groups = [
-            copies.members[copies.first[r] : copies.first[r] + copies.counts[r]]
-            for r in big.tolist()  # a loop over boilerplate groups, a handful at most
-        ]
-        rows = np.concatenate(groups).astype(np.int64)
-        first = np.concatenate([np.full(g.size, g[0], dtype=np.int64) for g in groups])
-        order = np.argsort(rows, kind="stable")
-        return cls(rows[order], first[order])
-
-    @functools.cached_property
-    def _first_of(self) -> NDArray[np.int64]:
-        """Each row's first, -1 for a row of no such group, up to the last of them: made
-        where it is used (a piece's process, a worker), never sent."""
-        first = np.full(int(self.rows[-1]) + 1, -1, dtype=np.int64)
-        first[self.rows] = self.first
-        return first
-
-    def stand_ins(self, n_docs: int) -> NDArray[np.int64]:
-        """Each of ``n_docs`` documents' stand-in in the pairs a run makes: the first of its
-        group, or itself."""
-        dense = self._first_of
-        stand_in = np.arange(n_docs, dtype=np.int64)
-        grouped = np.flatnonzero(dense >= 0)
-        stand_in[grouped] = dense[grouped]
-        return stand_in
-
-    def wanted(self, pairs: NDArray[np.int64]) -> NDArray[np.bool_]:
-        """Which pairs (k, 2) of documents a run pairs: all but those of two members of one
-        group of which neither is its first."""
-        dense = self._first_of
-        first = np.where(pairs < dense.size, dense[np.minimum(pairs, dense.size - 1)], -1)
-        inside = (first[:, 0] >= 0) & (first[:, 0] == first[:, 1])
-        inside &= (pairs[:, 0] != first[:, 0]) & (pairs[:, 1] != first[:, 0])
-        wanted: NDArray[np.bool_] = ~inside
-        return wanted
 
 
 def run_pilot(

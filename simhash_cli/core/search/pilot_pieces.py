@@ -24,7 +24,8 @@ from ..text.keyed import Vectors
 from ..verify import cosines
 from ..verify.cosines import THRESHOLD_TOLERANCE, unit_cosine_pairs
 from . import allpairs
-from .pilot import LargeCopies, PilotPart
+from .blocking import LargeCopies
+from .pilot import PilotPart
 
 __all__ = ["KeyCounts", "anchor_pairs"]
 

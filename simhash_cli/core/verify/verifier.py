@@ -16,6 +16,7 @@ from ...errors import CandidateBudgetError, PairBudgetError
 from ..config import DedupeConfig
 from ..corpus import Corpus
 from ..search import blocking
+from ..search.blocking import COPIES_PAIRED
 from ..sketch.fingerprint import hamming_rows
 from . import cosines
 from .cosines import ScoredPairs, Verify
@@ -28,9 +29,6 @@ __all__ = [
     "sorted_pairs",
     "verify_candidates",
 ]
-
-# Documents sharing one fingerprint that are still paired one by one (see verify_candidates).
-COPIES_PAIRED = 100
 
 
 class CandidateCount:

@@ -26,7 +26,8 @@ from ...core.against import KeyedRows
 from ...core.config import DedupeConfig
 from ...core.corpus import Corpus
 from ...core.search import blocking
-from ...core.search.pilot import LargeCopies, Pilot, PilotPart
+from ...core.search.blocking import LargeCopies
+from ...core.search.pilot import Pilot, PilotPart
 from ...core.search.pilot_pieces import KeyCounts, anchor_pairs
 from ...core.search.planner import pilot_in_pieces
 from ...core.sketch import minhash
