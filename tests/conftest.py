@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -108,3 +109,9 @@ def planned(tmp_path: Path, corpus: Path | None = None) -> tuple[Path, Path]:
     )
     assert made.exit_code == ExitCode.OK, made.stderr
     return corpus, plan
+
+
+def member_ids(clusters: list[dict[str, Any]]) -> list[list[Any]]:
+    """The ids of each cluster's members (a dedupe's JSON ``clusters``), each cluster's
+    sorted, the clusters sorted."""
+    return sorted(sorted(member["id"] for member in cluster["members"]) for cluster in clusters)

@@ -27,7 +27,7 @@ from simhash_cli.core.events import Event, Skipped, stamp_of
 from simhash_cli.errors import ExitCode
 from simhash_cli.io.sources.files import ReadPolicy, list_files, read_documents
 
-from conftest import interruptible
+from conftest import interruptible, member_ids
 
 TEXT = "the quick brown fox jumps over the lazy dog and keeps running far away"
 
@@ -121,14 +121,14 @@ def test_documents_without_tokens_are_reported_empty_not_fingerprinted(
     assert str(tmp_path / "hollow.txt") not in records(fingerprinted)
     assert f"skipped {tmp_path / 'hollow.txt'}: empty" in fingerprinted.stderr
     deduped = json.loads(run("dedupe", "-f", "json", str(tmp_path)).stdout)
-    members = [m for cluster in deduped["clusters"] for m in cluster["members"]]
+    members = [m["id"] for cluster in deduped["clusters"] for m in cluster["members"]]
     assert sorted(members) == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
     # --include-empty: fingerprint 0 with 0 features, and a cluster of their own.
     kept = records(run("fingerprint", "--include-empty", "-f", "jsonl", str(tmp_path)))
     hollow = kept[str(tmp_path / "hollow.txt")]
     assert (hollow["fingerprint"], hollow["features"]) == ("0000000000000000", 0)
     grouped = json.loads(run("dedupe", "--include-empty", "-f", "json", str(tmp_path)).stdout)
-    assert sorted(sorted(c["members"]) for c in grouped["clusters"]) == [
+    assert member_ids(grouped["clusters"]) == [
         [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")],
         [str(tmp_path / "hollow.txt"), str(tmp_path / "hollow2.txt")],
     ]
@@ -148,7 +148,7 @@ def test_empty_documents_never_meet_a_real_one_of_fingerprint_zero(tmp_path: Pat
     vectors.write_text("".join(json.dumps(line) + "\n" for line in lines))
     result = run("dedupe", "--include-empty", "--vectors", str(vectors), "-f", "json")
     assert result.exit_code == ExitCode.OK, result.stderr
-    clusters = sorted(sorted(c["members"]) for c in json.loads(result.stdout)["clusters"])
+    clusters = member_ids(json.loads(result.stdout)["clusters"])
     assert clusters == [["negative", "negative2"], ["nothing", "zero"]]
     fingerprints = tmp_path / "fps.jsonl"
     fingerprints.write_text(
@@ -157,7 +157,7 @@ def test_empty_documents_never_meet_a_real_one_of_fingerprint_zero(tmp_path: Pat
     skipped = run("dedupe", "--fingerprints", str(fingerprints), "-f", "json")
     assert json.loads(skipped.stdout)["summary"]["skipped_by_reason"] == {"empty": 2}
     both = run("dedupe", "--include-empty", "--fingerprints", str(fingerprints), "-f", "json")
-    clusters = sorted(sorted(c["members"]) for c in json.loads(both.stdout)["clusters"])
+    clusters = member_ids(json.loads(both.stdout)["clusters"])
     assert clusters == [["negative", "negative2"], ["nothing", "zero"]]
 
 

@@ -194,20 +194,18 @@ def test_clusters_agree_in_every_format(tmp_path_factory: object, names: list[st
     groups = emitted(Format.GROUPS, null=True).split("\0\0")[:-1]
     assert len(groups) == len(clusters)
     for cluster, group in zip(clusters, groups, strict=True):
-        kept = cluster["representative"]
-        assert kept in cluster["members"]
-        assert len(cluster["cosines"]) == cluster["size"] == len(cluster["members"])
-        assert len(cluster["duplicate_of"]) == cluster["size"]
-        assert cluster["cosines"][cluster["members"].index(kept)] == 1.0
-        for member, of, cosine in zip(
-            cluster["members"], cluster["duplicate_of"], cluster["cosines"], strict=True
-        ):
-            assert of == (None if member == kept else kept)
-            assert cosine >= 0.5 - 1e-9  # each within the threshold of the one kept
+        kept, *others = cluster["members"]  # the one kept first, as in every format
+        assert set(cluster) == {"cluster", "size", "representative", "members"}
+        assert kept == {"id": cluster["representative"], "duplicate_of": None, "cosine": 1.0}
+        assert len(cluster["members"]) == cluster["size"]
+        for member in others:
+            assert set(member) == {"id", "duplicate_of", "cosine"}
+            assert member["duplicate_of"] == kept["id"]
+            assert member["cosine"] >= 0.5 - 1e-9  # each within the threshold of the one kept
         mine = [r for r in rows if int(r["cluster"]) == cluster["cluster"]]
-        assert mine[0]["id"] == kept and mine[0]["duplicate_of"] == ""  # the one kept first
-        assert all(r["duplicate_of"] == kept for r in mine[1:])
-        assert sorted(r["id"] for r in mine) == sorted(cluster["members"])
+        assert [(r["id"], r["duplicate_of"] or None) for r in mine] == [
+            (m["id"], m["duplicate_of"]) for m in cluster["members"]
+        ]
         assert group.split("\0") == [r["id"] for r in mine]
 
 

@@ -10,6 +10,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...core.clusters.groups import Groups
 from ...core.comparison import Comparison
 from ...core.corpus import Corpus, Settings, given_ids
 from ...core.events import Skipped
@@ -156,32 +157,35 @@ def pair_records(result: DedupeResult) -> list[Record]:
 def iter_cluster_records(
     result: DedupeResult, *, chunk: int | None = None
 ) -> Iterator[list[Record]]:
-    """Clusters, ``chunk`` at a time: cluster number, size, member ids (in input order), the
-    representative (the member kept; also under its earlier name, central), and aligned with
-    the ids each member's ``duplicate_of`` (null for the representative) and cosine to it."""
+    """Clusters, ``chunk`` at a time (:func:`cluster_record`)."""
     ids = given_ids(result.corpus.ids)
     chunk = chunk or PAIR_CHUNK
     groups = result.groups
     for start in range(0, len(groups.clusters), chunk):
-        yield [
+        stop = min(start + chunk, len(groups.clusters))
+        yield [cluster_record(groups, number, ids) for number in range(start, stop)]
+
+
+def cluster_record(groups: Groups, number: int, ids: Sequence[str | int]) -> Record:
+    """Cluster ``number``: its size, its representative (the member kept) and its members,
+    one object each (id, duplicate_of: null for the representative, cosine to it), in the
+    order of :meth:`~simhash_cli.core.clusters.groups.Groups.ordered`: the representative
+    first, as the table, the CSV and the report list them."""
+    kept = int(groups.representative[number])
+    ordered = groups.ordered(number)
+    return {
+        "cluster": number,
+        "size": int(ordered.size),
+        "representative": ids[kept],
+        "members": [
             {
-                "cluster": number,
-                "size": int(these.size),
-                "members": [ids[m] for m in these.tolist()],
-                "representative": ids[kept],
-                "central": ids[kept],  # its name before representatives, kept for scripts
-                "duplicate_of": [None if m == kept else ids[kept] for m in these.tolist()],
-                "cosines": [json_number(value) for value in groups.cosine[these].tolist()],
+                "id": ids[m],
+                "duplicate_of": None if m == kept else ids[kept],
+                "cosine": json_number(cosine),
             }
-            for number, (these, kept) in enumerate(
-                zip(
-                    groups.clusters[start : start + chunk],
-                    groups.representative[start : start + chunk].tolist(),
-                    strict=True,
-                ),
-                start,
-            )
-        ]
+            for m, cosine in zip(ordered.tolist(), groups.cosine[ordered].tolist(), strict=True)
+        ],
+    }
 
 
 def iter_member_rows(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
