@@ -243,7 +243,7 @@ PLAN_OPTIONS = [
     ),
     ENGINE,
     REPORT_OUTPUT,
-    into=later("..app.dedupe.request:DedupeRequest"),
+    into=later("..app.dedupe.request:dedupe_request"),
 )
 @quiet_option
 def dedupe_command(request: DedupeRequest, messages: Messages) -> None:

@@ -194,7 +194,7 @@ def index_query_command(request: IndexQueryRequest, messages: Messages) -> None:
         jobs_option,
     ),
     REPORT_OUTPUT,
-    into=later("..app.index.request:IndexDedupeRequest"),
+    into=later("..app.index.request:index_dedupe_request"),
 )
 @quiet_option
 def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> None:
@@ -209,7 +209,7 @@ def index_dedupe_command(request: IndexDedupeRequest, messages: Messages) -> Non
         result,
         messages,
         output=request.output,
-        verb="read" if request.verify is Verify.EXACT else "stored:",
+        verb="read" if request.exact else "stored:",
         after=AfterRun(request.plan_request()),
         check=request.check_pairs,
     )

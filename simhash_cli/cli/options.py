@@ -2,8 +2,9 @@
 
 :func:`reading_group` is ``reading: Reading``, :func:`source_group` ``source: Source``,
 :data:`ENGINE` ``engine: EngineChoice``, :data:`OUTPUT` ``output: Output``, and a command's
-:func:`own` options map one to one to its request's fields (``--max-distance`` ->
-``max_distance``). ``@collapse(..., into=DedupeRequest)`` hands the command one ``request``;
+:func:`own` options map one to one to the fields of its request or of the request's parts
+(``--max-distance`` -> ``SearchRequest.max_distance``). ``@collapse(..., into=dedupe_request)``
+hands the command one ``request``;
 ``@quiet_option`` gives it ``messages: Messages``. A default lives in the typed value; an option
 left unset (None) is not given. Only the face knows click.
 """

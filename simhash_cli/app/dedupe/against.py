@@ -1,7 +1,7 @@
 """``simhash dedupe --against REF``, run: the reference read here, the documents by the
 engine (:meth:`~simhash_cli.app.engine.Engine.documents`), and the two compared
 (:func:`simhash_cli.core.against.against`), then the dataset's records copied by their fate.
-What goes with it: :func:`.request.check_against`."""
+What goes with it: :meth:`.request.Against.check`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..indexing.adding import stored_corpus
 from ..loading import load
 from ..settings import Input
 from .datasets import write_decontaminated
-from .request import DedupeRequest, is_index, reference_source
+from .request import Against, DedupeRequest
 
 __all__ = [
     "decontaminate",
@@ -36,9 +36,8 @@ def reference_for(
 ) -> tuple[DedupeRequest, Corpus]:
     """REF, and the request as its documents are to be read: an index's stored fingerprints
     (the documents then read with its settings), or REF's documents read on ``engine``."""
-    assert request.against is not None  # DedupeRequest.check
-    if is_index(request.against):
-        reference = reference_of(request.against)
+    if _against(request).is_index:
+        reference = reference_of(_against(request).reference)
         return reading_as_the_index(request, reference, hooks), reference
     return request, load_reference(request, engine, hooks)
 
@@ -50,10 +49,10 @@ def load_reference(request: DedupeRequest, engine: Engine, hooks: Hooks) -> Corp
         InputError: a reference without a document.
     """
     exact = request.verification is Verify.EXACT
-    with hooks.status(f"reading the reference {request.against}"):
-        reference = load(
-            reference_source(request), request.reading, engine, hooks, vectors_needed=exact
-        )
+    named = _against(request)
+    with hooks.status(f"reading the reference {named.reference}"):
+        source = named.source(request.source)
+        reference = load(source, request.reading, engine, hooks, vectors_needed=exact)
     return _some(reference, request)
 
 
@@ -70,7 +69,7 @@ def reading_as_the_index(request: DedupeRequest, reference: Corpus, hooks: Hooks
     ours = reading.settings_for(request.source.kind)
     if ours == theirs or not len(reference):
         return request
-    made = f"the index {request.against} was made with {theirs.describe()}"
+    made = f"the index {_against(request).reference} was made with {theirs.describe()}"
     if reading.settings_given:
         raise SettingsMismatchError(
             f"{made}; these documents would be read with {ours.describe()}: leave out the "
@@ -91,7 +90,9 @@ def reading_as_the_index(request: DedupeRequest, reference: Corpus, hooks: Hooks
 
 def _some(reference: Corpus, request: DedupeRequest) -> Corpus:
     if not len(reference):
-        raise InputError(f"the reference {request.against} holds no document to compare with")
+        raise InputError(
+            f"the reference {_against(request).reference} holds no document to compare with"
+        )
     return reference
 
 
@@ -112,7 +113,8 @@ def decontaminate(
         docs, rows = load(job.source, job.reading, engine, hooks, vectors_needed=exact), None
     if len(docs) and docs.settings != reference.settings:
         raise SettingsMismatchError(
-            f"the reference {request.against} was made with {reference.settings.describe()}; "
+            f"the reference {_against(request).reference} was made with "
+            f"{reference.settings.describe()}; "
             f"these documents with {docs.settings.describe()}: they do not compare"
         )
     with hooks.status(
@@ -129,16 +131,22 @@ def write_against(
     dataset = request.dataset
     if dataset is None or before is None:
         return None
-    assert request.against is not None
     return write_decontaminated(
         result,
         dataset.source,
-        request.against,
+        _against(request).reference,
         dataset.targets,
         hooks,
         max_line=dataset.max_line,
         before=before,
     )
+
+
+def _against(request: DedupeRequest) -> Against:
+    """The reference of a decontamination (``--against``: :meth:`DedupeRequest.check` made
+    sure of it)."""
+    assert request.against is not None
+    return request.against
 
 
 def reference_of(db: str) -> Corpus:

@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, ClassVar
 
-from ...core.clusters.groups import Clustering
-from ...core.config import (
-    AUTO,
-    DEFAULT_GROUP_PAIRS,
-    DEFAULT_MAX_PAIRS,
-    DEFAULT_THRESHOLD,
-    DedupeConfig,
-)
-from ...core.search.blocking import DEFAULT_MAX_CANDIDATES
+from ...core.config import DEFAULT_THRESHOLD, DedupeConfig
 from ...core.verify.cosines import Verify
-from ...errors import BadValueError, UsageError
+from ...errors import UsageError
 from ...io.sinks.formats import Output
 from ...io.sources.files import DEFAULT_POLICY, ReadPolicy
 from ..engine import Need
 from ..guard import Reads, refuse_output_over_input, refuse_overwrites, sidecars
 from ..indexing.adding import NO_STANDARD_INPUT
-from ..keep import DEFAULT_KEEP, FILE_RULES, Keep
+from ..keep.request import KeepRequest
 from ..keep.rule import KeepRule
+from ..parts import taken
 from ..plans.request import PlanRequest
+from ..search_request import SearchPlace, SearchRequest
 from ..settings import EngineChoice, Input, Reading, Source, default_jobs
 
 __all__ = [
@@ -31,6 +25,7 @@ __all__ = [
     "IndexDedupeRequest",
     "IndexQueryRequest",
     "StoreRequest",
+    "index_dedupe_request",
     "refuse_output_over_index",
 ]
 
@@ -110,44 +105,48 @@ class IndexQueryRequest:
 
 @dataclass(frozen=True)
 class IndexDedupeRequest:
-    """``simhash index dedupe DB``: near-duplicates among the stored documents."""
+    """``simhash index dedupe DB``: near-duplicates among the stored documents.
+
+    Attributes:
+        db: the index.
+        search: as ``dedupe``'s (verified by estimate unless ``--verify exact``, which reads
+            the stored files again).
+        keeping: which member of each cluster is kept.
+        check_pairs: exit with DUPLICATES_FOUND when any pair is flagged.
+        plan: also write an action plan of the stored files.
+        roots: with a plan: the directories it may act in (``--root``), never the stored
+            paths.
+        jobs: processes that read the stored files again.
+    """
 
     db: str
-    threshold: float = DEFAULT_THRESHOLD
-    verify: Verify = Verify.ESTIMATE
-    blocks: int | Literal["auto", "every"] | None = None
-    max_distance: int | None = None
-    max_candidates: int = DEFAULT_MAX_CANDIDATES
-    max_pairs: int = DEFAULT_MAX_PAIRS
-    clustering: Clustering = Clustering.REPRESENTATIVE
-    group_pairs: int = DEFAULT_GROUP_PAIRS
+    search: SearchRequest = field(default_factory=SearchRequest)
+    keeping: KeepRequest = field(default_factory=KeepRequest)
     check_pairs: bool = False
     plan: str | None = None
-    keep: Keep = DEFAULT_KEEP
-    protect: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()
-    """With a plan: the directories it may act in (``--root``), never the stored paths."""
     jobs: int = field(default_factory=default_jobs)
     output: Output = field(default_factory=Output)
+
+    PLACE: ClassVar[SearchPlace] = SearchPlace(
+        Input.FINGERPRINTS, stored=True, fingerprints_only=True
+    )
+    """What the search runs on: the index's fingerprints (their width is the index's)."""
+
+    @property
+    def exact(self) -> bool:
+        """Whether the stored files are read again for their true cosine."""
+        return self.search.verification(self.PLACE) is Verify.EXACT
 
     @property
     def config(self) -> DedupeConfig:
         """The tuning of the search."""
-        return DedupeConfig(
-            blocks=AUTO if self.blocks is None else self.blocks,
-            max_distance=self.max_distance,
-            threshold=self.threshold,
-            verify=self.verify,
-            max_candidates=self.max_candidates,
-            max_pairs=self.max_pairs,
-            clustering=self.clustering,
-            group_pairs=self.group_pairs,
-        )
+        return self.search.config(self.PLACE)
 
     @property
     def keep_rule(self) -> KeepRule:
         """Which member of each cluster is kept (``--keep``, ``--protect``)."""
-        return KeepRule(self.keep, None, self.protect)
+        return self.keeping.rule()
 
     def plan_request(self) -> PlanRequest | None:
         """The action plan asked for, bound to the ``--root`` directories: whoever can write
@@ -160,21 +159,16 @@ class IndexDedupeRequest:
     def check(self) -> None:
         """Raises: UsageError: an output over the index; plan options that do not apply."""
         refuse_output_over_index(self.db, self.output)
-        if self.blocks == "every":
-            raise UsageError(
-                "{blocks} every compares every pair's vectors, which an index does not hold: "
-                "run simhash dedupe on the files",
-                parameters=("blocks",),
-            )
+        self.search.check(self.PLACE)
         refuse_overwrites(
             {"output": self.output.path, "plan": self.plan}, Reads(files=sidecars(self.db))
         )
-        if self.plan is not None and self.verify is not Verify.EXACT:
+        if self.plan is not None and not self.exact:
             raise UsageError(
                 "{plan} needs the stored files read again, as they are now: add {verify} exact",
                 parameters=("plan", "verify"),
             )
-        if self.plan is None and (self.protect or self.roots):
+        if self.plan is None and (self.keeping.protect or self.roots):
             raise UsageError(
                 "{protect} and {root} go with {plan} FILE", parameters=("protect", "root", "plan")
             )
@@ -184,9 +178,16 @@ class IndexDedupeRequest:
                 "tree the files were added from): a stored path is never taken as a root",
                 parameters=("plan", "root"),
             )
-        if self.keep in (*FILE_RULES, Keep.LONGEST) and self.verify is not Verify.EXACT:
-            raise BadValueError(
-                f"--keep {self.keep.value} compares the stored files as they are: add "
-                "--verify exact, which reads them again",
-                parameter="keep",
-            )
+        self.keeping.check_stored(read_again=self.exact)
+
+
+def index_dedupe_request(**options: Any) -> IndexDedupeRequest:
+    """The request of ``simhash index dedupe``'s options, each given by its name (those left
+    out keep their defaults), put in the part that owns it.
+
+    Raises:
+        TypeError: an option no part has.
+    """
+    search = taken(SearchRequest, options)
+    keeping = taken(KeepRequest, options)
+    return IndexDedupeRequest(search=search, keeping=keeping, **options)

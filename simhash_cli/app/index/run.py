@@ -11,7 +11,7 @@ from typing import Any
 from ...core.corpus import Corpus
 from ...core.matches import Matches
 from ...core.result import DedupeResult
-from ...core.verify.cosines import Verify, estimate_limit
+from ...core.verify.cosines import estimate_limit
 from ...errors import BadValueError, InputError
 from ...index.reading import stats as stats_of
 from ...index.store import Store
@@ -148,7 +148,7 @@ def dedupe_stored(request: IndexDedupeRequest, hooks: Hooks) -> DedupeResult:
     again for the true cosine."""
     with Store.open(request.db, readonly=True) as store:
         docs = stored_corpus(store)
-    if request.verify is Verify.EXACT:
+    if request.exact:
         docs = _read_again(docs, request.jobs, hooks)
     if request.plan is not None:  # never over a stored file
         refuse_overwrites({"plan": request.plan}, Reads(files=tuple(docs.ids)))
