@@ -271,6 +271,19 @@ def test_the_summary_fits_a_screen_and_wraps_only_at_spaces(tmp_path: Path) -> N
     assert " ".join(screen).split() == logged.split()
 
 
+def test_an_error_wraps_at_a_space_on_the_terminal_and_stays_one_line_in_a_log() -> None:
+    """click writes a misuse's usage and ``Error:`` lines itself, unwrapped: at 80 columns the
+    terminal cut them mid-word (``fingerprint width (64) evenly`` / ``, not 7``)."""
+    for args in (["dedupe", "--blocks", "7", str(SAMPLE)], ["dedupe", "--keep", "nope"]):
+        code, shown = on_a_terminal(args, subprocess.DEVNULL, columns=80)
+        screen = screen_of(shown, 80)
+        logged = subprocess.run([SIMHASH, *args], capture_output=True, text=True).stderr
+        error = next(line for line in logged.splitlines() if line.startswith("Error:"))
+        assert code == 2 and len(error) > 80  # there is something to wrap
+        assert max(len(line) for line in screen) < 80  # no line filled to the edge and cut
+        assert " ".join(screen).split() == logged.split()
+
+
 def test_each_table_at_80_columns_shows_what_it_exists_to_show(tmp_path: Path) -> None:
     """At 80 columns: plan keeps its recall and cost columns, apply's dry run says where the
     files go, whole, and fingerprint and index query keep each name on one line."""

@@ -109,10 +109,11 @@ def apply_command(request: ApplyRequest, messages: Messages) -> None:
     \b
     Examples:
       simhash dedupe --plan plan.json corpus/
-      simhash apply plan.json --action move-to /tmp/near-duplicates        # dry run
+      simhash apply plan.json --action move-to /tmp/near-duplicates  # dry run
       simhash apply plan.json --action move-to /tmp/near-duplicates --yes
-      simhash apply plan.json --action delete --delete-near-duplicates --script review.sh
-      simhash apply --undo plan.json.journal --yes                         # take it back
+      simhash apply plan.json --action delete --delete-near-duplicates \\
+        --script review.sh
+      simhash apply --undo plan.json.journal --yes  # take it back
     """
     from ..app.apply.run import loaded_plan  # (the help imports no run)
 

@@ -50,7 +50,7 @@ def compare_command(request: CompareRequest, messages: Messages) -> None:
 
     \b
     Example:
-      cd sample_corpus && simhash compare --bits 32 volcano-report.txt volcano-report-wire.txt
+      simhash compare --bits 32 sample_corpus/volcano-report*.txt
     """
     from ..app.compare import compare_documents  # (the help imports no run)
     from ..engines.local import LocalEngine

@@ -254,7 +254,8 @@ def dedupe_command(request: DedupeRequest, messages: Messages) -> None:
     Examples:
       simhash dedupe sample_corpus/
       simhash dedupe --blocks 8 --threshold 0.8 -f json crawl/ | jq '.summary'
-      simhash fingerprint crawl/ > fps.jsonl; simhash dedupe --fingerprints fps.jsonl
+      simhash fingerprint crawl/ > fps.jsonl
+      simhash dedupe --fingerprints fps.jsonl
     """
     from ..app.dedupe.run import before_run, dedupe_documents  # (the help imports no run)
     from ..engines import open_engine

@@ -56,7 +56,7 @@ def explain_command(request: ExplainRequest, messages: Messages) -> None:
 
     \b
     Examples:
-      cd sample_corpus && simhash explain volcano-report.txt volcano-report-wire.txt
+      simhash explain sample_corpus/volcano-report*.txt
       simhash explain --texts tickets.jsonl t-101 t-207 -f json | jq '.carrying'
     """
     from ..app.explain import explain_documents  # (the help imports no run)

@@ -40,7 +40,7 @@ def fingerprint_command(request: FingerprintRequest, messages: Messages) -> None
     \b
     Examples:
       simhash fingerprint sample_corpus/
-      echo '{"id": "u1", "features": {"jazz": 3, "vinyl": 1.5}}' | simhash fingerprint --vectors -
+      echo '{"id":"u1","features":{"jazz":3}}' | simhash fingerprint --vectors -
     """
     from ..app.fingerprint import fingerprint_corpus  # (the help imports no run)
     from ..engines import open_engine

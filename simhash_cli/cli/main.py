@@ -14,7 +14,8 @@ import importlib
 import io
 import os
 import sys
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
@@ -51,9 +52,50 @@ def spell(command: click.Command, name: str) -> str:
 
 
 def _fail(ctx: click.Context, message: str, code: ExitCode) -> NoReturn:
-    """One ``Error: ...`` line on stderr, then exit with ``code``."""
-    click.echo(f"Error: {message}", err=True)
+    """One ``Error: ...`` line on stderr (on a terminal, wrapped at a space), then exit with
+    ``code``."""
+    click.echo(on_the_terminal(f"Error: {message}", sys.stderr), err=True)
     ctx.exit(code)
+
+
+def on_the_terminal(text: str, stream: TextIO) -> str:
+    """``text`` as it is to be written to ``stream``: on a terminal, each line longer than
+    the terminal is wide wrapped at a space (a word longer than a line is cut), as the
+    terminal would otherwise cut it mid-word; to a log or a pipe, unchanged (one line a
+    message, whatever its length)."""
+    try:
+        if not stream.isatty():
+            return text
+        width = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # no descriptor, or no size to read
+        return text
+    if width < 20:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        lines.extend(textwrap.wrap(line, width, break_on_hyphens=False) or [line])
+    return "\n".join(lines)
+
+
+def _wrapped_on_show(exc: click.ClickException) -> None:
+    """``exc``, shown as click shows it but wrapped for the terminal (:func:`on_the_terminal`):
+    click writes its usage line and its ``Error: ...`` line itself, unwrapped."""
+    if getattr(exc, "_wrapped", False):
+        return
+    show: Callable[..., None] = exc.show
+
+    def shown(file: Any = None) -> None:
+        stream = file if file is not None else sys.stderr
+        written = io.StringIO()
+        show(file=written)
+        stream.write(on_the_terminal(written.getvalue().rstrip("\n"), stream) + "\n")
+        stream.flush()
+
+    exc.show = shown  # type: ignore[method-assign]
+    exc._wrapped = True  # type: ignore[attr-defined]
 
 
 def exit_with(code: ExitCode) -> NoReturn:
@@ -188,6 +230,26 @@ class Group(click.Group):
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         return with_short_help(super().get_params(ctx), ctx)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:  # the group's own options (an unknown one)
+            _wrapped_on_show(exc)
+            raise
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:  # a command's options, or its refusal
+            _wrapped_on_show(exc)
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
@@ -331,7 +393,8 @@ def main(ctx: click.Context, traceback: bool, color: str) -> None:
     Examples:
       simhash dedupe sample_corpus/
       simhash compare --bits 32 a.txt b.txt
-      simhash fingerprint docs/ > fps.jsonl && simhash dedupe --fingerprints fps.jsonl
+      simhash fingerprint docs/ > fps.jsonl
+      simhash dedupe --fingerprints fps.jsonl
     """
     ctx.obj = Face(traceback=traceback)
     _colour(color)

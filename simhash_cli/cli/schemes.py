@@ -65,7 +65,7 @@ def plan_command(request: SurveyRequest, messages: Messages) -> None:
     \b
     Examples:
       simhash plan --threshold 0.9 --docs 1000000
-      simhash plan --threshold 0.8 --bits 128 --docs 50000 --background 0.5 -f json
+      simhash plan --threshold 0.8 --bits 128 --docs 50000 --background 0.5
       simhash plan --threshold 0.9 sample_corpus/
     """
     from ..app.schemes import survey_schemes  # (the help imports no run)
@@ -115,7 +115,7 @@ def calibrate_command(request: CalibrateRequest, messages: Messages) -> None:
     \b
     Examples:
       simhash calibrate sample_corpus/
-      simhash calibrate --threshold 0.8 --seeds 50 -f json docs/ > calibration.json
+      simhash calibrate --threshold 0.8 --seeds 50 -f json docs/ > cal.json
     """
     from ..app.schemes import calibrate_corpus  # (the help imports no run)
     from ..engines.local import LocalEngine

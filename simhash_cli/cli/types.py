@@ -56,7 +56,7 @@ class Cosine(click.FloatRange):
         number = click.FLOAT.convert(value, param, ctx)
         if -1.0 <= number <= 1.0:
             return float(number)
-        hint = f" ({number / 100:g} for {number:g}%?)" if 1.0 < number <= 100.0 else ""
+        hint = f" ({number / 100:g} for {number:g}%?)" if 10.0 <= number <= 100.0 else ""
         self.fail(
             f"{value!r} is not a cosine: a threshold is a cosine from -1 to 1, like 0.9{hint}",
             param,
