@@ -68,7 +68,7 @@ def test_binary_file_is_skipped_by_name(tmp_path: Path) -> None:
     assert list(records(result)) == [str(tmp_path / "ok.txt")]
     # Summed up, in a log too (a line for each of 211 binary files of a folder of
     # documentation); -v names each.
-    assert f"skipped 1 file: 1 binary ({tmp_path / 'blob.bin'})" in result.stderr
+    assert f"skipped files: 1 binary ({tmp_path / 'blob.bin'})" in result.stderr
     verbose = run("fingerprint", "-v", "-f", "jsonl", str(tmp_path))
     assert f"skipped {tmp_path / 'blob.bin'}: binary" in verbose.stderr
     assert digest(tmp_path) == before

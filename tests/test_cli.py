@@ -270,7 +270,7 @@ def test_messy_directory_warns_and_goes_on(messy_dir: Path) -> None:
             f"warning: skipped {messy_dir}/empty.txt: empty (no tokens)",
             # Binary files, which a walk expects to meet, are summed up in a log too (a
             # folder of documentation wrote a line for each of 211): -v lists each.
-            f"warning: skipped 1 file: 1 binary ({messy_dir}/image.png)",
+            f"warning: skipped files: 1 binary ({messy_dir}/image.png)",
             f"warning: {messy_dir}/latin1.txt: bytes that are not valid text were replaced",
         ]
     )
@@ -1014,7 +1014,7 @@ def test_ctrl_c_prints_no_summary_of_what_was_skipped_before_it(tmp_path: Path) 
     assert process.stderr.read().decode() == "Error: interrupted\n"
     # Not interrupted, the same run sums up what it skipped.
     done = subprocess.run(command[:-1], capture_output=True, check=False)
-    assert b"warning: skipped 1 file: 1 binary" in done.stderr
+    assert b"warning: skipped files: 1 binary" in done.stderr
 
 
 def _wchan(pid: int) -> str:

@@ -121,7 +121,7 @@ def test_no_limit_on_an_endless_device_stops_at_its_first_binary_bytes(tmp_path:
     (tmp_path / "a.txt").write_text(TEXT)
     done = real("dedupe", "--max-bytes", "0", "-f", "json", "/dev/zero", str(tmp_path / "a.txt"))
     assert done.returncode == ExitCode.OK, done.stderr
-    assert "skipped 1 file: 1 binary (/dev/zero)" in done.stderr  # binary files are summed
+    assert "skipped files: 1 binary (/dev/zero)" in done.stderr  # binary files are summed
 
 
 def test_an_ignore_file_past_its_bound_is_passed_over_with_a_warning(tmp_path: Path) -> None:

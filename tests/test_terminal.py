@@ -197,9 +197,9 @@ def test_skips_are_summed_up_on_a_terminal_and_listed_when_verbose(
         assert len(each) == 40
     else:
         assert each == []
-        (summary,) = [line for line in screen if line.startswith("warning: skipped 40 files")]
+        (summary,) = [line for line in screen if line.startswith("warning: skipped files: 40")]
         assert summary.startswith(
-            "warning: skipped 40 files: 40 binary (e.g. t/module00.pyc, t/module01.pyc, "
+            "warning: skipped files: 40 binary (e.g. t/module00.pyc, t/module01.pyc, "
             "t/module02.pyc); --verbose lists every one"
         )
     assert "read 2 documents (40 skipped: 40 binary)" in screen

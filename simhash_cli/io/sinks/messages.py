@@ -210,25 +210,38 @@ class Messages:
         self.skips, self.warnings, self.left_out, self.summed = {}, {}, {}, {}
 
     def _tallied(self, label: str, verb: str, kinds: dict[str, _Kind], noun: str) -> None:
-        """``warning: skipped 6,888 files: 6,880 binary (e.g. a, b, c); 8 empty (...)``."""
+        """``warning: skipped files: 6,880 binary (e.g. a, b, c); 8 too large (...)``, with no
+        total of its own (the summary's line of what was read counts every skip, those a
+        terminal is not warned of among them); ``warning: bytes that are not valid text were
+        replaced in 2 files (a, b)``; ``note: left out 12 paths: 12 .gitignore (...)``."""
         if not kinds:
             return
-        total = sum(kind.count for kind in kinds.values())
-        detail = "; ".join(
-            f"{tally.count:,} {name} ("
-            + ("e.g. " if tally.count > len(tally.examples) else "")
-            + ", ".join(tally.examples)
-            + ")"
-            for name, tally in sorted(kinds.items(), key=lambda item: (-item[1].count, item[0]))
-        )
+        ranked = sorted(kinds.items(), key=lambda item: (-item[1].count, item[0]))
+
+        def named(tally: _Kind) -> str:
+            return ("e.g. " if tally.count > len(tally.examples) else "") + ", ".join(
+                tally.examples
+            )
+
+        if kinds is self.warnings:  # each kind a sentence of its own: what happened, where
+            detail = "; ".join(
+                f"{name} in {counted(tally.count, noun)} ({named(tally)})" for name, tally in ranked
+            )
+        else:
+            detail = "; ".join(f"{tally.count:,} {name} ({named(tally)})" for name, tally in ranked)
         if kinds is self.left_out:
+            total = sum(kind.count for kind in kinds.values())
             flags = sorted({_READ_THEM[rule] for rule in kinds if rule in _READ_THEM})
             tail = f"; {' or '.join(flags)} to read them" if flags else ""
+            text = f"{verb} {counted(total, noun)}: {detail}{tail}"
         else:
             unnamed = any(tally.count > len(tally.examples) for tally in kinds.values())
             tail = "; --verbose lists every one" if unnamed else ""
+            text = (
+                f"{detail}{tail}" if kinds is self.warnings else f"{verb} {noun}s: {detail}{tail}"
+            )
         line = Text(label, style="yellow")
-        line.append(f"{verb} {counted(total, noun)}: {detail}{tail}")
+        line.append(text)
         self.console.print(line)
 
     def info(self, text: str | Text) -> None:
