@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Where each name lives, imported on first use (PEP 562): a command that needs no array pays
 # nothing for numpy and scipy, and ``import simhash_cli`` is only this file. The imports under

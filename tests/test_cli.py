@@ -881,10 +881,8 @@ def test_ids_come_back_as_the_records_gave_them() -> None:
     clusters = json.loads(
         run("dedupe", "-f", "json", "--texts", "-", "--threshold", "0.5", input=source).stdout
     )["clusters"]
-    members = clusters[0]["members"]
-    assert sorted(m["id"] for m in members if isinstance(m["id"], int)) == [1, 30]
-    assert [m["id"] for m in members if isinstance(m["id"], str)] == ["2"]
-    assert clusters[0]["representative"] == members[0]["id"] in (1, "2")
+    ids = [member["id"] for member in clusters[0]["members"]]  # the one kept first, its copy
+    assert ids in ([1, "2", 30], ["2", 1, 30]) and clusters[0]["representative"] == ids[0]
     records = jsonl(run("fingerprint", "--texts", "-", input=source).stdout)
     assert [r["id"] for r in records] == [1, "2", 30]
 

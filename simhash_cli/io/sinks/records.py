@@ -191,28 +191,21 @@ def cluster_record(groups: Groups, number: int, ids: Sequence[str | int]) -> Rec
 def iter_member_rows(result: DedupeResult, *, chunk: int | None = None) -> Iterator[list[Record]]:
     """One flat row per clustered document (for CSV), ``chunk`` clusters at a time: cluster,
     size, id, representative (the member kept, as the JSON key names it), duplicate_of (the
-    same, empty for the representative itself) and cosine to it, each cluster's representative
-    first."""
-    ids = given_ids(result.corpus.ids)
-    groups = result.groups
-    chunk = chunk or PAIR_CHUNK
-    for start in range(0, len(groups.clusters), chunk):
-        rows: list[Record] = []
-        for number in range(start, min(start + chunk, len(groups.clusters))):
-            kept = int(groups.representative[number])
-            size = int(groups.clusters[number].size)
-            rows.extend(
-                {
-                    "cluster": number,
-                    "size": size,
-                    "id": ids[m],
-                    "representative": ids[kept],
-                    "duplicate_of": None if m == kept else ids[kept],
-                    "cosine": json_number(float(groups.cosine[m])),
-                }
-                for m in groups.ordered(number).tolist()
-            )
-        yield rows
+    same, empty for the representative itself) and cosine to it: each member of
+    :func:`cluster_record`, in its order."""
+    for records in iter_cluster_records(result, chunk=chunk):
+        yield [
+            {
+                "cluster": record["cluster"],
+                "size": record["size"],
+                "id": member["id"],
+                "representative": record["representative"],
+                "duplicate_of": member["duplicate_of"],
+                "cosine": member["cosine"],
+            }
+            for record in records
+            for member in record["members"]
+        ]
 
 
 def cluster_records(result: DedupeResult) -> list[Record]:
