@@ -514,7 +514,8 @@ def test_dedupe_through_an_index_reads_only_what_changed(tmp_path: Path) -> None
             str(corpus / "volcano-report.txt")] in clusters  # fmt: skip
     refused = run("dedupe", "--index", db, "--audit", str(corpus))
     assert (
-        refused.exit_code == ExitCode.USAGE and "--index keeps the fingerprints" in refused.stderr
+        refused.exit_code == ExitCode.USAGE
+        and "--index goes without --audit, which needs every document's vector" in refused.stderr
     )
 
 

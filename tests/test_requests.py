@@ -102,11 +102,43 @@ def test_the_width_is_checked_where_it_is_known_before_reading() -> None:
     SearchRequest(blocks=5).check(IndexDedupeRequest.PLACE)  # the index says its width
 
 
-def test_index_dedupe_refuses_two_schemes_where_it_took_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("blocks", ["4", "auto"])
+def test_index_dedupe_refuses_two_schemes_where_it_took_one(tmp_path: Path, blocks: str) -> None:
     """It ran --blocks 4 --max-distance 3 with one of them, silently (its own check had no
-    such rule: dedupe's was its own)."""
+    such rule: dedupe's was its own); --blocks auto named with a distance, as dedupe does."""
     db = str(tmp_path / "x.db")
     assert CliRunner().invoke(main, ["index", "add", "-qq", db, str(SAMPLE)]).exit_code == 0
-    both = CliRunner().invoke(main, ["index", "dedupe", db, "--blocks", "4", "--max-distance", "3"])
+    both = CliRunner().invoke(
+        main, ["index", "dedupe", db, "--blocks", blocks, "--max-distance", "3"]
+    )
     assert both.exit_code == ExitCode.USAGE, both.output
     assert "Error: --blocks and --max-distance are two schemes: choose one" in both.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (  # silently ignored: there was no REF to read them from
+            ["--against-text-field", "question", str(SAMPLE)],
+            "--against-text-field and --against-id-field name the fields of REF's records: they "
+            "go with --against REF",
+        ),
+        (  # said "leave out --verify estimate", which no one gave
+            ["--against", "{db}", "--minhash", "16x4", str(SAMPLE)],
+            "--against goes without --minhash: candidates against a reference are every pair",
+        ),
+        (  # spoke of --audit, which no one gave
+            ["--index", "{db}", "--texts", "{texts}"],
+            "--index keeps the fingerprints of files: give PATHs, not --texts, --vectors or "
+            "--fingerprints",
+        ),
+    ],
+)
+def test_a_refusal_names_what_was_given(tmp_path: Path, args: list[str], error: str) -> None:
+    db, texts = tmp_path / "x.db", tmp_path / "texts.jsonl"
+    texts.write_text('{"id": "a", "text": "a few words"}\n')
+    assert CliRunner().invoke(main, ["index", "add", "-qq", str(db), str(SAMPLE)]).exit_code == 0
+    given = [arg.format(db=db, texts=texts) for arg in args]
+    refused = CliRunner().invoke(main, ["dedupe", *given])
+    assert refused.exit_code == ExitCode.USAGE, refused.output
+    assert f"Error: {error}" in refused.stderr

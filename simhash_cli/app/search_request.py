@@ -50,9 +50,9 @@ class SearchPlace:
 
     @property
     def has_vectors(self) -> bool:
-        """Whether the documents' vectors can be had: read here (files, texts, vectors) or
-        read again (stored files)."""
-        return self.stored or (self.kind is not Input.FINGERPRINTS and not self.index)
+        """Whether every document's vector is at hand to compare with every other: read here
+        (files, texts, vectors), not fingerprints alone nor files read through an index."""
+        return self.kind is not Input.FINGERPRINTS and not self.index and not self.stored
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class SearchRequest:
         what the search runs on."""
         self._check_one_scheme()
         exact = self.verification(place) is Verify.EXACT
-        if self.blocks == "every" and (place.stored or not (place.has_vectors and exact)):
+        if self.blocks == "every" and not (place.has_vectors and exact):
             raise _every_refused(place)
         if self.minhash is not None and (
             place.kind in (Input.VECTORS, Input.FINGERPRINTS) or place.index or place.stored

@@ -11,6 +11,7 @@ compared by estimate; the run is :mod:`.against`'s).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,17 +61,6 @@ __all__ = [
 
 _SQLITE = b"SQLite format 3\x00"
 
-# What a dedupe may ask that --against does not do, by parameter.
-_NOT_WITH_AGAINST = {
-    "plan": "a plan acts on clusters of files",
-    "report": "the report browses clusters",
-    "index": "an index keeps a corpus to deduplicate",
-    "audit": "an audit measures a dedupe's blocks",
-    "max_distance": "candidates against a reference are every pair, or blocks",
-    "minhash": "candidates against a reference are every pair, or blocks",
-    "keep_by": "each flagged record is dropped: there is nothing to choose",
-}
-
 
 def is_index(path: str) -> bool:
     """Whether ``path`` is an SQLite database (an index made by ``simhash index add``)."""
@@ -95,9 +85,10 @@ class Against:
     text_field: tuple[str, ...] = ()
     id_field: str | None = None
 
-    @property
+    @functools.cached_property
     def is_index(self) -> bool:
-        """Whether REF is an index (its fingerprints are compared by estimate)."""
+        """Whether REF is an index (its fingerprints are compared by estimate): looked at
+        once."""
         return is_index(self.reference)
 
     @property
@@ -138,17 +129,30 @@ class Against:
                 from each set alone), ``--verify exact`` against an index, or fingerprints.
         """
         search, keeping = request.search, request.keeping
-        asked = {
-            "plan": request.plan is not None,
-            "report": request.report is not None,
-            "index": request.index is not None,
-            "audit": search.audit,
-            "max_distance": search.max_distance is not None,
-            "minhash": search.minhash is not None,
-            "keep_by": keeping.keep_by is not None,
-        }
-        for name, why in _NOT_WITH_AGAINST.items():
-            if asked[name]:
+        # What a dedupe may ask that --against does not do, by parameter: asked, and why not.
+        not_with = (
+            ("plan", request.plan is not None, "a plan acts on clusters of files"),
+            ("report", request.report is not None, "the report browses clusters"),
+            ("index", request.index is not None, "an index keeps a corpus to deduplicate"),
+            ("audit", search.audit, "an audit measures a dedupe's blocks"),
+            (
+                "max_distance",
+                search.max_distance is not None,
+                "candidates against a reference are every pair, or blocks",
+            ),
+            (
+                "minhash",
+                search.minhash is not None,
+                "candidates against a reference are every pair, or blocks",
+            ),
+            (
+                "keep_by",
+                keeping.keep_by is not None,
+                "each flagged record is dropped: there is nothing to choose",
+            ),
+        )
+        for name, asked, why in not_with:
+            if asked:
                 raise UsageError(
                     f"{{against}} goes without {{{name}}}: {why}", parameters=("against", name)
                 )
@@ -326,11 +330,11 @@ class DedupeRequest:
 
     def check(self) -> None:
         """Raises: UsageError, BadValueError: options that do not go together."""
+        if self.against is not None:  # first: what it goes without, before how
+            self.against.check(self)
         self.search.check(self.place)
         also = () if self.index is None else sidecars(self.index)
         refuse_output_over_input(self.source, self.outputs, also=also)
-        if self.against is not None:
-            self.against.check(self)
         self.dataset_files.check(
             self.source, plan=self.plan is not None, index=self.index is not None
         )
@@ -417,10 +421,15 @@ class DedupeRequest:
     def _check_index(self) -> None:
         if self.index is None:
             return
-        if self.search.audit or self.source.is_records:
+        if self.source.is_records:
             raise UsageError(
-                "{index} keeps the fingerprints of files: it goes with PATHs, without {audit} "
-                "(which needs every document's vector)",
+                "{index} keeps the fingerprints of files: give PATHs, not {texts}, {vectors} "
+                "or {fingerprints}",
+                parameters=("index", "texts", "vectors", "fingerprints"),
+            )
+        if self.search.audit:
+            raise UsageError(
+                "{index} goes without {audit}, which needs every document's vector",
                 parameters=("index", "audit"),
             )
         if self.source.empty:
@@ -439,7 +448,14 @@ def dedupe_request(
 
     Raises:
         TypeError: an option no part has.
+        UsageError: REF's fields named without REF.
     """
+    if against is None and (against_text_field or against_id_field is not None):
+        raise UsageError(
+            "{against_text_field} and {against_id_field} name the fields of REF's records: "
+            "they go with {against} REF",
+            parameters=("against_text_field", "against_id_field", "against"),
+        )
     parts: Mapping[str, Any] = {
         "search": taken(SearchRequest, options),
         "keeping": taken(KeepRequest, options),
