@@ -19,6 +19,7 @@ from typing import IO
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.cells import cell_len
 
 from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
 from simhash_cli.core.corpus import Corpus, Settings
@@ -36,6 +37,7 @@ from simhash_cli.io.sinks.formats import (
     to_json,
 )
 from simhash_cli.io.sinks.messages import Messages
+from simhash_cli.io.sinks.paths import elide
 from simhash_cli.io.sinks.records import dedupe_document, fingerprint_records, pair_records
 from simhash_cli.io.sinks.tables import emit_fingerprints
 from simhash_cli.io.sources.fingerprints import read_fingerprints
@@ -376,3 +378,13 @@ def test_a_socket_at_an_output_path_is_refused_and_stays() -> None:
             assert done.stderr.strip().splitlines()[-1].endswith("it is a socket, not a file")
             assert "Traceback" not in done.stderr
             assert stat.S_ISSOCK(os.lstat(path).st_mode)
+
+
+def test_a_name_too_long_for_its_cell_keeps_its_start_and_its_end() -> None:
+    """A dry run at 80 columns showed ``…ping-policy-revised.txt``: the start of a name is what
+    tells it from its neighbours (``shipping-policy.txt``, ``shipping-policy-copy.txt``)."""
+    for text in ("shipping-policy-revised.txt", "corpus/shipping-policy-revised.txt"):
+        short = elide(text, 24)
+        assert short == "shipping…icy-revised.txt" and cell_len(short) == 24
+    assert elide("corpus/a.txt", 24) == "corpus/a.txt"  # whole where it fits
+    assert elide("a rather long directory/volcano.txt", 24) == "a rather…ory/volcano.txt"

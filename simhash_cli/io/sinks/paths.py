@@ -46,7 +46,9 @@ def _tail(text: str, cells: int) -> str:
 def elide(text: str, cells: int) -> str:
     """``text`` in at most ``cells`` terminal cells: itself when it fits, else its start and
     its end around ``…``, the end holding the whole last path component when it fits and
-    about two thirds of what is left."""
+    about two thirds of what is left; a last component that does not fit alone is shortened
+    in its own middle (``shipping-p…-revised.txt``: a name's start tells it from its
+    neighbours, its end says what it is)."""
     if cell_len(text) <= cells:
         return text
     if cells <= 1:
@@ -54,7 +56,9 @@ def elide(text: str, cells: int) -> str:
     room = cells - 1  # one cell for the ellipsis
     name = text[text.rstrip("/").rfind("/") :] if "/" in text.rstrip("/") else text
     if cell_len(name) >= room:
-        return ELLIPSIS + _tail(name, room)
+        name = name.lstrip("/") or name
+        tail = _tail(name, (2 * room) // 3)
+        return _head(name, room - cell_len(tail)) + ELLIPSIS + tail
     tail_cells = max(cell_len(name), (2 * room) // 3)
     tail = _tail(text, tail_cells)
     return _head(text, room - cell_len(tail)) + ELLIPSIS + tail
