@@ -29,8 +29,7 @@ __all__ = ["explain_command"]
             type=click.IntRange(1),
             default=None,
             metavar="N",
-            help="Show the blocks shared under N equal blocks [default: the 1, 4 and 8 "
-            "blocks of the page's schemes].",
+            help="Show the blocks shared under N equal blocks [default: under 1, 4 and 8 blocks].",
         ),
         click.option(
             "--top",

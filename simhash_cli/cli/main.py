@@ -346,7 +346,7 @@ def _buffered(stream: TextIO) -> TextIO:
 
 SUMMARIES = {
     "apply": "Act on a dedupe --plan: move, link or delete its files.",
-    "calibrate": "Run the reference page's experiments on your documents.",
+    "calibrate": "Measure the estimates and the block schemes on your documents.",
     "compare": "Compare a document with others: Hamming and cosines.",
     "dedupe": "Find near-duplicate documents and group them into clusters.",
     "explain": "Why two documents match: features, blocks and a diff.",

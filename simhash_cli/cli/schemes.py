@@ -105,11 +105,11 @@ def plan_command(request: SurveyRequest, messages: Messages) -> None:
 )
 @quiet_option
 def calibrate_command(request: CalibrateRequest, messages: Messages) -> None:
-    """Run the reference page's experiments on your documents.
+    """Measure the estimates and the block schemes on your documents.
 
     Mean absolute error of the estimated cosine against the true cosine at 8 to 512 bits;
     weighted against unweighted fingerprints on the similar pairs; and the measured recall and
-    false-candidate rate of the page's blocking schemes (1, 4 and 8 blocks) at --bits. Use it to
+    false-candidate rate of the blocking schemes of 1, 4 and 8 blocks at --bits. Use it to
     choose --bits and --blocks for a corpus like this one.
 
     \b

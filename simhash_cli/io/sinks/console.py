@@ -64,6 +64,8 @@ def pair_numbers(
     for name, doc_id, fingerprint in zip("AB", ids, fingerprints, strict=True):
         numbers.add_row(name, Text(f"{visible(doc_id)}  {fingerprint}"))
     numbers.add_row("hamming distance", f"{hamming} of {bits} bits")
-    numbers.add_row("estimated cosine", f"{estimate:.3f}  = cos(pi * h / b)")
+    numbers.add_row(
+        "estimated cosine", f"{estimate:.3f}  = cos(pi * {hamming} / {bits}), from the distance"
+    )
     numbers.add_row("true cosine", cosine_text(cosine))
     return numbers

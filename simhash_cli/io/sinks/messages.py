@@ -452,8 +452,13 @@ class Messages:
             else ""
         )
         added = result.closure.found if result.closure is not None else 0
+        if result.scheme.kind == "every":  # no candidates: every product was taken
+            found = f"every pair compared by exact products ({how}), "
+            found += f"{counted(result.candidates, 'pair')} near the threshold checked"
+        else:
+            found = f"{counted(result.candidates, 'candidate pair')} from {scheme} ({how}){gate}"
         self.info(
-            f"{counted(result.candidates, 'candidate pair')} from {scheme} ({how}){gate}; "
+            f"{found}; "
             f"{counted(len(result.pairs) - result.empty_pairs - added, 'pair')} at "
             f"{config.verify.value} cosine >= {config.threshold:g}{empty}; "
             f"{counted(len(result.clusters), 'cluster')} ({clustering_meaning(result)})"

@@ -531,5 +531,5 @@ def budget_advice(plan: Survey) -> str:
     budget = -(-needed // step) * step
     return (
         f": {beyond.scheme.label(plan.bits)} reaches {beyond.recall:.2f}, comparing about "
-        f"{beyond.expected_candidates:,.0f} pairs (given --max-candidates {budget})"
+        f"{beyond.expected_candidates:,.0f} pairs (it needs --max-candidates {budget})"
     )

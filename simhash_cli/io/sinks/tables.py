@@ -56,10 +56,9 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
     s = docs.settings
     prefix = shared_directory([str(record["id"]) for record in records])
     under = f", paths under {visible(prefix)}" if prefix else ""
-    table = Table(
-        title=f"{counted(len(records), 'fingerprint')} ({s.describe()}{under})",
-        title_justify="left",
-    )
+    # Drawn as the other tables are; the title a line of its own, wrapped at the terminal's
+    # width, not the table's (a narrow table folded it after its first few words).
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     table.add_column("id")
     table.add_column("fingerprint", no_wrap=True)
     table.add_column("features", justify="right", no_wrap=True)
@@ -68,7 +67,9 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
         table.add_row(
             Elided(str(record["id"])[len(prefix) :]), record["fingerprint"], str(record["features"])
         )
-    data_console(out).print(table)
+    console = data_console(out)
+    console.print(Text(f"{counted(len(records), 'fingerprint')} ({s.describe()}{under})"))
+    console.print(table)
 
 
 _SLOTS_PER_ROW = 16
