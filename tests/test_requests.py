@@ -142,3 +142,14 @@ def test_a_refusal_names_what_was_given(tmp_path: Path, args: list[str], error: 
     refused = CliRunner().invoke(main, ["dedupe", *given])
     assert refused.exit_code == ExitCode.USAGE, refused.output
     assert f"Error: {error}" in refused.stderr
+
+
+def test_index_dedupe_checks_the_schemes_against_the_width_the_index_says(tmp_path: Path) -> None:
+    """It said ``blocks must divide bits (64) evenly`` from the search, where dedupe names the
+    option (the width is known once the index is open)."""
+    db = str(tmp_path / "x.db")
+    assert CliRunner().invoke(main, ["index", "add", "-qq", db, str(SAMPLE)]).exit_code == 0
+    five = CliRunner().invoke(main, ["index", "dedupe", db, "--blocks", "5"])
+    assert five.exit_code == ExitCode.USAGE, five.output
+    error = "Error: Invalid value for --blocks: must divide the fingerprint width (64) evenly"
+    assert error in five.stderr

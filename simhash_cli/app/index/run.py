@@ -4,6 +4,7 @@ batches on the engine they are given (the index never chooses one); what is read
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -148,6 +149,8 @@ def dedupe_stored(request: IndexDedupeRequest, hooks: Hooks) -> DedupeResult:
     again for the true cosine."""
     with Store.open(request.db, readonly=True) as store:
         docs = stored_corpus(store)
+    # The schemes against the index's width, which only the index says: as dedupe refuses them.
+    request.search.check(dataclasses.replace(request.PLACE, width=docs.settings.bits))
     if request.exact:
         docs = _read_again(docs, request.jobs, hooks)
     if request.plan is not None:  # never over a stored file
