@@ -146,6 +146,16 @@ def test_tables_fit_the_terminal_without_breaking_a_name(
         assert any(long_name in line for line in body)  # room enough: shown whole
 
 
+@pytest.mark.parametrize("command", [["dedupe"], ["fingerprint"], ["plan"]])
+def test_a_table_into_a_pipe_ends_its_lines_where_their_text_does(command: list[str]) -> None:
+    """Rich pads every line to the table's width: a diff or a grep of the file met them."""
+    piped = subprocess.run(
+        [SIMHASH, *command, "-f", "table", str(SAMPLE)], capture_output=True, text=True
+    )
+    assert piped.returncode == 0 and piped.stdout.count("\n") > 3, piped.stderr
+    assert [line for line in piped.stdout.splitlines() if line != line.rstrip()] == []
+
+
 @pytest.mark.parametrize("fmt", ["table", "json", "jsonl", "csv", "groups"])
 def test_a_reader_gone_is_exit_141_in_every_format(fmt: str) -> None:
     """``simhash dedupe -f FMT DIR | head -1`` whose reader has gone: 141, quietly, as a Unix

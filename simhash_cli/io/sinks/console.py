@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import math
 import os
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from rich.console import Console
 from rich.table import Table
@@ -35,12 +35,48 @@ class _DataConsole(Console):
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
 
+class _Trimmed:
+    """A file or a pipe that a table is written to: each line without the spaces Rich pads
+    it with to the table's width (a diff or a grep of the file would meet them), written
+    whole lines at a time."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        lines = (self.pending + text).split("\n")
+        self.pending = lines.pop()
+        if lines:
+            self.out.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.out.write(self.pending)
+            self.pending = ""
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self.out.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.out, "encoding", None) or "utf-8"
+
+
 def data_console(out: IO[str]) -> Console:
     """A console that writes a command's data to ``out`` (a terminal, a file or a pipe)."""
-    console = _DataConsole(file=out, highlight=False, soft_wrap=False, color_system=colours())
-    if not out.isatty():  # the stream's own word: colours forced (--color always) make none
-        # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell.
-        console.width = 4096
+    if out.isatty():  # the stream's own word: colours forced (--color always) make none
+        return _DataConsole(file=out, highlight=False, soft_wrap=False, color_system=colours())
+    # Written to a file or a pipe: no terminal to fit, so never fold a path in a cell, and no
+    # padding at the end of a line.
+    trimmed: Any = _Trimmed(out)
+    console = _DataConsole(file=trimmed, highlight=False, soft_wrap=False, color_system=colours())
+    console.width = 4096
     return console
 
 
