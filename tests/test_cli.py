@@ -978,9 +978,10 @@ def test_the_plan_table_says_what_comparing_every_pair_costs() -> None:
     every = next(s for s in out["schemes"] if s["kind"] == "every")
     assert every["work"] == 0 and all(s["work"] >= s["expected_candidates"] for s in out["schemes"])
     table = run("plan", "-f", "table", str(SAMPLE)).stdout
-    row = next(line for line in table.splitlines() if "every pair, by exact products" in line)
+    row = next(line for line in table.splitlines() if "--blocks every" in line)
     assert row.split()[-3:-1] == ["15", "0"]  # of the 15 pairs of distinct fingerprints
-    assert "every pair: none left, the pilot compared them all already" in " ".join(table.split())
+    said = " ".join(table.split())
+    assert "every pair: none left, the sample compared first held them all" in said
     # A pilot that did not compare them all: every pair is priced by its products.
     assert schemes_sink._every_work({"schemes": [{"kind": "every", "work": 12.5}]}) == (
         "its products, priced as so many"

@@ -45,16 +45,8 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
         show_edge=False,
-        caption=(
-            f"recall: of the pairs at cosine {plan.threshold:g}; unrelated: of the "
-            f"{all_pairs:,} pairs of distinct fingerprints, those a scheme would compare by "
-            "chance; comparisons: counted once per block or table (what --max-candidates "
-            f"bounds; every pair: {_every_work(document)}; !: over that budget); cosine "
-            "0.5..1: the chance of a pair at each to be a candidate"
-        ),
-        caption_justify="left",
     )
-    # Every column fits 80 columns: the numbers and the curve whole, a scheme's name wrapped
+    # Every column fits 80 columns: the numbers and the curve whole, a scheme's option wrapped
     # at its words when it must be.
     table.add_column("")
     table.add_column("scheme", ratio=1)
@@ -67,7 +59,7 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
         bars = "".join(_BARS[min(int(p * len(_BARS)), len(_BARS) - 1)] for _, p in entry["curve"])
         table.add_row(
             "*" if chosen is not None and entry["scheme"] == chosen["scheme"] else "",
-            entry["scheme"],
+            entry["option"],  # what a person types to run it (its words: -f json, --help)
             f"{entry['recall']:.2f}",
             # Every pair compares them all, by its products (no candidate, but not free).
             f"{all_pairs if entry['kind'] == 'every' else entry['expected_pairs']:,.0f}",
@@ -75,9 +67,22 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             f"{entry['work']:,.0f}" + ("" if entry["in_budget"] else " !"),
             bars,
         )
+    legend = (
+        f"recall: the share of the pairs at cosine {plan.threshold:g} a scheme would find; "
+        f"unrelated: how many of the {all_pairs:,} pairs of distinct fingerprints it would "
+        "compare by chance; comparisons: its work, a pair counted once per block or table "
+        f"(--max-candidates bounds it, ! over that; every pair: {_every_work(document)}); "
+        "cosine 0.5..1: a pair's chance to be compared at cosine 0.5, 0.55, ..., 1. Each "
+        "scheme is dedupe's option: --blocks N, a pair shares one of N blocks of its "
+        "fingerprints; --max-distance K, every pair within K bits (Manku's tables); "
+        "--minhash BxR, a pair shares one of B bands of R hashes of its words (MinHash)"
+    )
     console = data_console(out)
-    console.print(title)  # a line of its own, wrapped at the terminal's width, not the table's
+    # The title and the legend lines of their own, wrapped at the terminal's width, not the
+    # table's.
+    console.print(title)
     console.print(table)
+    console.print(legend)
     if chosen is None:
         best = plan.best_effort()
         console.print(
@@ -87,7 +92,7 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
             f"{best.scheme.label(plan.bits)} (recall {best.recall:.2f})."
         )
     else:
-        console.print(f"* chosen: {chosen['scheme']} (the least expected work)")
+        console.print(f"* chosen: {chosen['option']}, {chosen['scheme']} (the least expected work)")
 
 
 def _every_work(document: dict[str, Any]) -> str:
@@ -95,7 +100,7 @@ def _every_work(document: dict[str, Any]) -> str:
     left when the run's pilot compared them all already."""
     every = [entry for entry in document["schemes"] if entry["kind"] == "every"]
     if every and every[0]["work"] == 0:
-        return "none left, the pilot compared them all already"
+        return "none left, the sample compared first held them all"
     return "its products, priced as so many"
 
 
