@@ -207,6 +207,9 @@ def test_on_a_terminal_with_stdout_to_a_file_the_data_is_json_and_the_screen_cle
     screen = " ".join(screen_of(shown, 100))
     assert code == ExitCode.OK and "Features that carry the cosine" in screen
     assert "Differences: A only, B only" in screen
+    # Its numbers, never letters left to decode (it said cos(pi * h / b), share of its length²).
+    assert "= cos(pi * 0 / 64), from the distance" in screen
+    assert "share of A" in screen and "share of B" in screen and "length" not in screen
 
 
 def test_the_diff_keeps_its_markers_without_colour_and_its_colours_on_a_terminal() -> None:

@@ -114,12 +114,13 @@ def emit_explanation(explained: Explained, fmt: Format, out: IO[str]) -> None:
     console.print(numbers)
     if e.cosine is not None:
         console.print(_features("Features that carry the cosine", e.carrying, "share of cosine"))
+    # A word one side lacks costs the cosine its share of that side's squared length.
     for title, items, weight in (
         ("Only in A", e.costing_a, "a"),
         ("Only in B", e.costing_b, "b"),
     ):
         if items:
-            console.print(_features(title, items, "share of its length²", weight))
+            console.print(_features(title, items, f"share of {weight.upper()}", weight))
     if explained.diff is not None:
         cut = " (texts cut short)" if explained.cut else ""
         # Without colour (a pipe, a file, NO_COLOR) the changes are marked as git's

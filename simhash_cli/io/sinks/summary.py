@@ -176,13 +176,13 @@ def missed_pairs(result: DedupeResult) -> Share:
 
 def expected_recall_meaning(result: DedupeResult) -> str:
     """What the expected recall of the result's scheme is the chance of."""
-    over = "over seeds, not this run's share"
+    model = "a model averaged over hash seeds, not what this run found"
     if result.scheme.rows is None:
-        return f"chance that one pair exactly at the threshold becomes a candidate, {over}"
+        return f"the chance that a pair exactly at the threshold is compared: {model}"
     least = float(least_jaccard(result.config.threshold))
     return (
-        "chance that one pair exactly at the threshold becomes a candidate when its word sets "
-        f"overlap as little as that cosine allows, Jaccard {least:.2f}, {over}"
+        "the chance that a pair exactly at the threshold is compared when its word sets "
+        f"overlap as little as that cosine allows, Jaccard {least:.2f}: {model}"
     )
 
 
