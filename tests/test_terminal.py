@@ -16,6 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
+
+from simhash_cli.cli.main import wrapped_at_spaces
 
 from conftest import SAMPLE
 from terminal import SIMHASH, on_a_terminal, screen_of
@@ -156,6 +159,24 @@ def test_a_table_into_a_pipe_ends_its_lines_where_their_text_does(command: list[
     assert [line for line in piped.stdout.splitlines() if line != line.rstrip()] == []
 
 
+@pytest.mark.parametrize("listing", ["pairs", "clusters"])
+def test_a_narrow_table_keeps_its_title_on_one_line(tmp_path: Path, listing: str) -> None:
+    """Rich wraps a title at its table's width: two short names under a long folder folded
+    ``1 near-duplicate pair (paths`` / ``under ...)``, into a pipe as on a terminal."""
+    folder = tmp_path / "a-rather-long-folder-name-for-a-narrow-table"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt"):
+        shutil.copy(SAMPLE / "volcano-report.txt", folder / name)
+    piped = subprocess.run(
+        [SIMHASH, "dedupe", "-q", "-f", "table", "--list", listing, folder.name],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    title = piped.stdout.splitlines()[0]
+    assert title.endswith(f"(paths under {folder.name}/)"), piped.stdout
+
+
 @pytest.mark.parametrize("fmt", ["table", "json", "jsonl", "csv", "groups"])
 def test_a_reader_gone_is_exit_141_in_every_format(fmt: str) -> None:
     """``simhash dedupe -f FMT DIR | head -1`` whose reader has gone: 141, quietly, as a Unix
@@ -290,8 +311,25 @@ def test_an_error_wraps_at_a_space_on_the_terminal_and_stays_one_line_in_a_log()
         logged = subprocess.run([SIMHASH, *args], capture_output=True, text=True).stderr
         error = next(line for line in logged.splitlines() if line.startswith("Error:"))
         assert code == 2 and len(error) > 80  # there is something to wrap
-        assert max(len(line) for line in screen) < 80  # no line filled to the edge and cut
+        assert max(len(line) for line in screen) <= 80  # each line whole on the screen
         assert " ".join(screen).split() == logged.split()
+
+
+def test_a_help_shown_for_no_argument_is_laid_out_as_the_help_is() -> None:
+    """``simhash index`` alone shows its help as an error does: it is click's own layout, not
+    an error line to wrap (rewrapped at 45 columns, its lists lost their indentation)."""
+    alone = screen_of(on_a_terminal(["index"], None, columns=45)[1], 45)
+    asked = screen_of(on_a_terminal(["index", "--help"], None, columns=45)[1], 45)
+    assert alone == asked and any(line.startswith("  ") for line in alone)
+
+
+def test_an_error_line_wraps_by_the_cells_of_its_characters_and_keeps_a_long_word_whole() -> None:
+    wide = "Error: no index at /tmp/" + "文档 " * 12 + "x"
+    assert all(cell_len(line) <= 60 for line in wrapped_at_spaces(wide, 60).split("\n"))
+    path = "/srv/" + "a" * 70 + "/index.db"
+    lines = wrapped_at_spaces(f"Error: no index at {path}: make one with index add", 40)
+    # The path copied from the screen still works: the terminal folds it, never a newline.
+    assert lines.split("\n") == ["Error: no index at", path + ":", "make one with index add"]
 
 
 def test_each_table_at_80_columns_shows_what_it_exists_to_show(tmp_path: Path) -> None:

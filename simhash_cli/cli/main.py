@@ -14,13 +14,13 @@ import importlib
 import io
 import os
 import sys
-import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
 import click
 from click.shell_completion import CompletionItem
+from rich.cells import cell_len
 
 from .. import __version__
 from ..errors import BadValueError, ExitCode, SimhashError, UsageError
@@ -59,10 +59,10 @@ def _fail(ctx: click.Context, message: str, code: ExitCode) -> NoReturn:
 
 
 def on_the_terminal(text: str, stream: TextIO) -> str:
-    """``text`` as it is to be written to ``stream``: on a terminal, each line longer than
-    the terminal is wide wrapped at a space (a word longer than a line is cut), as the
-    terminal would otherwise cut it mid-word; to a log or a pipe, unchanged (one line a
-    message, whatever its length)."""
+    """``text`` as it is to be written to ``stream``: on a terminal, each ``Error:`` line wider
+    than the terminal wrapped at a space (:func:`wrapped_at_spaces`), as the terminal would
+    otherwise cut it mid-word; any other line (click's usage line, a help) and, to a log or a
+    pipe, everything unchanged (one line a message, whatever its length)."""
     try:
         if not stream.isatty():
             return text
@@ -71,19 +71,40 @@ def on_the_terminal(text: str, stream: TextIO) -> str:
         return text
     if width < 20:
         return text
-    lines = []
-    for line in text.split("\n"):
-        if len(line) <= width:
-            lines.append(line)
-            continue
-        lines.extend(textwrap.wrap(line, width, break_on_hyphens=False) or [line])
-    return "\n".join(lines)
+    lines = text.split("\n")
+    return "\n".join(
+        wrapped_at_spaces(line, width) if line.startswith("Error:") else line for line in lines
+    )
+
+
+def wrapped_at_spaces(line: str, width: int) -> str:
+    """``line`` broken into lines of at most ``width`` terminal cells (wide characters count
+    two), each break one space made a newline and nothing else changed: a word wider than a
+    line stays whole on a line of its own (the terminal folds it, and a path copied from it
+    still works)."""
+    if cell_len(line) <= width:
+        return line
+    done: list[str] = []
+    current = ""
+    for word in line.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and cell_len(candidate) > width:
+            done.append(current)
+            current = word
+        else:
+            current = candidate
+    done.append(current)
+    return "\n".join(done)
+
+
+_HELP_SHOWN = getattr(click.exceptions, "NoArgsIsHelpError", ())
+"""What click raises to show a help (a command given no argument): laid out by click itself."""
 
 
 def _wrapped_on_show(exc: click.ClickException) -> None:
     """``exc``, shown as click shows it but wrapped for the terminal (:func:`on_the_terminal`):
     click writes its usage line and its ``Error: ...`` line itself, unwrapped."""
-    if getattr(exc, "_wrapped", False):
+    if getattr(exc, "_wrapped", False) or isinstance(exc, _HELP_SHOWN):
         return
     show: Callable[..., None] = exc.show
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from .visible import visible
 
-__all__ = ["PLAIN", "colours", "cosine_text", "data_console", "pair_numbers"]
+__all__ = ["PLAIN", "colours", "cosine_text", "data_console", "pair_numbers", "print_table"]
 
 PLAIN = "SIMHASH_PLAIN"
 """Set by ``--color never`` (for this process and its workers): no escape at all, where
@@ -78,6 +78,19 @@ def data_console(out: IO[str]) -> Console:
     console = _DataConsole(file=trimmed, highlight=False, soft_wrap=False, color_system=colours())
     console.width = 4096
     return console
+
+
+def print_table(console: Console, table: Table) -> None:
+    """``table`` with its title and its caption as lines of their own, wrapped at the
+    console's width: Rich wraps them at the table's, and a narrow table folded its title after
+    a few words (``1 near-duplicate pair (paths`` / ``under sp/)``), even into a file."""
+    title, caption = table.title, table.caption
+    table.title = table.caption = None
+    if title:
+        console.print(title if isinstance(title, Text) else Text(str(title)))
+    console.print(table)
+    if caption:
+        console.print(caption if isinstance(caption, Text) else Text(str(caption)))
 
 
 def cosine_text(value: float | None) -> str:

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ...core.result import DedupeResult
 from .atomic import write_bytes
-from .console import cosine_text, data_console
+from .console import cosine_text, data_console, print_table
 from .formats import Format, Listing, RecordWriter, counted
 from .paths import Elided, shared_directory
 from .records import (
@@ -56,9 +56,9 @@ def emit_dedupe(
     prefix = shared_directory(result.corpus.ids)
     under = f" (paths under {visible(prefix)})" if prefix else ""
     if listing is Listing.PAIRS:
-        console.print(_pair_table(result, prefix, under))
+        print_table(console, _pair_table(result, prefix, under))
     else:
-        console.print(_cluster_table(result, prefix, under))
+        print_table(console, _cluster_table(result, prefix, under))
 
 
 def _groups(result: DedupeResult, listing: Listing) -> Iterator[list[str]]:

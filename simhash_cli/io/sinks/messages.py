@@ -213,7 +213,7 @@ class Messages:
         """``warning: skipped files: 6,880 binary (e.g. a, b, c); 8 too large (...)``, with no
         total of its own (the summary's line of what was read counts every skip, those a
         terminal is not warned of among them); ``warning: bytes that are not valid text were
-        replaced in 2 files (a, b)``; ``note: left out 12 paths: 12 .gitignore (...)``."""
+        replaced (2 files: a, b)``; ``note: left out 12 paths: 12 .gitignore (...)``."""
         if not kinds:
             return
         ranked = sorted(kinds.items(), key=lambda item: (-item[1].count, item[0]))
@@ -223,9 +223,9 @@ class Messages:
                 tally.examples
             )
 
-        if kinds is self.warnings:  # each kind a sentence of its own: what happened, where
+        if kinds is self.warnings:  # each what happened, then how often and where
             detail = "; ".join(
-                f"{name} in {counted(tally.count, noun)} ({named(tally)})" for name, tally in ranked
+                f"{name} ({counted(tally.count, noun)}: {named(tally)})" for name, tally in ranked
             )
         else:
             detail = "; ".join(f"{tally.count:,} {name} ({named(tally)})" for name, tally in ranked)

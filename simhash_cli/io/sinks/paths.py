@@ -46,19 +46,21 @@ def _tail(text: str, cells: int) -> str:
 def elide(text: str, cells: int) -> str:
     """``text`` in at most ``cells`` terminal cells: itself when it fits, else its start and
     its end around ``…``, the end holding the whole last path component when it fits and
-    about two thirds of what is left; a last component that does not fit alone is shortened
-    in its own middle (``shipping-p…-revised.txt``: a name's start tells it from its
-    neighbours, its end says what it is)."""
+    about two thirds of what is left. A bare name too long for the cell is shortened in its
+    own middle (``shipping…icy-revised.txt``: its start tells it from its neighbours, its end
+    says what it is); a path whose last component does not fit alone keeps the end of it
+    after ``…`` (what comes before is cut, directories first)."""
     if cell_len(text) <= cells:
         return text
     if cells <= 1:
         return ELLIPSIS[:cells]
     room = cells - 1  # one cell for the ellipsis
+    if "/" not in text:
+        tail = _tail(text, (2 * room) // 3)
+        return _head(text, room - cell_len(tail)) + ELLIPSIS + tail
     name = text[text.rstrip("/").rfind("/") :] if "/" in text.rstrip("/") else text
     if cell_len(name) >= room:
-        name = name.lstrip("/") or name
-        tail = _tail(name, (2 * room) // 3)
-        return _head(name, room - cell_len(tail)) + ELLIPSIS + tail
+        return ELLIPSIS + _tail(name, room)
     tail_cells = max(cell_len(name), (2 * room) // 3)
     tail = _tail(text, tail_cells)
     return _head(text, room - cell_len(tail)) + ELLIPSIS + tail

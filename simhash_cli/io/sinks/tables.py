@@ -20,7 +20,7 @@ from rich.text import Text
 from ...core.comparison import Comparison
 from ...core.corpus import Corpus, concatenate
 from ...core.matches import Matches
-from .console import cosine_text, data_console, pair_numbers
+from .console import cosine_text, data_console, pair_numbers, print_table
 from .formats import Format, Record, RecordWriter, counted, json_text, write_records
 from .paths import Elided, shared_directory
 from .records import comparison_record, fingerprint_lines, fingerprint_records, match_records
@@ -249,7 +249,7 @@ def emit_records(records: Sequence[Record], fmt: Format, out: IO[str]) -> None:
         table.add_column(key, overflow="fold")
     for record in records:
         table.add_row(*(Text(visible(str(value))) for value in record.values()))
-    data_console(out).print(table)
+    print_table(data_console(out), table)
 
 
 def emit_matches(
@@ -279,7 +279,7 @@ def emit_matches(
             str(record["hamming"]),
             cosine_text(record["estimated_cosine"]),
         )
-    data_console(out).print(table)
+    print_table(data_console(out), table)
 
 
 def emit_index_stats(stats: Record, fmt: Format, out: IO[str]) -> None:
