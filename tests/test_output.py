@@ -23,7 +23,7 @@ from rich.cells import cell_len
 
 from simhash_cli import DedupeConfig, Verify, corpus_from_vectors, dedupe
 from simhash_cli.core.corpus import Corpus, Settings
-from simhash_cli.core.events import Skipped
+from simhash_cli.core.events import Skipped, Warned
 from simhash_cli.core.result import DedupeResult
 from simhash_cli.errors import InputError
 from simhash_cli.io.sinks import records as sink_records
@@ -391,3 +391,22 @@ def test_a_name_too_long_for_its_cell_keeps_its_start_and_its_end() -> None:
     # A path whose name alone does not fit says something was cut before it: never a name
     # that would read as a file of the directory the table is under.
     assert elide("a/b/c/d/e/f/g/h/longername.txt", 12) == "…gername.txt"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_warning_summed_up_reads_as_what_happened_then_how_often_and_where() -> None:
+    """Summed by its text: '1 bytes that are not valid text', and an ignore file's warning
+    read '... (a directory) in 1 file', where the count went in front of a sentence."""
+    err = _Terminal()
+    messages = Messages(err)
+    messages.event(Warned("ig/sub/.gitignore", "ignore file not read: not a regular file"))
+    for name in ("a.txt", "b.txt"):
+        messages.event(Warned(name, "bytes that are not valid text were replaced"))
+    messages.event_summary()
+    shown = " ".join(err.getvalue().split())
+    assert "warning: bytes that are not valid text were replaced (2 files: a.txt, b.txt)" in shown
+    assert "ignore file not read: not a regular file (1 file: ig/sub/.gitignore)" in shown
