@@ -796,6 +796,21 @@ def test_an_empty_input_is_no_error_and_says_so(tmp_path: Path, args: list[str])
     assert "note: no document was read: none was found" in result.stderr
 
 
+def test_nothing_read_says_where_what_was_skipped_is_counted(tmp_path: Path) -> None:
+    """Every record too short: the note said '(see above)', where a terminal shows no line of
+    skips (short ones are counted, not warned of), only the count on the line above."""
+    texts = tmp_path / "t.jsonl"
+    texts.write_text(
+        "".join(json.dumps({"id": str(n), "text": "a few words"}) + "\n" for n in range(3))
+    )
+    result = run("dedupe", "--texts", str(texts), "--min-length", "50")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "read 0 documents (3 skipped: 3 short)" in lines
+    note = "note: no document was read: each was skipped or left out, as counted above"
+    assert lines[lines.index("read 0 documents (3 skipped: 3 short)") + 1] == note
+
+
 @pytest.mark.parametrize("command", ["plan", "calibrate"])
 def test_texts_are_read_by_every_command_that_reads_documents(tmp_path: Path, command: str) -> None:
     texts = tmp_path / "texts.jsonl"

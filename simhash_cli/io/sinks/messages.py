@@ -345,7 +345,11 @@ class Messages:
         tail = f" ({'; '.join(parts)})" if parts else ""
         self.info(f"{verb} {counted(documents, 'document')}{tail}")
         if documents == 0:
-            why = "each was skipped or left out (see above)" if passed_over else "none was found"
+            why = (
+                "each was skipped or left out, as counted above"
+                if passed_over
+                else "none was found"
+            )
             self.info(Text(f"note: no document was read: {why}", style="yellow"))
 
     def against_summary(self, result: Decontamination) -> None:
