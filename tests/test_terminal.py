@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from simhash_cli.cli.main import wrapped_at_spaces
+from simhash_cli.io.sinks.console import wrapped_at_spaces
 
 from conftest import SAMPLE
 from terminal import SIMHASH, on_a_terminal, screen_of

@@ -20,11 +20,10 @@ from typing import Any, NoReturn, TextIO
 
 import click
 from click.shell_completion import CompletionItem
-from rich.cells import cell_len
 
 from .. import __version__
 from ..errors import BadValueError, ExitCode, SimhashError, UsageError
-from ..io.sinks.console import PLAIN
+from ..io.sinks.console import PLAIN, wrapped_at_spaces
 from ..io.sinks.steps import step_of
 from ..io.sinks.visible import visible
 from .help import format_sections, with_short_help
@@ -75,26 +74,6 @@ def on_the_terminal(text: str, stream: TextIO) -> str:
     return "\n".join(
         wrapped_at_spaces(line, width) if line.startswith("Error:") else line for line in lines
     )
-
-
-def wrapped_at_spaces(line: str, width: int) -> str:
-    """``line`` broken into lines of at most ``width`` terminal cells (wide characters count
-    two), each break one space made a newline and nothing else changed: a word wider than a
-    line stays whole on a line of its own (the terminal folds it, and a path copied from it
-    still works)."""
-    if cell_len(line) <= width:
-        return line
-    done: list[str] = []
-    current = ""
-    for word in line.split(" "):
-        candidate = f"{current} {word}" if current else word
-        if current and cell_len(candidate) > width:
-            done.append(current)
-            current = word
-        else:
-            current = candidate
-    done.append(current)
-    return "\n".join(done)
 
 
 _HELP_SHOWN = getattr(click.exceptions, "NoArgsIsHelpError", ())

@@ -8,13 +8,22 @@ import math
 import os
 from typing import IO, Any, Literal
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from .visible import visible
 
-__all__ = ["PLAIN", "colours", "cosine_text", "data_console", "pair_numbers", "print_table"]
+__all__ = [
+    "PLAIN",
+    "colours",
+    "cosine_text",
+    "data_console",
+    "pair_numbers",
+    "print_table",
+    "wrapped_at_spaces",
+]
 
 PLAIN = "SIMHASH_PLAIN"
 """Set by ``--color never`` (for this process and its workers): no escape at all, where
@@ -91,6 +100,26 @@ def print_table(console: Console, table: Table) -> None:
     console.print(table)
     if caption:
         console.print(caption if isinstance(caption, Text) else Text(str(caption)))
+
+
+def wrapped_at_spaces(line: str, width: int) -> str:
+    """``line`` broken into lines of at most ``width`` terminal cells (wide characters count
+    two), each break one space made a newline and nothing else changed: a word wider than a
+    line stays whole on a line of its own (the terminal folds it, and a path copied from it
+    still works)."""
+    if cell_len(line) <= width:
+        return line
+    done: list[str] = []
+    current = ""
+    for word in line.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and cell_len(candidate) > width:
+            done.append(current)
+            current = word
+        else:
+            current = candidate
+    done.append(current)
+    return "\n".join(done)
 
 
 def cosine_text(value: float | None) -> str:
