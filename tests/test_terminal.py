@@ -152,11 +152,16 @@ def test_tables_fit_the_terminal_without_breaking_a_name(
 @pytest.mark.parametrize("command", [["dedupe"], ["fingerprint"], ["plan"]])
 def test_a_table_into_a_pipe_ends_its_lines_where_their_text_does(command: list[str]) -> None:
     """Rich pads every line to the table's width: a diff or a grep of the file met them."""
-    piped = subprocess.run(
-        [SIMHASH, *command, "-f", "table", str(SAMPLE)], capture_output=True, text=True
-    )
-    assert piped.returncode == 0 and piped.stdout.count("\n") > 3, piped.stderr
-    assert [line for line in piped.stdout.splitlines() if line != line.rstrip()] == []
+    for colour in ("auto", "always"):  # styled, a padded cell's spaces sit among its codes
+        piped = subprocess.run(
+            [SIMHASH, "--color", colour, *command, "-f", "table", str(SAMPLE)],
+            capture_output=True,
+            text=True,
+        )
+        assert piped.returncode == 0 and piped.stdout.count("\n") > 3, piped.stderr
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", piped.stdout)
+        assert [line for line in shown.splitlines() if line != line.rstrip()] == [], colour
+        assert colour == "auto" or "\x1b[" in piped.stdout  # the styles kept
 
 
 @pytest.mark.parametrize("listing", ["pairs", "clusters"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 from typing import IO, Any, Literal
 
 from rich.cells import cell_len
@@ -57,7 +58,7 @@ class _Trimmed:
         lines = (self.pending + text).split("\n")
         self.pending = lines.pop()
         if lines:
-            self.out.write("".join(line.rstrip(" ") + "\n" for line in lines))
+            self.out.write("".join(_unpadded(line) + "\n" for line in lines))
         return len(text)
 
     def flush(self) -> None:
@@ -75,6 +76,19 @@ class _Trimmed:
     @property
     def encoding(self) -> str:
         return getattr(self.out, "encoding", None) or "utf-8"
+
+
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+_PADDING = re.compile(r"(?: |\x1b\[[0-9;]*m)+$")
+
+
+def _unpadded(line: str) -> str:
+    """``line`` without the spaces at its end, those among the style codes that end it too
+    (``--color always``: a padded cell is styled), the codes kept."""
+    end = _PADDING.search(line)
+    if end is None:
+        return line
+    return line[: end.start()] + "".join(_STYLE.findall(end.group(0)))
 
 
 def data_console(out: IO[str]) -> Console:
