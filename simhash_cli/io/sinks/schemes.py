@@ -8,10 +8,11 @@ from typing import IO, Any
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from ...core.search.calibrate import Calibration
 from ...core.search.pricing import Survey
-from .console import data_console
+from .console import data_console, print_table
 from .formats import Format, counted, json_text, write_records
 from .records import budget_advice, calibration_record, survey_record
 
@@ -41,11 +42,7 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
         f"Schemes for cosine >= {plan.threshold:g} at {plan.bits} bits among "
         f"{counted(plan.all_documents, 'document')}{distinct} (target recall {plan.target:g})"
     )
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1, 0, 0),
-        show_edge=False,
-    )
+    table = Table(title=Text(title), box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False)
     # Every column fits 80 columns: the numbers and the curve whole, a scheme's option wrapped
     # at its words when it must be.
     table.add_column("")
@@ -77,12 +74,9 @@ def emit_survey(plan: Survey, fmt: Format, out: IO[str]) -> None:
         "fingerprints; --max-distance K, every pair within K bits (Manku's tables); "
         "--minhash BxR, a pair shares one of B bands of R hashes of its words (MinHash)"
     )
+    table.caption = Text(legend)
     console = data_console(out)
-    # The title and the legend lines of their own, wrapped at the terminal's width, not the
-    # table's.
-    console.print(title)
-    console.print(table)
-    console.print(legend)
+    print_table(console, table)
     if chosen is None:
         best = plan.best_effort()
         console.print(

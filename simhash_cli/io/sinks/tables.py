@@ -56,9 +56,11 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
     s = docs.settings
     prefix = shared_directory([str(record["id"]) for record in records])
     under = f", paths under {visible(prefix)}" if prefix else ""
-    # Drawn as the other tables are; the title a line of its own, wrapped at the terminal's
-    # width, not the table's (a narrow table folded it after its first few words).
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    table = Table(
+        title=Text(f"{counted(len(records), 'fingerprint')} ({s.describe()}{under})"),
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+    )
     table.add_column("id")
     table.add_column("fingerprint", no_wrap=True)
     table.add_column("features", justify="right", no_wrap=True)
@@ -67,9 +69,7 @@ def emit_fingerprints(docs: Corpus | Iterable[Corpus], fmt: Format, out: IO[str]
         table.add_row(
             Elided(str(record["id"])[len(prefix) :]), record["fingerprint"], str(record["features"])
         )
-    console = data_console(out)
-    console.print(Text(f"{counted(len(records), 'fingerprint')} ({s.describe()}{under})"))
-    console.print(table)
+    print_table(data_console(out), table)
 
 
 _SLOTS_PER_ROW = 16
@@ -211,12 +211,9 @@ def emit_apply(records: Iterable[Record], action: str, fmt: Format, out: IO[str]
             cells.append(Text(visible(why)))
         table.add_row(*cells)
     under = f"; paths under {visible(prefix)}" if prefix else ""
-    console = data_console(out)
-    # The title is a line of its own, wrapped at the terminal's width, not the table's.
-    console.print(
-        Text(f"{counted(sum(statuses.values()), 'step')}: {_apply_rule(action, taken)}{under}")
-    )
-    console.print(table)
+    steps = counted(sum(statuses.values()), "step")
+    table.title = Text(f"{steps}: {_apply_rule(action, taken)}{under}")
+    print_table(data_console(out), table)
     return statuses
 
 
